@@ -1,0 +1,307 @@
+/* campaign: loading campaigns/NAME.json (see campaign.h). */
+#include "common/campaign.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cache.h"
+#include "common/decide.h"
+#include "common/jsonio.h"
+
+#define WHAT "campaign"
+
+void campaign_defaults(campaign *c) {
+  c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6};
+  c->measure = (measure_opts){.burn_in = 4,
+                              .rounds = 8,
+                              .samples = 10,
+                              .input_sets = 2,
+                              .flush_l2 = 1,
+                              .deadline_s = 120.0,
+                              .seed = 1};
+  decide_defaults(&c->decide);
+}
+
+/* The project root: $TUNEFARM_ROOT, else the campaign folder's parent. */
+static int find_root(campaign *c, tf_err *e) {
+  const char *env = getenv("TUNEFARM_ROOT");
+  char tmp[SPEC_PATH], real[PATH_MAX];
+  if (env && env[0]) {
+    snprintf(c->root, sizeof c->root, "%s", env);
+    return 0;
+  }
+  if (!realpath(c->path, real))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': cannot resolve its folder", c->path);
+  if (strlen(real) >= sizeof tmp)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': path too long", c->path);
+  memcpy(tmp, real, strlen(real) + 1);
+  char *dir = dirname(tmp);         /* .../campaigns */
+  snprintf(c->root, sizeof c->root, "%s", dir);
+  snprintf(tmp, sizeof tmp, "%s", c->root);
+  snprintf(c->root, sizeof c->root, "%s", dirname(tmp));
+  return 0;
+}
+
+static int base_name(campaign *c, tf_err *e) {
+  char tmp[SPEC_PATH];
+  snprintf(tmp, sizeof tmp, "%s", c->path);
+  char *b = basename(tmp);
+  size_t n = strlen(b);
+  if (n < 6 || strcmp(b + n - 5, ".json") != 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': the file name must end in .json", c->path);
+  b[n - 5] = '\0';
+  if (!jsonio_safe_name(b))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': the name '%s' may hold only letters, digits, '-', '_' and '.'",
+                   c->path, b);
+  snprintf(c->name, sizeof c->name, "%s", b);
+  return 0;
+}
+
+/* templates/NAME.json or kernels/NAME.json under the root; the name cannot leave the folder. */
+static int load_named_spec(campaign *c, const char *key, const char *folder, const char *name,
+                           spec *out, tf_err *e) {
+  if (!jsonio_safe_name(name) || strstr(name, ".."))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key '%s': '%s' must be a plain name (letters, digits, '-', '_')",
+                   c->path, key, name);
+  char path[SPEC_PATH];
+  int n = snprintf(path, sizeof path, "%s/%s/%s.json", c->root, folder, name);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': path too long", c->path, key);
+  if (spec_load(out, path, e) == 0) return 0;
+  return tf_wrap(e, WHAT " '%s': key '%s'", c->path, key);
+}
+
+static int load_search(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "mode", "pair", NULL};
+  const cJSON *o;
+  long long v;
+  if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
+  if (!o) {
+    c->search.enabled = 0;
+    c->search.budget = 1;
+    return 0;
+  }
+  if (jsonio_only_keys(c->path, WHAT, o, "search", keys, e)) return -1;
+  v = c->search.budget;
+  if (jsonio_int(c->path, WHAT, o, "search", "budget", 0, 1, 100000, &v, e)) return -1;
+  c->search.budget = (int)v;
+  v = c->search.max_stale;
+  if (jsonio_int(c->path, WHAT, o, "search", "max_stale", 0, 1, 100000, &v, e)) return -1;
+  c->search.max_stale = (int)v;
+  v = c->search.two_knob_after;
+  if (jsonio_int(c->path, WHAT, o, "search", "two_knob_after", 0, 0, 100000, &v, e)) return -1;
+  c->search.two_knob_after = (int)v;
+  const char *mode = NULL;
+  if (jsonio_str(c->path, WHAT, o, "search", "mode", 0, 16, &mode, e)) return -1;
+  if (mode && strcmp(mode, "aa") && strcmp(mode, "pair") && strcmp(mode, "neighbors"))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'search.mode' must be \"neighbors\", \"aa\" or \"pair\"",
+                   c->path);
+  c->search.fixed = mode && strcmp(mode, "neighbors") != 0;
+  c->search.pair = c->start;
+  const cJSON *pair = cJSON_GetObjectItemCaseSensitive(o, "pair");
+  if (mode && strcmp(mode, "pair") == 0) {
+    if (!pair)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.pair' is missing (mode \"pair\")",
+                     c->path);
+    if (spec_config_from_json(&c->tmpl, pair, c->path, "search.pair", &c->search.pair, e))
+      return -1;
+  } else if (pair) {
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.pair' needs mode \"pair\"", c->path);
+  }
+  return 0;
+}
+
+static int get_int(campaign *c, const cJSON *o, const char *where, const char *key, long long lo,
+                   long long hi, int *out, tf_err *e) {
+  long long v = *out;
+  if (jsonio_int(c->path, WHAT, o, where, key, 0, lo, hi, &v, e)) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"burn_in", "rounds", "samples", "input_sets", "flush_l2",
+                                     "deadline_s", "seed", NULL};
+  const cJSON *o;
+  measure_opts *m = &c->measure;
+  if (jsonio_child(c->path, WHAT, root, "", "measure", 0, cJSON_Object, &o, e)) return -1;
+  if (!o) return 0;
+  long long seed = (long long)m->seed;
+  if (jsonio_only_keys(c->path, WHAT, o, "measure", keys, e) ||
+      get_int(c, o, "measure", "burn_in", 0, 1000, &m->burn_in, e) ||
+      get_int(c, o, "measure", "rounds", 1, 200, &m->rounds, e) ||
+      get_int(c, o, "measure", "samples", 1, 10000, &m->samples, e) ||
+      get_int(c, o, "measure", "input_sets", 1, 8, &m->input_sets, e) ||
+      jsonio_bool(c->path, WHAT, o, "measure", "flush_l2", 0, &m->flush_l2, e) ||
+      jsonio_num(c->path, WHAT, o, "measure", "deadline_s", 0, 0.1, 86400.0, &m->deadline_s, e) ||
+      jsonio_int(c->path, WHAT, o, "measure", "seed", 0, 0, (1LL << 53), &seed, e))
+    return -1;
+  m->seed = (unsigned long long)seed;
+  return 0;
+}
+
+static int load_decide(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"rule", "min_gain", "drift_tolerance", "max_requeue",
+                                     "alpha", "beta", "min_rounds", "clock_skew",
+                                     "throttle_mhz", "max_screened", NULL};
+  const cJSON *o;
+  decide_opts *d = &c->decide;
+  if (jsonio_child(c->path, WHAT, root, "", "decide", 0, cJSON_Object, &o, e)) return -1;
+  if (!o) return 0;
+  const char *rule = NULL;
+  if (jsonio_only_keys(c->path, WHAT, o, "decide", keys, e) ||
+      jsonio_str(c->path, WHAT, o, "decide", "rule", 0, sizeof d->rule - 1, &rule, e))
+    return -1;
+  if (rule) {
+    if (!decide_rule_known(rule))
+      return tf_fail(e, TF_EXIT_INPUT,
+                     WHAT " '%s': key 'decide.rule': unknown rule '%s' (known: median, sequential)",
+                     c->path, rule);
+    snprintf(d->rule, sizeof d->rule, "%s", rule);
+  }
+  return jsonio_num(c->path, WHAT, o, "decide", "min_gain", 0, 0.0, 0.5, &d->min_gain, e) ||
+                 jsonio_num(c->path, WHAT, o, "decide", "drift_tolerance", 0, 0.0, 1.0,
+                            &d->drift_tolerance, e) ||
+                 get_int(c, o, "decide", "max_requeue", 0, 100, &d->max_requeue, e) ||
+                 jsonio_num(c->path, WHAT, o, "decide", "alpha", 0, 1e-6, 0.5, &d->alpha, e) ||
+                 jsonio_num(c->path, WHAT, o, "decide", "beta", 0, 1e-6, 0.5, &d->beta, e) ||
+                 get_int(c, o, "decide", "min_rounds", 1, 200, &d->min_rounds, e) ||
+                 jsonio_num(c->path, WHAT, o, "decide", "clock_skew", 0, 0.0, 1.0, &d->clock_skew,
+                            e) ||
+                 jsonio_num(c->path, WHAT, o, "decide", "throttle_mhz", 0, 0.0, 10000.0,
+                            &d->throttle_mhz, e) ||
+                 get_int(c, o, "decide", "max_screened", 0, 1000, &d->max_screened, e)
+             ? -1
+             : 0;
+}
+
+static int load_inject(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"when", "fault", NULL};
+  const cJSON *arr, *it;
+  if (jsonio_child(c->path, WHAT, root, "", "inject", 0, cJSON_Array, &arr, e)) return -1;
+  cJSON_ArrayForEach(it, arr) {
+    char k[64];
+    snprintf(k, sizeof k, "inject[%d]", c->ninject);
+    if (c->ninject == (int)(sizeof c->inject / sizeof c->inject[0]))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'inject': too many rules", c->path);
+    inject_rule *r = &c->inject[c->ninject];
+    const cJSON *when, *kv;
+    const char *fault;
+    if (!cJSON_IsObject(it) || jsonio_only_keys(c->path, WHAT, it, k, keys, e) ||
+        jsonio_child(c->path, WHAT, it, k, "when", 1, cJSON_Object, &when, e) ||
+        jsonio_str(c->path, WHAT, it, k, "fault", 1, 7, &fault, e))
+      return e->code ? -1 : tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object",
+                                     c->path, k);
+    if (strcmp(fault, "crash") && strcmp(fault, "hang") && strcmp(fault, "wrong"))
+      return tf_fail(e, TF_EXIT_INPUT,
+                     WHAT " '%s': key '%s.fault' must be \"crash\", \"hang\" or \"wrong\"", c->path,
+                     k);
+    snprintf(r->fault, sizeof r->fault, "%s", fault);
+    r->when.n = c->tmpl.nknobs;
+    cJSON_ArrayForEach(kv, when) {
+      int kn = spec_knob_index(&c->tmpl, kv->string);
+      if (kn < 0 || !cJSON_IsNumber(kv))
+        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.when.%s': not a knob with a number",
+                       c->path, k, kv->string);
+      r->when.v[kn] = (long long)kv->valuedouble;
+      r->mask |= 1u << kn;
+    }
+    c->ninject++;
+  }
+  return 0;
+}
+
+static int load_control(campaign *c, const cJSON *root, tf_err *e) {
+  const cJSON *ctl = cJSON_GetObjectItemCaseSensitive(root, "control");
+  if (!ctl) return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'control' is missing", c->path);
+  if (cJSON_IsObject(ctl)) {
+    c->control_is_kernel = 0;
+    return spec_config_from_json(&c->tmpl, ctl, c->path, "control", &c->control_cfg, e);
+  }
+  if (!cJSON_IsString(ctl))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'control' must name a committed kernel or give a configuration",
+                   c->path);
+  c->control_is_kernel = 1;
+  if (load_named_spec(c, "control", "kernels", ctl->valuestring, &c->control_kernel, e)) return -1;
+  const spec *k = &c->control_kernel;
+  if (strcmp(k->family, c->tmpl.family) != 0 || k->ndims != c->tmpl.ndims)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'control': kernel '%s' computes '%s', the template '%s'",
+                   c->path, k->name, k->family, c->tmpl.family);
+  for (int d = 0; d < k->ndims; d++)
+    if (strcmp(k->dims[d].name, c->tmpl.dims[d].name) != 0)
+      return tf_fail(e, TF_EXIT_INPUT,
+                     WHAT " '%s': key 'control': kernel '%s' orders its dimensions differently",
+                     c->path, k->name);
+  c->control_cfg.n = 0;
+  return 0;
+}
+
+static int load_root(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"doc", "template", "problem", "start", "control", "search",
+                                     "measure", "decide", "inject", NULL};
+  const char *tmpl;
+  const cJSON *prob, *start;
+  if (jsonio_only_keys(c->path, WHAT, root, "", keys, e) ||
+      jsonio_str(c->path, WHAT, root, "", "template", 1, 63, &tmpl, e) ||
+      load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) ||
+      jsonio_child(c->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e) ||
+      spec_dims_from_json(&c->tmpl, prob, c->path, "problem", c->dims, e) ||
+      jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
+      spec_config_from_json(&c->tmpl, start, c->path, "start", &c->start, e) ||
+      load_control(c, root, e) || load_search(c, root, e) || load_measure(c, root, e) ||
+      load_decide(c, root, e) || load_inject(c, root, e))
+    return -1;
+  int bad;
+  if (spec_check(&c->tmpl, c->dims, &c->start, &bad, e)) return -1;
+  if (bad >= 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'start' breaks constraint '%s': %s", c->path,
+                   c->tmpl.cons[bad].name, c->tmpl.cons[bad].reason);
+  launch_geom g;
+  if (spec_launch(&c->tmpl, c->dims, &c->start, &g, e)) return tf_wrap(e, "key 'start'");
+  if (c->control_is_kernel && spec_launch(&c->control_kernel, c->dims, &c->control_cfg, &g, e))
+    return tf_wrap(e, "key 'control'");
+  return 0;
+}
+
+int campaign_load(campaign *c, const char *path, tf_err *e) {
+  memset(c, 0, sizeof *c);
+  if (strlen(path) >= sizeof c->path)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%.64s...': path too long", path);
+  snprintf(c->path, sizeof c->path, "%s", path);
+  campaign_defaults(c);
+  size_t len;
+  char *text = jsonio_slurp(path, WHAT, JSONIO_MAX_BYTES, &len, e);
+  if (!text) return -1;
+  cache_hash_hex(text, len, c->hash);
+  free(text);
+  cJSON *root = jsonio_load(path, WHAT, e);
+  if (!root) return -1;
+  int rc = base_name(c, e) || find_root(c, e) || load_root(c, root, e) ? -1 : 0;
+  cJSON_Delete(root);
+  if (rc) campaign_release(c);
+  return rc;
+}
+
+void campaign_release(campaign *c) {
+  spec_release(&c->tmpl);
+  spec_release(&c->control_kernel);
+}
+
+const char *campaign_fault_for(const campaign *c, const config *cfg) {
+  for (int i = 0; i < c->ninject; i++) {
+    const inject_rule *r = &c->inject[i];
+    int match = 1;
+    for (int k = 0; k < cfg->n; k++)
+      if ((r->mask & (1u << k)) && r->when.v[k] != cfg->v[k]) match = 0;
+    if (match) return r->fault;
+  }
+  return NULL;
+}

@@ -1,0 +1,52 @@
+/* compile: NVRTC compilation of one program with several instantiations,
+ * through the cubin cache.
+ *
+ * The program is the concatenation of the given source files (each preceded
+ * by a #line directive naming it, so NVRTC's log points at the right file).
+ * Every name expression ("tf_matmul<64,64,...>") is registered with
+ * nvrtcAddNameExpression; the lowered (mangled) names come back in the same
+ * order. One compile per program: best, new and control are one module,
+ * built under identical conditions. No driver is needed (CI compiles).
+ *
+ * Ownership: compile_result holds malloc'd cubin and log; compile_release. */
+#ifndef TF_COMPILE_H
+#define TF_COMPILE_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+#define COMPILE_MAX_EXPRS 64
+
+/* e->code of a compile that NVRTC refused (the log is in the result). */
+#define COMPILE_REFUSED 4
+
+typedef struct compile_req {
+  const char *const *source_paths; /* files concatenated in order */
+  int nsources;
+  const char *const *name_exprs;
+  int nexprs;
+  const char *arch;                /* "sm_90" */
+  const char *cache_dir;           /* NULL: cache_dir() */
+} compile_req;
+
+typedef struct compile_result {
+  void *cubin;
+  size_t cubin_size;
+  char lowered[COMPILE_MAX_EXPRS][512];
+  char *log;        /* NVRTC's program log (may be empty, never NULL after a compile) */
+  int cache_hit;
+  double ms;        /* wall time of this call, cache lookup included */
+} compile_result;
+
+/* Compile (or fetch). On an NVRTC refusal returns -1 with e->code = COMPILE_REFUSED and the
+ * log kept in out->log. */
+int compile_program(const compile_req *req, compile_result *out, tf_err *e);
+void compile_release(compile_result *r);
+
+/* "13.0" */
+void compile_nvrtc_version(int *major, int *minor);
+
+/* One check macro for NVRTC: fetch the program log before judging (see compile.c). */
+
+#endif

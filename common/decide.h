@@ -1,0 +1,72 @@
+/* decide: keep or reject a generation from its recorded rounds.
+ *
+ * A decision is a pure function of the decide options and the result (its
+ * rounds, correctness and status), so anyone can recompute every ledger record
+ * from the record itself. The order of the tests is fixed (DESIGN.md): fault
+ * or error -> reject; incorrect -> reject with the error; control drift over
+ * tolerance -> refused as noisy; otherwise the rule judges the per-round
+ * ratios new/best.
+ *
+ * Rules are selected by name (decide_opts.rule):
+ *   "median"      baseline: keep iff the median ratio < 1 - min_gain.
+ *   "sequential"  issue 6: clock-screened rounds, a sequential test with early
+ *                 stopping and a cap, a sign-test gate, AMBIGUOUS when the two
+ *                 instruments disagree.
+ * A rule also says when the child may stop measuring (decide_enough): the
+ * child calls it after each recorded round with the rounds so far. */
+#ifndef TF_DECIDE_H
+#define TF_DECIDE_H
+
+#include <cjson/cJSON.h>
+
+#include "common/campaign.h"
+#include "common/msg.h"
+
+typedef enum {
+  DECISION_KEEP = 0,
+  DECISION_REJECT,
+  DECISION_REFUSED,   /* noisy (drift, too many screened rounds) or statically invalid */
+  DECISION_AMBIGUOUS  /* the instruments disagree: neither kept nor counted as a loss */
+} decision_kind;
+
+extern const char *const decision_names[]; /* "keep", "reject", "refused", "ambiguous" */
+
+typedef struct decision {
+  decision_kind kind;
+  int noisy;                     /* refused for noise: the coordinator may measure it again */
+  char reason[512];              /* in words, for the ledger and the progress line */
+  char rule[16];
+  int nratios;                   /* ratios over the rounds the rule used (screened ones excluded) */
+  double ratios[MSG_MAX_ROUNDS]; /* new/best event span per used round */
+  double kernel_ratios[MSG_MAX_ROUNDS];
+  double median_ratio;           /* event span; NAN if no rounds */
+  double kernel_median_ratio;    /* CUPTI kernel time; NAN if unavailable */
+  double control_drift;          /* max/min of the control's round values; NAN if no rounds */
+  int screened;                  /* rounds the clock screen rejected */
+  cJSON *stats;                  /* rule-specific statistics (owned; decision_release) */
+} decision;
+
+/* Decide; fills *d (caller calls decision_release). Returns 0, or -1 for an unknown rule. */
+int decide(const decide_opts *o, const result *r, decision *d);
+void decision_release(decision *d);
+
+/* May the child stop measuring after these rounds? 1 yes, 0 no. The baseline
+ * stops at o->rounds... (caps come from measure_opts.rounds). */
+int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *rounds, int n);
+
+/* Is this round rejected by the clock screen (always 0 for rules that do not screen)? */
+int decide_screen_round(const decide_opts *o, const round_rec *r);
+
+/* Known rule name? */
+int decide_rule_known(const char *name);
+
+/* The documented defaults of every decide option (docs/DECISIONS.md says why
+ * each value): rule "median", min_gain 0.01, drift_tolerance 0.03,
+ * max_requeue 2; sequential: alpha 0.01, beta 0.05, min_rounds 4,
+ * clock_skew 0.02, throttle_mhz 0 (off), max_screened 4. */
+void decide_defaults(decide_opts *o);
+
+/* Statistics helpers, exposed for tests. */
+double stats_median(const double *x, int n); /* copies; NAN for n == 0 */
+
+#endif

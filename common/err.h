@@ -1,0 +1,29 @@
+/* err: how failures travel up the stack.
+ *
+ * A function that can fail takes a `tf_err *` last and returns -1 after
+ * filling it (tf_fail), 0 on success. Only main() turns an error into an exit
+ * status: TF_EXIT_INPUT (2) for bad input (a campaign, template, ledger or
+ * command line the user must fix), TF_EXIT_FAIL (1) for everything else.
+ * Messages start lower-case, name the file and the key in quotes, and say
+ * what to do where that is not obvious. The struct owns no heap memory. */
+#ifndef TF_ERR_H
+#define TF_ERR_H
+
+#include <stddef.h>
+
+enum { TF_EXIT_OK = 0, TF_EXIT_FAIL = 1, TF_EXIT_INPUT = 2 };
+
+typedef struct tf_err {
+  int code;        /* TF_EXIT_INPUT or TF_EXIT_FAIL once set */
+  char msg[1024];
+} tf_err;
+
+/* Fill *e (if e is not NULL) and return -1. */
+int tf_fail(tf_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Prefix an existing message ("while loading x: ..."); returns -1. */
+int tf_wrap(tf_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void tf_err_clear(tf_err *e);
+
+#endif

@@ -1,0 +1,44 @@
+/* expr: the small integer expression language of templates and campaigns.
+ *
+ * Grammar (C precedence and associativity; all arithmetic in long long):
+ *   expr    := cond
+ *   cond    := or ('?' expr ':' cond)?
+ *   or      := and ('||' and)*        and := eq ('&&' eq)*
+ *   eq      := rel (('=='|'!=') rel)* rel := add (('<'|'<='|'>'|'>=') add)*
+ *   add     := mul (('+'|'-') mul)*   mul := unary (('*'|'/'|'%') unary)*
+ *   unary   := ('-'|'!'|'+') unary | primary
+ *   primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ * Functions: min(a,b), max(a,b), ceil_div(a,b). Names are [A-Za-z_][A-Za-z0-9_]*
+ * and are bound at evaluation time by a lookup callback (knobs, problem sizes).
+ * Comparisons and logic yield 0 or 1. Division or modulo by zero, overflow
+ * and unknown names are evaluation errors, never undefined behaviour.
+ *
+ * Errors are written into `err` (at most `errlen` bytes) as
+ * "column N: what went wrong" (1-based column into the text); the caller adds
+ * the file and the key. The parsed tree is owned by the caller: expr_free. */
+#ifndef TF_EXPR_H
+#define TF_EXPR_H
+
+#include <stddef.h>
+
+typedef struct expr expr;
+
+/* Bind `name` to a value: return 0 and set *out, or -1 if the name is unknown. */
+typedef int (*expr_lookup_fn)(void *ctx, const char *name, long long *out);
+
+/* Parse `text` into a tree; returns NULL and fills err on a syntax error. */
+expr *expr_parse(const char *text, char *err, size_t errlen);
+
+/* Evaluate; returns 0 and sets *out, or -1 with err filled ("column N: unknown name 'X'",
+ * "column N: division by zero", "column N: overflow"). */
+int expr_eval(const expr *e, expr_lookup_fn lookup, void *ctx, long long *out, char *err,
+              size_t errlen);
+
+/* Check that every name in the tree is bound by `lookup` (values are ignored);
+ * returns 0, or -1 naming the first unbound name and its column. Lets loaders
+ * reject a misspelt knob before anything is enumerated. */
+int expr_check_names(const expr *e, expr_lookup_fn lookup, void *ctx, char *err, size_t errlen);
+
+void expr_free(expr *e);
+
+#endif

@@ -1,0 +1,229 @@
+#include "common/jsonio.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *jsonio_key(char *buf, size_t len, const char *where, const char *key) {
+  if (where && where[0])
+    snprintf(buf, len, "%s.%s", where, key);
+  else
+    snprintf(buf, len, "%s", key);
+  return buf;
+}
+
+char *jsonio_slurp(const char *path, const char *what, long max_bytes, size_t *len, tf_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    tf_fail(e, TF_EXIT_INPUT, "%s '%s': cannot open: %s", what, path, strerror(errno));
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      char *nb = realloc(buf, cap);
+      if (!nb) break;
+      buf = nb;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if ((long)n > max_bytes) {
+      tf_fail(e, TF_EXIT_INPUT, "%s '%s': larger than %ld bytes; is this the right file?", what,
+              path, max_bytes);
+      goto fail;
+    }
+    if (got == 0) break;
+  }
+  if (ferror(f) || !buf) {
+    tf_fail(e, TF_EXIT_INPUT, "%s '%s': cannot read: %s", what, path, strerror(errno));
+    goto fail;
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+fail:
+  fclose(f);
+  free(buf);
+  return NULL;
+}
+
+/* Line and column (1-based) of a byte offset, for parse errors. */
+static void line_col(const char *text, size_t off, int *line, int *col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < off && text[i]; i++) {
+    if (text[i] == '\n') {
+      (*line)++;
+      *col = 1;
+    } else {
+      (*col)++;
+    }
+  }
+}
+
+static cJSON *parse_object(const char *text, size_t len, const char *what, const char *path,
+                           tf_err *e) {
+  const char *end = NULL;
+  /* Callers pass NUL-terminated text; an embedded NUL before len is trailing garbage. */
+  cJSON *root = strlen(text) == len ? cJSON_ParseWithOpts(text, &end, 1) : NULL;
+  if (!root) {
+    size_t off = end ? (size_t)(end - text) : 0;
+    int line, col;
+    line_col(text, off, &line, &col);
+    if (off >= len)
+      tf_fail(e, TF_EXIT_INPUT, "%s '%s': not valid JSON: ends early (truncated?) at line %d",
+              what, path, line);
+    else
+      tf_fail(e, TF_EXIT_INPUT, "%s '%s': not valid JSON at line %d, column %d", what, path, line,
+              col);
+    return NULL;
+  }
+  if (!cJSON_IsObject(root)) {
+    tf_fail(e, TF_EXIT_INPUT, "%s '%s': the top level must be a JSON object {...}", what, path);
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}
+
+cJSON *jsonio_load(const char *path, const char *what, tf_err *e) {
+  size_t len = 0;
+  char *text = jsonio_slurp(path, what, JSONIO_MAX_BYTES, &len, e);
+  if (!text) return NULL;
+  if (len == 0) {
+    tf_fail(e, TF_EXIT_INPUT, "%s '%s': the file is empty", what, path);
+    free(text);
+    return NULL;
+  }
+  cJSON *root = parse_object(text, len, what, path, e);
+  free(text);
+  return root;
+}
+
+cJSON *jsonio_parse(const char *text, const char *what, tf_err *e) {
+  return parse_object(text, strlen(text), what, "(message)", e);
+}
+
+static const cJSON *lookup(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int missing(const char *file, const char *what, const char *k, int req, tf_err *e) {
+  if (!req) return 0;
+  return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' is missing", what, file, k);
+}
+
+int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, long long lo, long long hi, long long *out, tf_err *e) {
+  char k[256];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = lookup(obj, key);
+  if (!it) return missing(file, what, k, req, e);
+  double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+  if (!cJSON_IsNumber(it) || v != floor(v) || v < (double)lo || v > (double)hi)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be an integer in [%lld, %lld]", what,
+                   file, k, lo, hi);
+  *out = (long long)v;
+  return 0;
+}
+
+int jsonio_num(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, double lo, double hi, double *out, tf_err *e) {
+  char k[256];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = lookup(obj, key);
+  if (!it) return missing(file, what, k, req, e);
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < lo ||
+      it->valuedouble > hi)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be a number in [%g, %g]", what, file,
+                   k, lo, hi);
+  *out = it->valuedouble;
+  return 0;
+}
+
+int jsonio_bool(const char *file, const char *what, const cJSON *obj, const char *where,
+                const char *key, int req, int *out, tf_err *e) {
+  char k[256];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = lookup(obj, key);
+  if (!it) return missing(file, what, k, req, e);
+  if (!cJSON_IsBool(it))
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be true or false", what, file, k);
+  *out = cJSON_IsTrue(it);
+  return 0;
+}
+
+int jsonio_str(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, size_t maxlen, const char **out, tf_err *e) {
+  char k[256];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = lookup(obj, key);
+  if (!it) return missing(file, what, k, req, e);
+  if (!cJSON_IsString(it) || !it->valuestring)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be a string", what, file, k);
+  if (strlen(it->valuestring) > maxlen)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' is longer than %zu characters", what, file,
+                   k, maxlen);
+  *out = it->valuestring;
+  return 0;
+}
+
+int jsonio_child(const char *file, const char *what, const cJSON *obj, const char *where,
+                 const char *key, int req, int type, const cJSON **out, tf_err *e) {
+  char k[256];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = lookup(obj, key);
+  *out = NULL;
+  if (!it) return missing(file, what, k, req, e);
+  if ((it->type & 0xFF) != type)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be %s", what, file, k,
+                   type == cJSON_Array ? "an array [...]" : "an object {...}");
+  *out = it;
+  return 0;
+}
+
+int jsonio_only_keys(const char *file, const char *what, const cJSON *obj, const char *where,
+                     const char *const *allowed, tf_err *e) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, obj) {
+    int ok = 0;
+    for (const char *const *a = allowed; *a; a++)
+      if (it->string && strcmp(it->string, *a) == 0) ok = 1;
+    if (!ok) {
+      char k[256];
+      jsonio_key(k, sizeof k, where, it->string ? it->string : "?");
+      char list[512] = "";
+      for (const char *const *a = allowed; *a; a++) {
+        strncat(list, *a, sizeof list - strlen(list) - 1);
+        if (a[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+      }
+      return tf_fail(e, TF_EXIT_INPUT, "%s '%s': unknown key '%s' (known: %s)", what, file, k,
+                     list);
+    }
+  }
+  return 0;
+}
+
+int jsonio_safe_name(const char *name) {
+  size_t n = strlen(name);
+  if (n == 0 || n > 63 || name[0] == '.') return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = name[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '-' || c == '_' || c == '.';
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+int jsonio_write_line(FILE *f, const cJSON *obj) {
+  char *text = cJSON_PrintUnformatted(obj);
+  if (!text) return -1;
+  int rc = (fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0) ? -1 : 0;
+  cJSON_free(text);
+  return rc;
+}

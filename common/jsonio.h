@@ -1,0 +1,58 @@
+/* jsonio: reading JSON files and typed keys with errors that name the file
+ * and the key; writing one JSON object per line.
+ *
+ * Every getter takes the file's path (for the message), the object, the key
+ * and a dotted `where` prefix ("measure", "knobs.BM", may be "") so that a
+ * message reads: "campaign 'campaigns/x.json': key 'measure.rounds' must be an
+ * integer in [1, 1000]". All bad-input failures use TF_EXIT_INPUT.
+ * Returned strings point into the cJSON tree (owned by the caller's tree). */
+#ifndef TF_JSONIO_H
+#define TF_JSONIO_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "common/err.h"
+
+/* The limits applied to any file the project reads as JSON. */
+#define JSONIO_MAX_BYTES (16L * 1024 * 1024)
+
+/* Read and parse a whole file; `what` is "campaign", "template", ... for the message.
+ * Unreadable, empty, too large, not JSON (with line and column), or not an object: error. */
+cJSON *jsonio_load(const char *path, const char *what, tf_err *e);
+
+/* Parse text (a message or ledger line); NULL and an error naming `what` if not an object. */
+cJSON *jsonio_parse(const char *text, const char *what, tf_err *e);
+
+/* Read a whole file into a malloc'd NUL-terminated buffer (caller frees). */
+char *jsonio_slurp(const char *path, const char *what, long max_bytes, size_t *len, tf_err *e);
+
+/* Typed getters. `req`uired keys missing are errors; optional ones leave *out at its default. */
+int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, long long lo, long long hi, long long *out, tf_err *e);
+int jsonio_num(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, double lo, double hi, double *out, tf_err *e);
+int jsonio_bool(const char *file, const char *what, const cJSON *obj, const char *where,
+                const char *key, int req, int *out, tf_err *e);
+/* *out points into the tree; strings longer than maxlen are refused. */
+int jsonio_str(const char *file, const char *what, const cJSON *obj, const char *where,
+               const char *key, int req, size_t maxlen, const char **out, tf_err *e);
+/* An object or array child of the given type (cJSON_Object / cJSON_Array); NULL if absent and optional. */
+int jsonio_child(const char *file, const char *what, const cJSON *obj, const char *where,
+                 const char *key, int req, int type, const cJSON **out, tf_err *e);
+
+/* Refuse keys not in the NULL-terminated `allowed` list: a misspelt key is a mistake. */
+int jsonio_only_keys(const char *file, const char *what, const cJSON *obj, const char *where,
+                     const char *const *allowed, tf_err *e);
+
+/* A name used to build a path ("matmul", "layernorm-4096x768"): letters, digits, '-', '_', '.',
+ * not starting with '.', at most 63 bytes. Anything else could put files outside their folder. */
+int jsonio_safe_name(const char *name);
+
+/* Write `obj` unformatted as one line plus '\n'; fflush; returns 0 or -1. */
+int jsonio_write_line(FILE *f, const cJSON *obj);
+
+/* Join where and key into buf ("measure.rounds" or "rounds"). */
+const char *jsonio_key(char *buf, size_t len, const char *where, const char *key);
+
+#endif

@@ -1,0 +1,544 @@
+/* msg: JSON codecs of the device record, jobs and results (see msg.h). */
+#include "common/msg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/jsonio.h"
+#include "common/decide.h"
+#include "common/simcost.h"
+
+const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
+
+static const char *const status_names[] = {"ok", "fault", "compile_error", "error"};
+
+/* ---- small helpers: read a field of a message, tolerating absence ---- */
+
+static double num_or(const cJSON *o, const char *key, double dflt) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (cJSON_IsNumber(it)) return it->valuedouble;
+  if (cJSON_IsNull(it)) return INFINITY; /* cJSON writes inf and nan as null */
+  return dflt;
+}
+
+static void str_into(const cJSON *o, const char *key, char *dst, size_t len) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+  dst[0] = '\0';
+  if (cJSON_IsString(it)) snprintf(dst, len, "%s", it->valuestring);
+}
+
+static int arm_index(const char *name) {
+  for (int a = 0; a < ARM_COUNT; a++)
+    if (strcmp(arm_names[a], name) == 0) return a;
+  return -1;
+}
+
+static cJSON *uint_array(const unsigned *v, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+  return a;
+}
+
+static cJSON *ll_array(const long long *v, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+  return a;
+}
+
+static int read_ll_array(const cJSON *o, const char *key, long long *out, int n) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) return -1;
+  for (int i = 0; i < n; i++) {
+    const cJSON *it = cJSON_GetArrayItem(a, i);
+    if (!cJSON_IsNumber(it)) return -1;
+    out[i] = (long long)it->valuedouble;
+  }
+  return 0;
+}
+
+static int read_uint_array(const cJSON *o, const char *key, unsigned *out, int n) {
+  long long tmp[16];
+  if (n > 16 || read_ll_array(o, key, tmp, n)) return -1;
+  for (int i = 0; i < n; i++) {
+    if (tmp[i] < 0 || tmp[i] > 0xFFFFFFFFLL) return -1;
+    out[i] = (unsigned)tmp[i];
+  }
+  return 0;
+}
+
+/* ---- device record ---- */
+
+cJSON *device_to_json(const device_record *d) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "backend", d->backend);
+  cJSON_AddStringToObject(o, "name", d->name);
+  cJSON_AddStringToObject(o, "uuid", d->uuid);
+  cJSON_AddStringToObject(o, "pci_bus_id", d->pci_bus_id);
+  char cc[16];
+  snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+  cJSON_AddStringToObject(o, "compute_capability", cc);
+  cJSON_AddStringToObject(o, "arch", d->arch);
+  cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
+  cJSON_AddNumberToObject(o, "memory_bytes", (double)d->mem_bytes);
+  cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
+  cJSON_AddNumberToObject(o, "max_sm_mhz", d->max_sm_mhz);
+  cJSON_AddNumberToObject(o, "current_sm_mhz", d->cur_sm_mhz);
+  cJSON_AddNumberToObject(o, "driver_version", d->driver_version);
+  cJSON_AddNumberToObject(o, "runtime_version", d->runtime_version);
+  char nv[16];
+  snprintf(nv, sizeof nv, "%d.%d", d->nvrtc_major, d->nvrtc_minor);
+  cJSON_AddStringToObject(o, "nvrtc_version", nv);
+  cJSON_AddStringToObject(o, "host", d->host);
+  cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
+  return o;
+}
+
+int device_from_json(const cJSON *o, device_record *d, tf_err *e) {
+  memset(d, 0, sizeof *d);
+  if (!cJSON_IsObject(o)) return tf_fail(e, TF_EXIT_FAIL, "device record: not an object");
+  str_into(o, "backend", d->backend, sizeof d->backend);
+  str_into(o, "name", d->name, sizeof d->name);
+  str_into(o, "uuid", d->uuid, sizeof d->uuid);
+  str_into(o, "pci_bus_id", d->pci_bus_id, sizeof d->pci_bus_id);
+  str_into(o, "arch", d->arch, sizeof d->arch);
+  str_into(o, "host", d->host, sizeof d->host);
+  char cc[16], nv[16];
+  str_into(o, "compute_capability", cc, sizeof cc);
+  str_into(o, "nvrtc_version", nv, sizeof nv);
+  if (sscanf(cc, "%d.%d", &d->cc_major, &d->cc_minor) != 2) d->cc_major = d->cc_minor = 0;
+  if (sscanf(nv, "%d.%d", &d->nvrtc_major, &d->nvrtc_minor) != 2) d->nvrtc_major = 0;
+  d->sm_count = (int)num_or(o, "sm_count", 0);
+  d->mem_bytes = (long long)num_or(o, "memory_bytes", 0);
+  d->l2_bytes = (long long)num_or(o, "l2_bytes", 0);
+  d->max_sm_mhz = (int)num_or(o, "max_sm_mhz", 0);
+  d->cur_sm_mhz = (int)num_or(o, "current_sm_mhz", 0);
+  d->driver_version = (int)num_or(o, "driver_version", 0);
+  d->runtime_version = (int)num_or(o, "runtime_version", 0);
+  d->ordinal = (int)num_or(o, "ordinal", -1);
+  if (!d->uuid[0] || !d->backend[0] || !d->host[0] || d->ordinal < 0)
+    return tf_fail(e, TF_EXIT_FAIL, "device record: 'uuid', 'backend', 'host' or 'ordinal' missing");
+  return 0;
+}
+
+void device_uuid8(const device_record *d, char out[9]) {
+  const char *u = d->uuid;
+  const char *dash = strchr(u, '-');
+  if (dash && dash - u <= 4) u = dash + 1;
+  int n = 0;
+  for (; *u && n < 8; u++)
+    if ((*u >= '0' && *u <= '9') || (*u >= 'a' && *u <= 'f') || (*u >= 'A' && *u <= 'F'))
+      out[n++] = *u;
+  while (n < 8) out[n++] = '0';
+  out[8] = '\0';
+}
+
+/* ---- jobs ---- */
+
+static int build_arm(job_arm *a, const campaign *c, const spec *s, const config *cfg,
+                     tf_err *e) {
+  static const config none = {0, {0}};
+  const config *use = cfg ? cfg : &none;
+  a->from_template = cfg != NULL;
+  a->cfg = *use;
+  if (spec_name_expr(s, use, a->name_expr, sizeof a->name_expr))
+    return tf_fail(e, TF_EXIT_FAIL, "name expression too long for '%s'", s->name);
+  if (spec_launch(s, c->dims, use, &a->geom, e)) return -1;
+  a->sim_us = simcost_us(s, c->dims, use, c->measure.seed);
+  const char *fault = cfg ? campaign_fault_for(c, cfg) : NULL;
+  snprintf(a->fault, sizeof a->fault, "%s", fault ? fault : "");
+  return 0;
+}
+
+static void build_layout(job *j, const campaign *c) {
+  const spec *s = &c->tmpl;
+  j->ndims = s->ndims;
+  for (int d = 0; d < s->ndims; d++) {
+    snprintf(j->dim_names[d], SPEC_NAME, "%s", s->dims[d].name);
+    j->dims[d] = c->dims[d];
+  }
+  j->nbuffers = s->nbuffers;
+  for (int b = 0; b < s->nbuffers; b++) {
+    snprintf(j->buf_names[b], SPEC_NAME, "%s", s->bufs[b].name);
+    j->buf_output[b] = s->bufs[b].output;
+  }
+  j->nargs = s->nargs;
+  for (int a = 0; a < s->nargs; a++) {
+    j->arg_kind[a] = s->args[a].kind;
+    j->arg_buffer[a] = s->args[a].buffer;
+    j->arg_float[a] = s->args[a].f;
+  }
+}
+
+/* The committed control must take the template's buffers in the template's order. */
+static int check_control_layout(const campaign *c, tf_err *e) {
+  const spec *t = &c->tmpl, *k = &c->control_kernel;
+  int same = t->nbuffers == k->nbuffers && t->nargs == k->nargs;
+  for (int b = 0; same && b < t->nbuffers; b++)
+    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0;
+  for (int a = 0; same && a < t->nargs; a++)
+    same = t->args[a].kind == k->args[a].kind &&
+           (t->args[a].kind != SPEC_ARG_BUFFER || t->args[a].buffer == k->args[a].buffer);
+  if (!same)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "campaign '%s': key 'control': kernel '%s' takes other buffers or arguments "
+                   "than template '%s'",
+                   c->path, k->name, t->name);
+  return 0;
+}
+
+int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
+              const config *new_cfg, tf_err *e) {
+  memset(j, 0, sizeof *j);
+  j->id = id;
+  j->generation = generation;
+  snprintf(j->campaign, sizeof j->campaign, "%s", c->name);
+  snprintf(j->family, sizeof j->family, "%s", c->tmpl.family);
+  snprintf(j->root, sizeof j->root, "%s", c->root);
+  snprintf(j->sources[0], SPEC_PATH, "%s", c->tmpl.source_path);
+  j->nsources = 1;
+  build_layout(j, c);
+  if (build_arm(&j->arm[ARM_BEST], c, &c->tmpl, best, e) ||
+      build_arm(&j->arm[ARM_NEW], c, &c->tmpl, new_cfg, e))
+    return -1;
+  if (c->control_is_kernel) {
+    if (check_control_layout(c, e)) return -1;
+    snprintf(j->sources[1], SPEC_PATH, "%s", c->control_kernel.source_path);
+    j->nsources = 2;
+    if (build_arm(&j->arm[ARM_CONTROL], c, &c->control_kernel, NULL, e)) return -1;
+  } else if (build_arm(&j->arm[ARM_CONTROL], c, &c->tmpl, &c->control_cfg, e)) {
+    return -1;
+  }
+  j->tolerance = c->tmpl.tolerance;
+  j->measure = c->measure;
+  j->decide = c->decide;
+  return 0;
+}
+
+static cJSON *measure_to_json(const measure_opts *m) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "burn_in", m->burn_in);
+  cJSON_AddNumberToObject(o, "rounds", m->rounds);
+  cJSON_AddNumberToObject(o, "samples", m->samples);
+  cJSON_AddNumberToObject(o, "input_sets", m->input_sets);
+  cJSON_AddBoolToObject(o, "flush_l2", m->flush_l2);
+  cJSON_AddNumberToObject(o, "deadline_s", m->deadline_s);
+  cJSON_AddNumberToObject(o, "seed", (double)m->seed);
+  return o;
+}
+
+static void measure_from_json(const cJSON *o, measure_opts *m) {
+  m->burn_in = (int)num_or(o, "burn_in", 4);
+  m->rounds = (int)num_or(o, "rounds", 8);
+  m->samples = (int)num_or(o, "samples", 10);
+  m->input_sets = (int)num_or(o, "input_sets", 2);
+  m->flush_l2 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "flush_l2"));
+  m->deadline_s = num_or(o, "deadline_s", 120);
+  m->seed = (unsigned long long)num_or(o, "seed", 1);
+}
+
+cJSON *decide_opts_to_json(const decide_opts *d) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "rule", d->rule);
+  cJSON_AddNumberToObject(o, "min_gain", d->min_gain);
+  cJSON_AddNumberToObject(o, "drift_tolerance", d->drift_tolerance);
+  cJSON_AddNumberToObject(o, "max_requeue", d->max_requeue);
+  cJSON_AddNumberToObject(o, "alpha", d->alpha);
+  cJSON_AddNumberToObject(o, "beta", d->beta);
+  cJSON_AddNumberToObject(o, "min_rounds", d->min_rounds);
+  cJSON_AddNumberToObject(o, "clock_skew", d->clock_skew);
+  cJSON_AddNumberToObject(o, "throttle_mhz", d->throttle_mhz);
+  cJSON_AddNumberToObject(o, "max_screened", d->max_screened);
+  return o;
+}
+
+static void decide_from_json(const cJSON *o, decide_opts *d) {
+  str_into(o, "rule", d->rule, sizeof d->rule);
+  d->min_gain = num_or(o, "min_gain", d->min_gain);
+  d->drift_tolerance = num_or(o, "drift_tolerance", d->drift_tolerance);
+  d->max_requeue = (int)num_or(o, "max_requeue", d->max_requeue);
+  d->alpha = num_or(o, "alpha", d->alpha);
+  d->beta = num_or(o, "beta", d->beta);
+  d->min_rounds = (int)num_or(o, "min_rounds", d->min_rounds);
+  d->clock_skew = num_or(o, "clock_skew", d->clock_skew);
+  d->throttle_mhz = num_or(o, "throttle_mhz", d->throttle_mhz);
+  d->max_screened = (int)num_or(o, "max_screened", d->max_screened);
+}
+
+static cJSON *arm_to_json(const job *j, int a) {
+  const job_arm *arm = &j->arm[a];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "role", arm_names[a]);
+  cJSON_AddStringToObject(o, "name_expr", arm->name_expr);
+  cJSON_AddBoolToObject(o, "template", arm->from_template);
+  cJSON_AddItemToObject(o, "config", ll_array(arm->cfg.v, arm->cfg.n));
+  cJSON_AddItemToObject(o, "grid", uint_array(arm->geom.grid, 3));
+  cJSON_AddItemToObject(o, "block", uint_array(arm->geom.block, 3));
+  cJSON_AddNumberToObject(o, "smem", arm->geom.smem);
+  cJSON_AddItemToObject(o, "counts", ll_array(arm->geom.count, j->nbuffers));
+  long long clear[SPEC_MAX_BUFFERS];
+  for (int b = 0; b < j->nbuffers; b++) clear[b] = arm->geom.clear[b];
+  cJSON_AddItemToObject(o, "clear", ll_array(clear, j->nbuffers));
+  cJSON_AddItemToObject(o, "iargs", ll_array(arm->geom.iarg, j->nargs));
+  cJSON_AddNumberToObject(o, "sim_us", arm->sim_us);
+  cJSON_AddStringToObject(o, "fault", arm->fault);
+  return o;
+}
+
+static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) {
+  str_into(o, "name_expr", arm->name_expr, sizeof arm->name_expr);
+  arm->from_template = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "template"));
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(o, "config");
+  arm->cfg.n = cJSON_IsArray(cfg) ? cJSON_GetArraySize(cfg) : 0;
+  long long clear[SPEC_MAX_BUFFERS];
+  if (arm->cfg.n > SPEC_MAX_KNOBS || read_ll_array(o, "config", arm->cfg.v, arm->cfg.n) ||
+      read_uint_array(o, "grid", arm->geom.grid, 3) ||
+      read_uint_array(o, "block", arm->geom.block, 3) ||
+      read_ll_array(o, "counts", arm->geom.count, j->nbuffers) ||
+      read_ll_array(o, "clear", clear, j->nbuffers) ||
+      read_ll_array(o, "iargs", arm->geom.iarg, j->nargs) || !arm->name_expr[0])
+    return tf_fail(e, TF_EXIT_INPUT, "job: an arm is malformed (name_expr, config, grid, block, "
+                                     "counts, clear or iargs)");
+  for (int b = 0; b < j->nbuffers; b++) {
+    arm->geom.clear[b] = clear[b] != 0;
+    if (arm->geom.count[b] < 1 || arm->geom.count[b] > SPEC_MAX_ELEMENTS)
+      return tf_fail(e, TF_EXIT_INPUT, "job: buffer count out of range");
+  }
+  arm->geom.smem = (unsigned)num_or(o, "smem", 0);
+  arm->sim_us = num_or(o, "sim_us", 10.0);
+  str_into(o, "fault", arm->fault, sizeof arm->fault);
+  return 0;
+}
+
+static void layout_to_json(const job *j, cJSON *o) {
+  cJSON *dims = cJSON_AddObjectToObject(o, "dims");
+  for (int d = 0; d < j->ndims; d++) cJSON_AddNumberToObject(dims, j->dim_names[d], (double)j->dims[d]);
+  cJSON *bufs = cJSON_AddArrayToObject(o, "buffers");
+  for (int b = 0; b < j->nbuffers; b++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "name", j->buf_names[b]);
+    cJSON_AddBoolToObject(x, "output", j->buf_output[b]);
+    cJSON_AddItemToArray(bufs, x);
+  }
+  cJSON *args = cJSON_AddArrayToObject(o, "args");
+  for (int a = 0; a < j->nargs; a++) {
+    cJSON *x = cJSON_CreateObject();
+    if (j->arg_kind[a] == SPEC_ARG_BUFFER)
+      cJSON_AddNumberToObject(x, "buffer", j->arg_buffer[a]);
+    else if (j->arg_kind[a] == SPEC_ARG_FLOAT)
+      cJSON_AddNumberToObject(x, "float", j->arg_float[a]);
+    else
+      cJSON_AddBoolToObject(x, "int", 1);
+    cJSON_AddItemToArray(args, x);
+  }
+}
+
+static int layout_from_json(const cJSON *o, job *j, tf_err *e) {
+  const cJSON *dims = cJSON_GetObjectItemCaseSensitive(o, "dims");
+  const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(o, "buffers");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
+  const cJSON *it;
+  if (!cJSON_IsObject(dims) || !cJSON_IsArray(bufs) || !cJSON_IsArray(args) ||
+      cJSON_GetArraySize(dims) > SPEC_MAX_DIMS || cJSON_GetArraySize(bufs) > SPEC_MAX_BUFFERS ||
+      cJSON_GetArraySize(args) > SPEC_MAX_ARGS)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'dims', 'buffers' or 'args' missing or too long");
+  cJSON_ArrayForEach(it, dims) {
+    snprintf(j->dim_names[j->ndims], SPEC_NAME, "%s", it->string);
+    j->dims[j->ndims++] = (long long)num_or(dims, it->string, 0);
+  }
+  cJSON_ArrayForEach(it, bufs) {
+    str_into(it, "name", j->buf_names[j->nbuffers], SPEC_NAME);
+    j->buf_output[j->nbuffers++] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "output"));
+  }
+  cJSON_ArrayForEach(it, args) {
+    int a = j->nargs++;
+    if (cJSON_GetObjectItemCaseSensitive(it, "buffer")) {
+      j->arg_kind[a] = SPEC_ARG_BUFFER;
+      j->arg_buffer[a] = (int)num_or(it, "buffer", 0);
+      if (j->arg_buffer[a] < 0 || j->arg_buffer[a] >= j->nbuffers)
+        return tf_fail(e, TF_EXIT_INPUT, "job: args[%d] names no buffer", a);
+    } else if (cJSON_GetObjectItemCaseSensitive(it, "float")) {
+      j->arg_kind[a] = SPEC_ARG_FLOAT;
+      j->arg_float[a] = num_or(it, "float", 0);
+    } else {
+      j->arg_kind[a] = SPEC_ARG_INT;
+    }
+  }
+  return 0;
+}
+
+cJSON *job_to_json(const job *j) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "job");
+  cJSON_AddNumberToObject(o, "id", (double)j->id);
+  cJSON_AddNumberToObject(o, "generation", j->generation);
+  cJSON_AddStringToObject(o, "campaign", j->campaign);
+  cJSON_AddStringToObject(o, "family", j->family);
+  cJSON_AddStringToObject(o, "root", j->root);
+  cJSON *src = cJSON_AddArrayToObject(o, "sources");
+  for (int i = 0; i < j->nsources; i++) cJSON_AddItemToArray(src, cJSON_CreateString(j->sources[i]));
+  layout_to_json(j, o);
+  cJSON *arms = cJSON_AddArrayToObject(o, "arms");
+  for (int a = 0; a < ARM_COUNT; a++) cJSON_AddItemToArray(arms, arm_to_json(j, a));
+  cJSON_AddNumberToObject(o, "tolerance", j->tolerance);
+  cJSON_AddItemToObject(o, "measure", measure_to_json(&j->measure));
+  cJSON_AddItemToObject(o, "decide", decide_opts_to_json(&j->decide));
+  return o;
+}
+
+int job_from_json(const cJSON *o, job *j, tf_err *e) {
+  memset(j, 0, sizeof *j);
+  const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "sources");
+  const cJSON *arms = cJSON_GetObjectItemCaseSensitive(o, "arms");
+  const cJSON *it;
+  if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) < 1 || cJSON_GetArraySize(src) > 2 ||
+      !cJSON_IsArray(arms) || cJSON_GetArraySize(arms) != ARM_COUNT)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' (1 or 2 files) or 'arms' (3) missing");
+  j->id = (long long)num_or(o, "id", 0);
+  j->generation = (int)num_or(o, "generation", 0);
+  str_into(o, "campaign", j->campaign, sizeof j->campaign);
+  str_into(o, "family", j->family, sizeof j->family);
+  str_into(o, "root", j->root, sizeof j->root);
+  cJSON_ArrayForEach(it, src) {
+    if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' must be strings");
+    snprintf(j->sources[j->nsources++], SPEC_PATH, "%s", it->valuestring);
+  }
+  if (layout_from_json(o, j, e)) return -1;
+  cJSON_ArrayForEach(it, arms) {
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(it, "role");
+    int a = cJSON_IsString(role) ? arm_index(role->valuestring) : -1;
+    if (a < 0) return tf_fail(e, TF_EXIT_INPUT, "job: an arm has no valid 'role'");
+    if (arm_from_json(it, j, &j->arm[a], e)) return -1;
+  }
+  j->tolerance = num_or(o, "tolerance", 1e-5);
+  measure_from_json(cJSON_GetObjectItemCaseSensitive(o, "measure"), &j->measure);
+  decide_defaults(&j->decide);
+  decide_from_json(cJSON_GetObjectItemCaseSensitive(o, "decide"), &j->decide);
+  if (j->measure.rounds < 1 || j->measure.rounds > MSG_MAX_ROUNDS || j->measure.samples < 1 ||
+      j->measure.input_sets < 1 || j->measure.input_sets > 8 || j->measure.burn_in < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'measure' out of range");
+  return 0;
+}
+
+/* ---- results ---- */
+
+cJSON *round_to_json(const round_rec *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *order = cJSON_AddArrayToObject(o, "order");
+  for (int i = 0; i < ARM_COUNT; i++)
+    cJSON_AddItemToArray(order, cJSON_CreateString(arm_names[r->order[i]]));
+  char key[32];
+  for (int a = 0; a < ARM_COUNT; a++) {
+    snprintf(key, sizeof key, "%s_us", arm_names[a]);
+    cJSON_AddNumberToObject(o, key, r->us[a]);
+  }
+  for (int a = 0; a < ARM_COUNT; a++) {
+    snprintf(key, sizeof key, "%s_kernel_us", arm_names[a]);
+    if (r->kernel_us[a] >= 0)
+      cJSON_AddNumberToObject(o, key, r->kernel_us[a]);
+    else
+      cJSON_AddNullToObject(o, key);
+  }
+  cJSON *mhz = cJSON_AddArrayToObject(o, "sm_mhz");
+  for (int i = 0; i < 2; i++) cJSON_AddItemToArray(mhz, cJSON_CreateNumber(r->sm_mhz[i]));
+  cJSON *am = cJSON_AddArrayToObject(o, "arm_mhz");
+  for (int a = 0; a < ARM_COUNT; a++) cJSON_AddItemToArray(am, cJSON_CreateNumber(r->arm_mhz[a]));
+  cJSON *rs = cJSON_AddArrayToObject(o, "clock_reasons");
+  for (int i = 0; i < 2; i++) cJSON_AddItemToArray(rs, cJSON_CreateNumber((double)r->reasons[i]));
+  if (r->screened) cJSON_AddBoolToObject(o, "screened", 1);
+  return o;
+}
+
+int round_from_json(const cJSON *o, round_rec *r) {
+  memset(r, 0, sizeof *r);
+  const cJSON *order = cJSON_GetObjectItemCaseSensitive(o, "order");
+  if (!cJSON_IsArray(order) || cJSON_GetArraySize(order) != ARM_COUNT) return -1;
+  for (int i = 0; i < ARM_COUNT; i++) {
+    const cJSON *it = cJSON_GetArrayItem(order, i);
+    r->order[i] = cJSON_IsString(it) ? arm_index(it->valuestring) : -1;
+    if (r->order[i] < 0) return -1;
+  }
+  char key[32];
+  for (int a = 0; a < ARM_COUNT; a++) {
+    snprintf(key, sizeof key, "%s_us", arm_names[a]);
+    r->us[a] = num_or(o, key, NAN);
+    snprintf(key, sizeof key, "%s_kernel_us", arm_names[a]);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
+    r->kernel_us[a] = cJSON_IsNumber(k) ? k->valuedouble : -1.0;
+  }
+  const cJSON *mhz = cJSON_GetObjectItemCaseSensitive(o, "sm_mhz");
+  const cJSON *am = cJSON_GetObjectItemCaseSensitive(o, "arm_mhz");
+  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(o, "clock_reasons");
+  for (int i = 0; i < 2; i++) {
+    const cJSON *x = cJSON_GetArrayItem(mhz, i), *y = cJSON_GetArrayItem(rs, i);
+    r->sm_mhz[i] = cJSON_IsNumber(x) ? x->valuedouble : 0;
+    r->reasons[i] = cJSON_IsNumber(y) ? (unsigned long long)y->valuedouble : 0;
+  }
+  for (int a = 0; a < ARM_COUNT; a++) {
+    const cJSON *x = cJSON_GetArrayItem(am, a);
+    r->arm_mhz[a] = cJSON_IsNumber(x) ? x->valuedouble : 0;
+  }
+  r->screened = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "screened"));
+  return isfinite(r->us[0]) && isfinite(r->us[1]) && isfinite(r->us[2]) ? 0 : -1;
+}
+
+cJSON *result_to_json(const result *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "result");
+  cJSON_AddNumberToObject(o, "id", (double)r->id);
+  cJSON_AddStringToObject(o, "status", status_names[r->status]);
+  cJSON_AddStringToObject(o, "detail", r->detail);
+  cJSON_AddStringToObject(o, "device", r->device);
+  cJSON_AddBoolToObject(o, "correct", r->correct);
+  cJSON *err = cJSON_AddObjectToObject(o, "rel_err");
+  for (int a = 0; a < ARM_COUNT; a++) cJSON_AddNumberToObject(err, arm_names[a], r->rel_err[a]);
+  cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
+  cJSON_AddNumberToObject(o, "compile_ms", r->compile_ms);
+  cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
+  cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+  cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
+  for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
+  return o;
+}
+
+int result_from_json(const cJSON *o, result *r, tf_err *e) {
+  memset(r, 0, sizeof *r);
+  char status[32];
+  str_into(o, "status", status, sizeof status);
+  int s = -1;
+  for (int i = 0; i < 4; i++)
+    if (strcmp(status, status_names[i]) == 0) s = i;
+  if (s < 0) return tf_fail(e, TF_EXIT_FAIL, "result: unknown status '%s'", status);
+  r->status = (result_status)s;
+  r->id = (long long)num_or(o, "id", -1);
+  str_into(o, "detail", r->detail, sizeof r->detail);
+  str_into(o, "device", r->device, sizeof r->device);
+  r->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "correct"));
+  const cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "rel_err");
+  for (int a = 0; a < ARM_COUNT; a++) r->rel_err[a] = num_or(err, arm_names[a], NAN);
+  r->burn_in = (int)num_or(o, "burn_in", 0);
+  r->compile_ms = num_or(o, "compile_ms", 0);
+  r->cache_hit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cache_hit"));
+  r->wall_s = num_or(o, "wall_s", 0);
+  const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(o, "rounds"), *it;
+  if (rounds && !cJSON_IsArray(rounds)) return tf_fail(e, TF_EXIT_FAIL, "result: 'rounds' not an array");
+  cJSON_ArrayForEach(it, rounds) {
+    if (r->nrounds == MSG_MAX_ROUNDS) return tf_fail(e, TF_EXIT_FAIL, "result: too many rounds");
+    if (round_from_json(it, &r->rounds[r->nrounds]))
+      return tf_fail(e, TF_EXIT_FAIL, "result: round %d is malformed", r->nrounds);
+    r->nrounds++;
+  }
+  return 0;
+}
+
+void result_fault(result *r, long long id, const char *device, const char *fmt, ...) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->status = RESULT_FAULT;
+  snprintf(r->device, sizeof r->device, "%s", device ? device : "");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+  va_end(ap);
+}

@@ -1,0 +1,135 @@
+/* msg: what travels between coordinator, worker and measure child.
+ *
+ * Every message is one JSON object (over MPI between ranks, one line per
+ * object over the child's pipes). This module owns the C shapes and their
+ * JSON codecs; nothing else builds or parses these objects by hand.
+ *
+ *   HELLO   worker -> coordinator: the device record (or an error).
+ *   JOB     coordinator -> worker -> child: one generation, fully resolved:
+ *           sources, the three arms' name expressions and launch geometry,
+ *           buffers, the measurement protocol and the decision parameters.
+ *   RESULT  child -> worker -> coordinator: correctness and every round.
+ *   STOP    coordinator -> worker: no more jobs.
+ *
+ * A job is self-contained: `tunefarm measure < job.json` reruns it.
+ * Ownership: *_from_json fill caller-owned structs and keep no pointer into
+ * the cJSON tree; *_to_json return a new tree the caller deletes. */
+#ifndef TF_MSG_H
+#define TF_MSG_H
+
+#include <cjson/cJSON.h>
+
+#include "common/campaign.h"
+#include "common/err.h"
+#include "common/spec.h"
+
+enum { ARM_BEST = 0, ARM_NEW = 1, ARM_CONTROL = 2, ARM_COUNT = 3 };
+extern const char *const arm_names[ARM_COUNT]; /* "best", "new", "control" */
+
+#define MSG_MAX_ROUNDS 256
+
+typedef struct device_record {
+  char backend[8];      /* "cuda" or "sim" */
+  char name[128];
+  char uuid[64];        /* "GPU-...", or "SIM-..." for the simulated device */
+  char pci_bus_id[32];
+  int cc_major, cc_minor;
+  char arch[16];        /* "sm_90": what NVRTC compiles for */
+  int sm_count;
+  long long mem_bytes, l2_bytes;
+  int max_sm_mhz, cur_sm_mhz;
+  int driver_version, runtime_version;
+  int nvrtc_major, nvrtc_minor;
+  char host[64];
+  int ordinal;          /* node-local index the worker bound */
+} device_record;
+
+cJSON *device_to_json(const device_record *d);
+int device_from_json(const cJSON *o, device_record *d, tf_err *e);
+/* First 8 hex digits of the UUID after its prefix ("GPU-3f2a..." -> "3f2a...") for file names. */
+void device_uuid8(const device_record *d, char out[9]);
+
+typedef struct job_arm {
+  char name_expr[256];   /* what NVRTC instantiates, e.g. "tf_matmul<64,64,...>" */
+  int from_template;     /* 1: template instantiation; 0: committed kernel */
+  config cfg;            /* knob values (template arms) */
+  launch_geom geom;
+  double sim_us;         /* the simulated device's noiseless time for this arm */
+  char fault[8];         /* injected fault for tests: "", "crash", "hang", "wrong" */
+} job_arm;
+
+typedef struct job {
+  long long id;
+  int generation;
+  char campaign[64];
+  char family[32];             /* CPU reference */
+  char root[SPEC_PATH];
+  char sources[2][SPEC_PATH];  /* template source, committed control source ("" if none) */
+  int nsources;
+  /* the buffer and argument layout, shared by all arms */
+  int ndims;
+  char dim_names[SPEC_MAX_DIMS][SPEC_NAME];
+  long long dims[SPEC_MAX_DIMS];
+  int nbuffers;
+  char buf_names[SPEC_MAX_BUFFERS][SPEC_NAME];
+  int buf_output[SPEC_MAX_BUFFERS];
+  int nargs;
+  spec_arg_kind arg_kind[SPEC_MAX_ARGS];
+  int arg_buffer[SPEC_MAX_ARGS];
+  double arg_float[SPEC_MAX_ARGS];
+  job_arm arm[ARM_COUNT];
+  double tolerance;
+  measure_opts measure;
+  decide_opts decide;
+} job;
+
+/* Build the job for one generation of campaign c (geometry evaluated, sim times computed). */
+int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
+              const config *new_cfg, tf_err *e);
+cJSON *job_to_json(const job *j);
+int job_from_json(const cJSON *o, job *j, tf_err *e);
+
+typedef enum {
+  RESULT_OK = 0,        /* measured; may still be incorrect (see correct) */
+  RESULT_FAULT,         /* the child died, hung or hit a sticky error */
+  RESULT_COMPILE_ERROR, /* NVRTC refused the program */
+  RESULT_ERROR          /* anything else that stopped the job (launch failed, out of memory) */
+} result_status;
+
+typedef struct round_rec {
+  int order[ARM_COUNT];          /* arm indices in the order they ran */
+  double us[ARM_COUNT];          /* median event span per launch, microseconds */
+  double kernel_us[ARM_COUNT];   /* median CUPTI kernel time, microseconds; <0 if unavailable */
+  double sm_mhz[2];              /* SM clock before and after the round; 0 if unavailable */
+  double arm_mhz[ARM_COUNT];     /* SM clock read right after each arm; 0 if unavailable */
+  unsigned long long reasons[2]; /* clock-event reasons before/after (NVML bit mask) */
+  int screened;                  /* 1: rejected by the clock screen and run again (kept for audit) */
+} round_rec;
+
+typedef struct result {
+  long long id;
+  result_status status;
+  char detail[1024];             /* fault cause, compile log excerpt, error text */
+  char device[64];               /* UUID of the device that measured */
+  int correct;                   /* every arm passed on every input set */
+  double rel_err[ARM_COUNT];     /* the worst relative error over the input sets */
+  int nrounds;                   /* recorded rounds, screened ones included */
+  round_rec rounds[MSG_MAX_ROUNDS];
+  int burn_in;
+  double compile_ms;
+  int cache_hit;
+  double wall_s;
+} result;
+
+/* One round as the ledger writes it: {"order": [...], "best_us": ..., "best_kernel_us": ..., "sm_mhz": [..]}. */
+cJSON *round_to_json(const round_rec *r);
+int round_from_json(const cJSON *o, round_rec *r); /* 0, or -1 if malformed */
+cJSON *decide_opts_to_json(const decide_opts *d);
+
+cJSON *result_to_json(const result *r);
+int result_from_json(const cJSON *o, result *r, tf_err *e);
+/* A fault result for a job whose child died or overran. */
+void result_fault(result *r, long long id, const char *device, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

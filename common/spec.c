@@ -1,0 +1,587 @@
+/* spec: loading templates/NAME.json and kernels/NAME.json (see spec.h). */
+#include "common/spec.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonio.h"
+
+#define WHAT "template"
+
+/* Everything an expression may name: the knobs and the problem sizes. */
+typedef struct binding {
+  const spec *s;
+  const long long *dims; /* NULL while only checking names */
+  const config *c;
+} binding;
+
+static int bind_name(void *ctx, const char *name, long long *out) {
+  const binding *b = ctx;
+  for (int k = 0; k < b->s->nknobs; k++)
+    if (strcmp(b->s->knobs[k].name, name) == 0) {
+      *out = b->c ? b->c->v[k] : 1;
+      return 0;
+    }
+  for (int d = 0; d < b->s->ndims; d++)
+    if (strcmp(b->s->dims[d].name, name) == 0) {
+      *out = b->dims ? b->dims[d] : 1;
+      return 0;
+    }
+  return -1;
+}
+
+/* Parse an expression found at key `k` and check that it names only knobs and dims. */
+static expr *load_expr(const spec *s, const char *text, const char *k, tf_err *e) {
+  char msg[256];
+  expr *x = expr_parse(text, msg, sizeof msg);
+  if (!x) {
+    tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s", s->path, k, msg);
+    return NULL;
+  }
+  binding b = {s, NULL, NULL};
+  if (expr_check_names(x, bind_name, &b, msg, sizeof msg) != 0) {
+    tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s", s->path, k, msg);
+    expr_free(x);
+    return NULL;
+  }
+  return x;
+}
+
+static int copy_name(const spec *s, const char *k, const char *name, char *dst, size_t len,
+                     tf_err *e) {
+  if (!jsonio_safe_name(name) || strlen(name) >= len || strchr(name, '.') || strchr(name, '-'))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key '%s': '%s' is not a valid name (letters, digits and '_')",
+                   s->path, k, name);
+  snprintf(dst, len, "%s", name);
+  return 0;
+}
+
+static int load_dims(spec *s, const cJSON *root, tf_err *e) {
+  const cJSON *prob, *it;
+  if (jsonio_child(s->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e)) return -1;
+  cJSON_ArrayForEach(it, prob) {
+    char k[128];
+    snprintf(k, sizeof k, "problem.%s", it->string);
+    if (s->ndims == SPEC_MAX_DIMS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'problem': more than %d dimensions",
+                     s->path, SPEC_MAX_DIMS);
+    spec_dim *d = &s->dims[s->ndims];
+    if (copy_name(s, k, it->string, d->name, sizeof d->name, e)) return -1;
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(it, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(it, 1)))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be [lo, hi]", s->path, k);
+    double lo = cJSON_GetArrayItem(it, 0)->valuedouble, hi = cJSON_GetArrayItem(it, 1)->valuedouble;
+    if (lo < 1 || hi < lo || hi > (double)(1LL << 31) || lo != floor(lo) || hi != floor(hi))
+      return tf_fail(e, TF_EXIT_INPUT,
+                     WHAT " '%s': key '%s' must be integers 1 <= lo <= hi <= 2^31", s->path, k);
+    d->lo = (long long)lo;
+    d->hi = (long long)hi;
+    s->ndims++;
+  }
+  if (s->ndims == 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'problem' names no dimension", s->path);
+  return 0;
+}
+
+static int load_knob(spec *s, const cJSON *it, tf_err *e) {
+  static const char *const keys[] = {"values", "labels", "doc", NULL};
+  char k[128];
+  snprintf(k, sizeof k, "knobs.%s", it->string);
+  if (s->nknobs == SPEC_MAX_KNOBS)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs': more than %d knobs", s->path,
+                   SPEC_MAX_KNOBS);
+  spec_knob *kn = &s->knobs[s->nknobs];
+  if (copy_name(s, k, it->string, kn->name, sizeof kn->name, e)) return -1;
+  if (!cJSON_IsObject(it))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
+  if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
+  const cJSON *vals, *labels, *v;
+  if (jsonio_child(s->path, WHAT, it, k, "values", 1, cJSON_Array, &vals, e)) return -1;
+  if (jsonio_child(s->path, WHAT, it, k, "labels", 0, cJSON_Array, &labels, e)) return -1;
+  int n = cJSON_GetArraySize(vals);
+  if (n < 1 || n > SPEC_MAX_VALUES)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.values' must list 1 to %d integers",
+                   s->path, k, SPEC_MAX_VALUES);
+  if (labels && cJSON_GetArraySize(labels) != n)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must have one label per value",
+                   s->path, k);
+  cJSON_ArrayForEach(v, vals) {
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        fabs(v->valuedouble) > 1e9)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.values' must hold integers", s->path,
+                     k);
+    long long x = (long long)v->valuedouble;
+    for (int i = 0; i < kn->nvalues; i++)
+      if (kn->values[i] == x)
+        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.values' repeats %lld", s->path, k,
+                       x);
+    kn->values[kn->nvalues++] = x;
+  }
+  for (int i = 0; labels && i < n; i++) {
+    const cJSON *l = cJSON_GetArrayItem(labels, i);
+    if (!cJSON_IsString(l) || strlen(l->valuestring) >= sizeof kn->labels[i])
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must hold short strings",
+                     s->path, k);
+    snprintf(kn->labels[i], sizeof kn->labels[i], "%s", l->valuestring);
+  }
+  s->nknobs++;
+  return 0;
+}
+
+static int load_knobs(spec *s, const cJSON *root, tf_err *e) {
+  const cJSON *knobs, *it;
+  if (jsonio_child(s->path, WHAT, root, "", "knobs", 1, cJSON_Object, &knobs, e)) return -1;
+  cJSON_ArrayForEach(it, knobs) if (load_knob(s, it, e)) return -1;
+  for (int k = 0; k < s->nknobs; k++)
+    if (spec_dim_index(s, s->knobs[k].name) >= 0)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s' has a problem dimension's name",
+                     s->path, s->knobs[k].name);
+  return 0;
+}
+
+static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"name", "expr", "reason", NULL};
+  const cJSON *arr, *it;
+  if (jsonio_child(s->path, WHAT, root, "", "constraints", 0, cJSON_Array, &arr, e)) return -1;
+  int i = 0;
+  cJSON_ArrayForEach(it, arr) {
+    char k[64];
+    snprintf(k, sizeof k, "constraints[%d]", i++);
+    if (s->nconstraints == SPEC_MAX_CONSTRAINTS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'constraints': more than %d", s->path,
+                     SPEC_MAX_CONSTRAINTS);
+    if (!cJSON_IsObject(it))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
+    if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
+    spec_constraint *c = &s->cons[s->nconstraints];
+    const char *name, *text, *reason;
+    if (jsonio_str(s->path, WHAT, it, k, "name", 1, sizeof c->name - 1, &name, e) ||
+        jsonio_str(s->path, WHAT, it, k, "expr", 1, sizeof c->text - 1, &text, e) ||
+        jsonio_str(s->path, WHAT, it, k, "reason", 1, sizeof c->reason - 1, &reason, e))
+      return -1;
+    if (!reason[0])
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.reason' must say why", s->path, k);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->text, sizeof c->text, "%s", text);
+    snprintf(c->reason, sizeof c->reason, "%s", reason);
+    char kk[96];
+    snprintf(kk, sizeof kk, "%s.expr", k);
+    if (!(c->e = load_expr(s, text, kk, e))) return -1;
+    s->nconstraints++;
+  }
+  return 0;
+}
+
+/* One expression-valued string at obj[key], stored as text and tree. */
+static int load_text_expr(spec *s, const cJSON *obj, const char *where, const char *key, int req,
+                          const char *dflt, char *text, size_t len, expr **out, tf_err *e) {
+  const char *t = dflt;
+  char k[128];
+  jsonio_key(k, sizeof k, where, key);
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (it && cJSON_IsNumber(it)) {
+    snprintf(text, len, "%lld", (long long)it->valuedouble);
+  } else {
+    if (jsonio_str(s->path, WHAT, obj, where, key, req, len - 1, &t, e)) return -1;
+    if (!t) return 0;
+    snprintf(text, len, "%s", t);
+  }
+  return (*out = load_expr(s, text, k, e)) ? 0 : -1;
+}
+
+static int load_triple(spec *s, const cJSON *launch, const char *key, char text[3][128],
+                       expr **out, tf_err *e) {
+  const cJSON *arr;
+  if (jsonio_child(s->path, WHAT, launch, "launch", key, 1, cJSON_Array, &arr, e)) return -1;
+  if (cJSON_GetArraySize(arr) != 3)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'launch.%s' must list 3 expressions (x, y, z)",
+                   s->path, key);
+  for (int i = 0; i < 3; i++) {
+    const cJSON *it = cJSON_GetArrayItem(arr, i);
+    char k[64];
+    snprintf(k, sizeof k, "launch.%s[%d]", key, i);
+    if (cJSON_IsNumber(it))
+      snprintf(text[i], 128, "%lld", (long long)it->valuedouble);
+    else if (cJSON_IsString(it) && strlen(it->valuestring) < 128)
+      snprintf(text[i], 128, "%s", it->valuestring);
+    else
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
+                     s->path, k);
+    if (!(out[i] = load_expr(s, text[i], k, e))) return -1;
+  }
+  return 0;
+}
+
+static int load_launch(spec *s, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"grid", "block", "smem", NULL};
+  const cJSON *launch;
+  if (jsonio_child(s->path, WHAT, root, "", "launch", 1, cJSON_Object, &launch, e) ||
+      jsonio_only_keys(s->path, WHAT, launch, "launch", keys, e) ||
+      load_triple(s, launch, "grid", s->grid_text, s->grid, e) ||
+      load_triple(s, launch, "block", s->block_text, s->block, e))
+    return -1;
+  return load_text_expr(s, launch, "launch", "smem", 0, "0", s->smem_text, sizeof s->smem_text,
+                        &s->smem, e);
+}
+
+static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"name", "count", "role", "clear", NULL};
+  const cJSON *arr, *it;
+  if (jsonio_child(s->path, WHAT, root, "", "buffers", 1, cJSON_Array, &arr, e)) return -1;
+  int i = 0, outputs = 0;
+  cJSON_ArrayForEach(it, arr) {
+    char k[64];
+    snprintf(k, sizeof k, "buffers[%d]", i++);
+    if (s->nbuffers == SPEC_MAX_BUFFERS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers': more than %d", s->path,
+                     SPEC_MAX_BUFFERS);
+    if (!cJSON_IsObject(it))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
+    if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
+    spec_buffer *b = &s->bufs[s->nbuffers];
+    const char *name, *role;
+    if (jsonio_str(s->path, WHAT, it, k, "name", 1, 63, &name, e) ||
+        copy_name(s, k, name, b->name, sizeof b->name, e) ||
+        jsonio_str(s->path, WHAT, it, k, "role", 1, 16, &role, e))
+      return -1;
+    if (strcmp(role, "input") && strcmp(role, "output"))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.role' must be \"input\" or \"output\"",
+                     s->path, k);
+    b->output = strcmp(role, "output") == 0;
+    outputs += b->output;
+    if (load_text_expr(s, it, k, "count", 1, NULL, b->count_text, sizeof b->count_text, &b->count,
+                       e) ||
+        load_text_expr(s, it, k, "clear", 0, NULL, b->clear_text, sizeof b->clear_text, &b->clear,
+                       e))
+      return -1;
+    s->nbuffers++;
+  }
+  if (outputs == 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers' has no output buffer", s->path);
+  return 0;
+}
+
+static int spec_buffer_index(const spec *s, const char *name) {
+  for (int i = 0; i < s->nbuffers; i++)
+    if (strcmp(s->bufs[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
+  if (cJSON_IsObject(it)) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "float");
+    if (!f || !cJSON_IsNumber(f) || cJSON_GetArraySize(it) != 1)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a name, an expression or {\"float\": x}",
+                     s->path, k);
+    a->kind = SPEC_ARG_FLOAT;
+    a->f = f->valuedouble;
+    return 0;
+  }
+  if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof a->text)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a name, an expression or {\"float\": x}",
+                   s->path, k);
+  int b = spec_buffer_index(s, it->valuestring);
+  if (b >= 0) {
+    a->kind = SPEC_ARG_BUFFER;
+    a->buffer = b;
+    return 0;
+  }
+  a->kind = SPEC_ARG_INT;
+  snprintf(a->text, sizeof a->text, "%s", it->valuestring);
+  return (a->e = load_expr(s, a->text, k, e)) ? 0 : -1;
+}
+
+static int load_args(spec *s, const cJSON *root, tf_err *e) {
+  const cJSON *arr, *it;
+  if (jsonio_child(s->path, WHAT, root, "", "args", 1, cJSON_Array, &arr, e)) return -1;
+  cJSON_ArrayForEach(it, arr) {
+    char k[64];
+    snprintf(k, sizeof k, "args[%d]", s->nargs);
+    if (s->nargs == SPEC_MAX_ARGS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'args': more than %d", s->path,
+                     SPEC_MAX_ARGS);
+    if (load_arg(s, it, k, &s->args[s->nargs], e)) return -1;
+    s->nargs++;
+  }
+  return 0;
+}
+
+/* The .cu beside the .json; the name may not leave that folder. */
+static int resolve_source(spec *s, const char *src, tf_err *e) {
+  if (!jsonio_safe_name(src) || strstr(src, ".."))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'source': '%s' must be a file name beside the spec, not a path",
+                   s->path, src);
+  char tmp[SPEC_PATH];
+  snprintf(tmp, sizeof tmp, "%s", s->path);
+  int n = snprintf(s->source_path, sizeof s->source_path, "%s/%s", dirname(tmp), src);
+  if (n < 0 || (size_t)n >= sizeof s->source_path)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': path too long", s->path);
+  FILE *f = fopen(s->source_path, "r");
+  if (!f)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'source': cannot open '%s'", s->path,
+                   s->source_path);
+  fclose(f);
+  return 0;
+}
+
+/* The name must match the file's base name, so a campaign's "template" finds it. */
+static int check_name(spec *s, const char *name, tf_err *e) {
+  char tmp[SPEC_PATH];
+  snprintf(tmp, sizeof tmp, "%s", s->path);
+  char *base = basename(tmp);
+  size_t n = strlen(name);
+  if (!jsonio_safe_name(name) || strncmp(base, name, n) != 0 || strcmp(base + n, ".json") != 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'name': '%s' must match the file name",
+                   s->path, name);
+  snprintf(s->name, sizeof s->name, "%s", name);
+  return 0;
+}
+
+static int load_root(spec *s, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "problem",
+                                     "knobs", "constraints", "launch", "buffers", "args",
+                                     "tolerance", "flops", "bytes", NULL};
+  const char *name, *src, *kernel, *family, *doc;
+  if (jsonio_only_keys(s->path, WHAT, root, "", keys, e) ||
+      jsonio_str(s->path, WHAT, root, "", "name", 1, 63, &name, e) || check_name(s, name, e) ||
+      jsonio_str(s->path, WHAT, root, "", "doc", 0, 8192, &doc, e) ||
+      jsonio_str(s->path, WHAT, root, "", "source", 1, 63, &src, e) ||
+      resolve_source(s, src, e) ||
+      jsonio_str(s->path, WHAT, root, "", "kernel", 1, sizeof s->kernel - 1, &kernel, e) ||
+      copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e) ||
+      jsonio_str(s->path, WHAT, root, "", "family", 1, sizeof s->family - 1, &family, e) ||
+      copy_name(s, "family", family, s->family, sizeof s->family, e))
+    return -1;
+  s->tolerance = 1e-5;
+  if (load_dims(s, root, e) || load_knobs(s, root, e) || load_constraints(s, root, e) ||
+      load_launch(s, root, e) || load_buffers(s, root, e) || load_args(s, root, e) ||
+      jsonio_num(s->path, WHAT, root, "", "tolerance", 0, 0.0, 1.0, &s->tolerance, e) ||
+      load_text_expr(s, root, "", "flops", 0, NULL, s->flops_text, sizeof s->flops_text,
+                     &s->flops, e) ||
+      load_text_expr(s, root, "", "bytes", 0, NULL, s->bytes_text, sizeof s->bytes_text,
+                     &s->bytes, e))
+    return -1;
+  return 0;
+}
+
+int spec_load(spec *s, const char *path, tf_err *e) {
+  memset(s, 0, sizeof *s);
+  if (strlen(path) >= sizeof s->path)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%.64s...': path too long", path);
+  snprintf(s->path, sizeof s->path, "%s", path);
+  cJSON *root = jsonio_load(path, WHAT, e);
+  if (!root) return -1;
+  int rc = load_root(s, root, e);
+  cJSON_Delete(root);
+  if (rc) spec_release(s);
+  return rc;
+}
+
+void spec_release(spec *s) {
+  for (int i = 0; i < s->nconstraints; i++) expr_free(s->cons[i].e);
+  for (int i = 0; i < 3; i++) {
+    expr_free(s->grid[i]);
+    expr_free(s->block[i]);
+  }
+  expr_free(s->smem);
+  for (int i = 0; i < s->nbuffers; i++) {
+    expr_free(s->bufs[i].count);
+    expr_free(s->bufs[i].clear);
+  }
+  for (int i = 0; i < s->nargs; i++) expr_free(s->args[i].e);
+  expr_free(s->flops);
+  expr_free(s->bytes);
+  char path[SPEC_PATH];
+  memcpy(path, s->path, sizeof path);
+  memset(s, 0, sizeof *s);
+  memcpy(s->path, path, sizeof path);
+}
+
+int spec_knob_index(const spec *s, const char *name) {
+  for (int k = 0; k < s->nknobs; k++)
+    if (strcmp(s->knobs[k].name, name) == 0) return k;
+  return -1;
+}
+
+int spec_dim_index(const spec *s, const char *name) {
+  for (int d = 0; d < s->ndims; d++)
+    if (strcmp(s->dims[d].name, name) == 0) return d;
+  return -1;
+}
+
+int spec_value_index(const spec *s, int k, long long v) {
+  for (int i = 0; i < s->knobs[k].nvalues; i++)
+    if (s->knobs[k].values[i] == v) return i;
+  return -1;
+}
+
+int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+                          config *out, tf_err *e) {
+  const cJSON *it;
+  if (!cJSON_IsObject(obj))
+    return tf_fail(e, TF_EXIT_INPUT, "'%s': key '%s' must be an object of knob values", file,
+                   where);
+  cJSON_ArrayForEach(it, obj) if (spec_knob_index(s, it->string) < 0) return tf_fail(
+      e, TF_EXIT_INPUT, "'%s': key '%s.%s': template '%s' has no knob '%s'", file, where,
+      it->string, s->name, it->string);
+  memset(out, 0, sizeof *out);
+  out->n = s->nknobs;
+  for (int k = 0; k < s->nknobs; k++) {
+    long long v;
+    if (jsonio_int(file, "", obj, where, s->knobs[k].name, 1, -1000000000LL, 1000000000LL, &v, e))
+      return -1;
+    if (spec_value_index(s, k, v) < 0) {
+      char dom[256] = "";
+      for (int i = 0; i < s->knobs[k].nvalues; i++)
+        snprintf(dom + strlen(dom), sizeof dom - strlen(dom), "%s%lld", i ? ", " : "",
+                 s->knobs[k].values[i]);
+      return tf_fail(e, TF_EXIT_INPUT, "'%s': key '%s.%s': %lld is not in the knob's domain {%s}",
+                     file, where, s->knobs[k].name, v, dom);
+    }
+    out->v[k] = v;
+  }
+  return 0;
+}
+
+cJSON *spec_config_to_json(const spec *s, const config *c) {
+  cJSON *o = cJSON_CreateObject();
+  for (int k = 0; k < s->nknobs && k < c->n; k++)
+    cJSON_AddNumberToObject(o, s->knobs[k].name, (double)c->v[k]);
+  return o;
+}
+
+int config_equal(const config *a, const config *b) {
+  if (a->n != b->n) return 0;
+  for (int k = 0; k < a->n; k++)
+    if (a->v[k] != b->v[k]) return 0;
+  return 1;
+}
+
+int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+                        long long *dims, tf_err *e) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, obj) if (spec_dim_index(s, it->string) < 0) return tf_fail(
+      e, TF_EXIT_INPUT, "'%s': key '%s.%s': template '%s' has no problem dimension '%s'", file,
+      where, it->string, s->name, it->string);
+  for (int d = 0; d < s->ndims; d++)
+    if (jsonio_int(file, "", obj, where, s->dims[d].name, 1, s->dims[d].lo, s->dims[d].hi,
+                   &dims[d], e))
+      return -1;
+  return 0;
+}
+
+static int eval(const spec *s, const expr *x, const long long *dims, const config *c,
+                const char *what, long long *out, tf_err *e) {
+  char msg[256];
+  binding b = {s, dims, c};
+  if (expr_eval(x, bind_name, &b, out, msg, sizeof msg) == 0) return 0;
+  char cfg[512];
+  spec_config_str(s, c, cfg, sizeof cfg);
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s (at %s)", s->path, what, msg, cfg);
+}
+
+int spec_eval(const spec *s, const expr *x, const long long *dims, const config *c, long long *out,
+              tf_err *e) {
+  *out = 0;
+  return x ? eval(s, x, dims, c, "expression", out, e) : 0;
+}
+
+int spec_check_all(const spec *s, const long long *dims, const config *c, unsigned char *broken,
+                   tf_err *e) {
+  for (int i = 0; i < s->nconstraints; i++) {
+    long long v;
+    char k[64];
+    snprintf(k, sizeof k, "constraints[%d].expr", i);
+    if (eval(s, s->cons[i].e, dims, c, k, &v, e)) return -1;
+    broken[i] = v == 0;
+  }
+  return 0;
+}
+
+int spec_check(const spec *s, const long long *dims, const config *c, int *violated, tf_err *e) {
+  *violated = -1;
+  for (int i = 0; i < s->nconstraints; i++) {
+    long long v;
+    char k[64];
+    snprintf(k, sizeof k, "constraints[%d].expr", i);
+    if (eval(s, s->cons[i].e, dims, c, k, &v, e)) return -1;
+    if (v == 0) {
+      *violated = i;
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int eval_unsigned(const spec *s, const expr *x, const long long *dims, const config *c,
+                         const char *k, long long lo, long long hi, unsigned *out, tf_err *e) {
+  long long v;
+  if (eval(s, x, dims, c, k, &v, e)) return -1;
+  if (v < lo || v > hi)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' evaluates to %lld, outside [%lld, %lld]",
+                   s->path, k, v, lo, hi);
+  *out = (unsigned)v;
+  return 0;
+}
+
+int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e) {
+  static const char *const gk[3] = {"launch.grid[0]", "launch.grid[1]", "launch.grid[2]"};
+  static const char *const bk[3] = {"launch.block[0]", "launch.block[1]", "launch.block[2]"};
+  static const long long gmax[3] = {2147483647LL, 65535, 65535};
+  memset(g, 0, sizeof *g);
+  for (int i = 0; i < 3; i++)
+    if (eval_unsigned(s, s->grid[i], dims, c, gk[i], 1, gmax[i], &g->grid[i], e) ||
+        eval_unsigned(s, s->block[i], dims, c, bk[i], 1, 1024, &g->block[i], e))
+      return -1;
+  if ((long long)g->block[0] * g->block[1] * g->block[2] > 1024)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'launch.block': more than 1024 threads",
+                   s->path);
+  if (eval_unsigned(s, s->smem, dims, c, "launch.smem", 0, 232448, &g->smem, e)) return -1;
+  for (int b = 0; b < s->nbuffers; b++) {
+    char k[64];
+    long long v = 0;
+    snprintf(k, sizeof k, "buffers[%d].count", b);
+    if (eval(s, s->bufs[b].count, dims, c, k, &g->count[b], e)) return -1;
+    if (g->count[b] < 1 || g->count[b] > SPEC_MAX_ELEMENTS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' gives %lld elements, outside [1, 2^32]",
+                     s->path, k, g->count[b]);
+    snprintf(k, sizeof k, "buffers[%d].clear", b);
+    if (s->bufs[b].clear && eval(s, s->bufs[b].clear, dims, c, k, &v, e)) return -1;
+    g->clear[b] = v != 0;
+  }
+  for (int a = 0; a < s->nargs; a++) {
+    if (s->args[a].kind != SPEC_ARG_INT) continue;
+    char k[64];
+    snprintf(k, sizeof k, "args[%d]", a);
+    if (eval(s, s->args[a].e, dims, c, k, &g->iarg[a], e)) return -1;
+    if (g->iarg[a] < -2147483647LL - 1 || g->iarg[a] > 2147483647LL)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' does not fit an int", s->path, k);
+  }
+  return 0;
+}
+
+int spec_name_expr(const spec *s, const config *c, char *buf, size_t len) {
+  size_t n = (size_t)snprintf(buf, len, "%s", s->kernel);
+  if (s->nknobs == 0) return n < len ? 0 : -1;
+  for (int k = 0; k < s->nknobs && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? ", " : "<", c->v[k]);
+  if (n < len) n += (size_t)snprintf(buf + n, len - n, ">");
+  return n < len ? 0 : -1;
+}
+
+void spec_config_str(const spec *s, const config *c, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  if (!c) {
+    snprintf(buf, len, "(no configuration)");
+    return;
+  }
+  for (int k = 0; k < s->nknobs && k < c->n && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%s=%lld", k ? " " : "", s->knobs[k].name, c->v[k]);
+  if (s->nknobs == 0) snprintf(buf, len, "%s", s->kernel);
+}

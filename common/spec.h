@@ -1,0 +1,149 @@
+/* spec: a kernel's description (templates/NAME.json, kernels/NAME.json).
+ *
+ * A spec names a CUDA source file and one __global__ kernel in it. Tunable
+ * kernels are `template<int ...>` functions whose template parameters are the
+ * knobs, in the order the "knobs" object lists them; committed kernels have no
+ * knobs. The spec also states the problem dimensions and their ranges, the
+ * static constraints (integer expressions that must be non-zero, each with the
+ * reason it exists), the launch geometry, the buffers and the kernel's argument
+ * list, all as expressions over knob and dimension names (common/expr.h).
+ * docs/SCHEMA.md documents every key.
+ *
+ * Ownership: spec_load fills a caller-owned struct; spec_release frees the
+ * parsed expressions inside it. A config is a plain value. */
+#ifndef TF_SPEC_H
+#define TF_SPEC_H
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+
+#include "common/err.h"
+#include "common/expr.h"
+
+#define SPEC_MAX_KNOBS 16
+#define SPEC_MAX_VALUES 16
+#define SPEC_MAX_DIMS 6
+#define SPEC_MAX_CONSTRAINTS 48
+#define SPEC_MAX_BUFFERS 8
+#define SPEC_MAX_ARGS 16
+#define SPEC_NAME 48
+#define SPEC_PATH 1024
+/* The largest buffer a spec may ask for, in elements (16 GiB of floats): anything more is absurd. */
+#define SPEC_MAX_ELEMENTS (1LL << 32)
+
+typedef struct spec_knob {
+  char name[SPEC_NAME];
+  int nvalues;
+  long long values[SPEC_MAX_VALUES];
+  char labels[SPEC_MAX_VALUES][32]; /* "" when the spec gives no label */
+} spec_knob;
+
+typedef struct spec_constraint {
+  char name[SPEC_NAME];
+  char reason[256];
+  char text[512];
+  expr *e;
+} spec_constraint;
+
+typedef struct spec_dim {
+  char name[SPEC_NAME];
+  long long lo, hi; /* allowed range of the problem size */
+} spec_dim;
+
+typedef struct spec_buffer {
+  char name[SPEC_NAME];
+  int output;           /* 1: written by the kernel, checked against the reference */
+  char count_text[256]; /* elements (float32), an expression */
+  expr *count;
+  char clear_text[128]; /* "" or an expression: non-zero means zero the buffer before each launch */
+  expr *clear;
+} spec_buffer;
+
+typedef enum { SPEC_ARG_BUFFER, SPEC_ARG_INT, SPEC_ARG_FLOAT } spec_arg_kind;
+
+typedef struct spec_arg {
+  spec_arg_kind kind;
+  int buffer;      /* SPEC_ARG_BUFFER: index into buffers */
+  char text[128];  /* SPEC_ARG_INT: expression text */
+  expr *e;         /* SPEC_ARG_INT */
+  double f;        /* SPEC_ARG_FLOAT */
+} spec_arg;
+
+typedef struct spec {
+  char path[SPEC_PATH];        /* the .json file as given */
+  char source_path[SPEC_PATH]; /* the .cu file, resolved beside the .json */
+  char name[64];
+  char family[32]; /* selects the CPU reference: "matmul", "layernorm" */
+  char kernel[64];
+  int nknobs;
+  spec_knob knobs[SPEC_MAX_KNOBS];
+  int ndims;
+  spec_dim dims[SPEC_MAX_DIMS];
+  int nconstraints;
+  spec_constraint cons[SPEC_MAX_CONSTRAINTS];
+  char grid_text[3][128], block_text[3][128], smem_text[128];
+  expr *grid[3], *block[3], *smem;
+  int nbuffers;
+  spec_buffer bufs[SPEC_MAX_BUFFERS];
+  int nargs;
+  spec_arg args[SPEC_MAX_ARGS];
+  double tolerance;         /* relative L2 error allowed against the double reference */
+  char flops_text[128], bytes_text[128];
+  expr *flops, *bytes;      /* work and minimum traffic, for reports and the simulated device */
+} spec;
+
+/* One point of the knob space: values (not indices), in knob order. */
+typedef struct config {
+  int n;
+  long long v[SPEC_MAX_KNOBS];
+} config;
+
+/* Concrete launch of one configuration on one problem. */
+typedef struct launch_geom {
+  unsigned grid[3], block[3];
+  unsigned smem;                       /* dynamic shared memory, bytes */
+  long long count[SPEC_MAX_BUFFERS];   /* elements per buffer */
+  int clear[SPEC_MAX_BUFFERS];
+  long long iarg[SPEC_MAX_ARGS];       /* values of SPEC_ARG_INT arguments */
+} launch_geom;
+
+int spec_load(spec *s, const char *path, tf_err *e);
+void spec_release(spec *s);
+
+int spec_knob_index(const spec *s, const char *name);
+int spec_dim_index(const spec *s, const char *name);
+/* Index of value v in knob k's domain, or -1. */
+int spec_value_index(const spec *s, int k, long long v);
+
+/* {"BM": 64, ...} -> config. Every knob must be present with a value from its domain;
+ * `file` and `where` name the place for messages ("campaign 'x.json'", "start"). */
+int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+                          config *out, tf_err *e);
+cJSON *spec_config_to_json(const spec *s, const config *c);
+int config_equal(const config *a, const config *b);
+
+/* Problem sizes {"M": 1024, ...} -> dims[] in spec order; each within its range. */
+int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+                        long long *dims, tf_err *e);
+
+/* Static check: *violated = index of the first constraint the config breaks, or -1.
+ * Returns -1 only when a constraint cannot be evaluated (division by zero...). */
+int spec_check(const spec *s, const long long *dims, const config *c, int *violated, tf_err *e);
+/* Every constraint's verdict: broken[i] = 1 if constraint i refuses the config. */
+int spec_check_all(const spec *s, const long long *dims, const config *c, unsigned char *broken,
+                   tf_err *e);
+
+/* Evaluate geometry, buffer counts and integer arguments; refuses empty or absurd launches. */
+int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e);
+
+/* Evaluate an expression of this spec (flops, bytes) for one configuration; 0 when absent. */
+int spec_eval(const spec *s, const expr *x, const long long *dims, const config *c, long long *out,
+              tf_err *e);
+
+/* "tf_matmul<64, 64, 16, ...>" or just "kernel" when there are no knobs. */
+int spec_name_expr(const spec *s, const config *c, char *buf, size_t len);
+
+/* "BM=64 BN=128 ..." for messages and progress lines. */
+void spec_config_str(const spec *s, const config *c, char *buf, size_t len);
+
+#endif

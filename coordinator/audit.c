@@ -1,0 +1,409 @@
+#include "coordinator/audit.h"
+
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/compile.h"
+#include "common/jsonio.h"
+#include "common/mpimsg.h"
+
+#define SPACE_MAX (1LL << 24)
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- enumeration: configurations <-> mixed-radix indices over the domains ---- */
+
+static void index_to_config(const spec *s, long long idx, config *c) {
+  c->n = s->nknobs;
+  for (int k = s->nknobs - 1; k >= 0; k--) {
+    int nv = s->knobs[k].nvalues;
+    c->v[k] = s->knobs[k].values[idx % nv];
+    idx /= nv;
+  }
+}
+
+static long long config_to_index(const spec *s, const config *c) {
+  long long idx = 0;
+  for (int k = 0; k < s->nknobs; k++) idx = idx * s->knobs[k].nvalues + spec_value_index(s, k, c->v[k]);
+  return idx;
+}
+
+/* Neighbours by one- and two-knob moves of any distance (what the proposer can reach). */
+static int visit_neighbours(const spec *s, const config *c, const unsigned char *ok,
+                            unsigned char *seen, long long *queue, long long *tail) {
+  for (int a = 0; a < s->nknobs; a++)
+    for (int va = 0; va < s->knobs[a].nvalues; va++)
+      for (int b = a; b < s->nknobs; b++)
+        for (int vb = 0; vb < (b == a ? 1 : s->knobs[b].nvalues); vb++) {
+          config n = *c;
+          n.v[a] = s->knobs[a].values[va];
+          if (b != a) n.v[b] = s->knobs[b].values[vb];
+          long long i = config_to_index(s, &n);
+          if (ok[i] && !seen[i]) {
+            seen[i] = 1;
+            queue[(*tail)++] = i;
+          }
+        }
+  return 0;
+}
+
+static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_err *e) {
+  const spec *s = &c->tmpl;
+  unsigned char *seen = calloc((size_t)v->size, 1);
+  long long *queue = malloc((size_t)v->accepted * sizeof *queue + sizeof *queue);
+  if (!seen || !queue) {
+    free(seen);
+    free(queue);
+    return tf_fail(e, TF_EXIT_FAIL, "out of memory enumerating %lld configurations", v->size);
+  }
+  long long head = 0, tail = 0, start = config_to_index(s, &c->start);
+  seen[start] = 1;
+  queue[tail++] = start;
+  while (head < tail) {
+    config cur;
+    index_to_config(s, queue[head++], &cur);
+    visit_neighbours(s, &cur, ok, seen, queue, &tail);
+  }
+  v->reachable = malloc((size_t)tail * sizeof *v->reachable);
+  for (long long i = 0; v->reachable && i < tail; i++) index_to_config(s, queue[i], &v->reachable[i]);
+  v->nreachable = v->reachable ? (int)tail : 0;
+  free(seen);
+  free(queue);
+  return v->reachable ? 0 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
+}
+
+int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
+  const spec *s = &c->tmpl;
+  memset(v, 0, sizeof *v);
+  v->size = 1;
+  for (int k = 0; k < s->nknobs; k++) {
+    v->size *= s->knobs[k].nvalues;
+    if (v->size > SPACE_MAX)
+      return tf_fail(e, TF_EXIT_INPUT, "template '%s': the knob space has more than %lld points",
+                     s->path, SPACE_MAX);
+  }
+  unsigned char *ok = malloc((size_t)v->size);
+  if (!ok) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  for (long long i = 0; i < v->size; i++) {
+    config cfg;
+    unsigned char broken[SPEC_MAX_CONSTRAINTS];
+    index_to_config(s, i, &cfg);
+    if (spec_check_all(s, c->dims, &cfg, broken, e)) {
+      free(ok);
+      return -1;
+    }
+    ok[i] = 1;
+    for (int k = 0; k < s->nconstraints; k++)
+      if (broken[k]) {
+        v->refused_by[k]++;
+        ok[i] = 0;
+      }
+    v->accepted += ok[i];
+  }
+  int rc = reach(c, ok, v, e);
+  free(ok);
+  return rc;
+}
+
+void space_release(space_view *v) {
+  free(v->reachable);
+  v->reachable = NULL;
+}
+
+/* ---- shared option parsing and the check report ---- */
+
+typedef struct audit_opts {
+  const char *campaign;
+  const char *arch;
+  int batch;
+  int verbose;
+} audit_opts;
+
+static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*usage)(FILE *)) {
+  static const struct option longs[] = {{"arch", required_argument, 0, 'a'},
+                                         {"batch", required_argument, 0, 'b'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "a:b:vh", longs, NULL)) != -1) {
+    switch (c) {
+      case 'a': o->arch = optarg; break;
+      case 'b': o->batch = atoi(optarg); break;
+      case 'v': o->verbose = 1; break;
+      case 'h': usage(stdout); return 1;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc - 1 || o->batch < 1 || o->batch > COMPILE_MAX_EXPRS ||
+      strncmp(o->arch, "sm_", 3) != 0) {
+    fprintf(stderr, "tunefarm %s: %s\n", cmd,
+            optind != argc - 1 ? "give exactly one campaign file"
+                               : "--batch wants 1..64 and --arch an sm_XY name");
+    usage(stderr);
+    return 2;
+  }
+  o->campaign = argv[optind];
+  return 0;
+}
+
+static void print_space(FILE *out, const campaign *c, const space_view *v) {
+  const spec *s = &c->tmpl;
+  char cfg[512];
+  fprintf(out, "campaign '%s': template '%s' (%d knobs, %d constraints), problem", c->path,
+          s->name, s->nknobs, s->nconstraints);
+  for (int d = 0; d < s->ndims; d++) fprintf(out, " %s=%lld", s->dims[d].name, c->dims[d]);
+  fprintf(out, "\n  space:      %lld configurations\n", v->size);
+  fprintf(out, "  accepted:   %lld (pass every constraint)\n", v->accepted);
+  fprintf(out, "  reachable:  %d (accepted and reachable from start by one- and two-knob moves)\n",
+          v->nreachable);
+  fprintf(out, "  refusals by constraint (a configuration can break several):\n");
+  for (int k = 0; k < s->nconstraints; k++)
+    fprintf(out, "    %-22s %8lld  %s\n", s->cons[k].name, v->refused_by[k], s->cons[k].reason);
+  spec_config_str(s, &c->start, cfg, sizeof cfg);
+  fprintf(out, "  start:      %s\n", cfg);
+  if (c->control_is_kernel)
+    fprintf(out, "  control:    committed kernel '%s'\n", c->control_kernel.name);
+  else {
+    spec_config_str(s, &c->control_cfg, cfg, sizeof cfg);
+    fprintf(out, "  control:    %s\n", cfg);
+  }
+}
+
+static void check_usage(FILE *f) {
+  fprintf(f, "usage: tunefarm check CAMPAIGN\n\n"
+             "Load and validate a campaign and its template without compiling anything; print\n"
+             "the size of the knob space, how many configurations are accepted and reachable,\n"
+             "and how many each constraint refuses.\n"
+             "Exit status: 0 valid, 2 bad input (the message names the file and the key).\n");
+}
+
+int check_main(int argc, char **argv) {
+  audit_opts o = {.arch = "sm_90", .batch = 16};
+  int rc = parse(argc, argv, "check", &o, check_usage);
+  if (rc) return rc == 1 ? 0 : 2;
+  static campaign c;
+  tf_err e = {0};
+  space_view v;
+  if (campaign_load(&c, o.campaign, &e)) {
+    fprintf(stderr, "tunefarm check: %s\n", e.msg);
+    return e.code ? e.code : 1;
+  }
+  rc = space_enumerate(&c, &v, &e);
+  if (rc == 0) print_space(stdout, &c, &v);
+  else fprintf(stderr, "tunefarm check: %s\n", e.msg);
+  space_release(&v);
+  campaign_release(&c);
+  return rc ? (e.code ? e.code : 1) : 0;
+}
+
+/* ---- audit: compile every reachable configuration ---- */
+
+typedef struct audit_tally {
+  int compiled, failed, cache_hits, programs;
+  cJSON *failures; /* [{"config": "...", "log": "..."}] */
+} audit_tally;
+
+static void add_failure(audit_tally *t, const char *what, const char *msg, const char *log) {
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "config", what);
+  cJSON_AddStringToObject(f, "error", msg);
+  cJSON_AddStringToObject(f, "log", log ? log : "");
+  cJSON_AddItemToArray(t->failures, f);
+  t->failed++;
+}
+
+static int compile_names(const char *const *sources, int nsrc, const char *const *names, int n,
+                         const char *arch, audit_tally *t, compile_result *r, tf_err *e) {
+  compile_req req = {.source_paths = sources, .nsources = nsrc, .name_exprs = names,
+                     .nexprs = n, .arch = arch, .cache_dir = NULL};
+  memset(r, 0, sizeof *r);
+  int rc = compile_program(&req, r, e);
+  t->programs++;
+  if (rc == 0) t->cache_hits += r->cache_hit;
+  return rc;
+}
+
+/* One batch; on a refusal, compile its members one by one to name the culprits. */
+static int audit_batch(const campaign *c, const config *cfgs, int n, const char *arch,
+                       audit_tally *t) {
+  char names[COMPILE_MAX_EXPRS][256];
+  const char *ptrs[COMPILE_MAX_EXPRS];
+  const char *src[1] = {c->tmpl.source_path};
+  for (int i = 0; i < n; i++) {
+    spec_name_expr(&c->tmpl, &cfgs[i], names[i], sizeof names[i]);
+    ptrs[i] = names[i];
+  }
+  compile_result r;
+  tf_err e = {0};
+  if (compile_names(src, 1, ptrs, n, arch, t, &r, &e) == 0) {
+    t->compiled += n;
+    compile_release(&r);
+    return 0;
+  }
+  compile_release(&r);
+  for (int i = 0; i < n; i++) {
+    tf_err e1 = {0};
+    if (compile_names(src, 1, &ptrs[i], 1, arch, t, &r, &e1) == 0)
+      t->compiled++;
+    else
+      add_failure(t, names[i], e1.msg, r.log);
+    compile_release(&r);
+  }
+  return 0;
+}
+
+static void audit_geometry(const campaign *c, const space_view *v, int rank, int size,
+                           audit_tally *t) {
+  for (int i = rank; i < v->nreachable; i += size) {
+    launch_geom g;
+    tf_err e = {0};
+    if (spec_launch(&c->tmpl, c->dims, &v->reachable[i], &g, &e)) {
+      char cfg[512];
+      spec_config_str(&c->tmpl, &v->reachable[i], cfg, sizeof cfg);
+      add_failure(t, cfg, e.msg, "");
+    }
+  }
+}
+
+static void audit_control(const campaign *c, const char *arch, audit_tally *t) {
+  if (!c->control_is_kernel) return;
+  const char *src[1] = {c->control_kernel.source_path};
+  const char *name = c->control_kernel.kernel;
+  compile_result r;
+  tf_err e = {0};
+  if (compile_names(src, 1, &name, 1, arch, t, &r, &e) == 0)
+    t->compiled++;
+  else
+    add_failure(t, name, e.msg, r.log);
+  compile_release(&r);
+}
+
+static void run_share(const campaign *c, const space_view *v, const audit_opts *o, int rank,
+                      int size, audit_tally *t) {
+  int nbatches = (v->nreachable + o->batch - 1) / o->batch;
+  double t0 = now_s(), last = t0;
+  for (int b = rank; b < nbatches; b += size) {
+    int first = b * o->batch;
+    int n = v->nreachable - first < o->batch ? v->nreachable - first : o->batch;
+    audit_batch(c, &v->reachable[first], n, o->arch, t);
+    if (rank == 0 && now_s() - last > 5.0) {
+      last = now_s();
+      fprintf(stderr, "tunefarm audit: batch %d of %d, %.0f s\n", b + 1, nbatches, last - t0);
+    }
+  }
+  audit_geometry(c, v, rank, size, t);
+  if (rank == 0) audit_control(c, o->arch, t);
+}
+
+static cJSON *tally_json(const audit_tally *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "compiled", t->compiled);
+  cJSON_AddNumberToObject(o, "failed", t->failed);
+  cJSON_AddNumberToObject(o, "cache_hits", t->cache_hits);
+  cJSON_AddNumberToObject(o, "programs", t->programs);
+  cJSON_AddItemToObject(o, "failures", cJSON_Duplicate(t->failures, 1));
+  return o;
+}
+
+static void merge(audit_tally *t, const cJSON *o) {
+  t->compiled += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "compiled"));
+  t->cache_hits += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "cache_hits"));
+  t->programs += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "programs"));
+  const cJSON *f;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItem(o, "failures")) {
+    cJSON_AddItemToArray(t->failures, cJSON_Duplicate(f, 1));
+    t->failed++;
+  }
+}
+
+static int gather(MPI_Comm comm, int rank, int size, audit_tally *t) {
+  tf_err e = {0};
+  if (rank != 0) {
+    cJSON *o = tally_json(t);
+    int rc = mpimsg_send(comm, 0, TAG_AUDIT, o, &e);
+    cJSON_Delete(o);
+    return rc;
+  }
+  for (int r = 1; r < size; r++) {
+    int tag, from;
+    cJSON *o = mpimsg_recv(comm, MPI_ANY_SOURCE, &tag, &from, &e);
+    if (!o) return -1;
+    merge(t, o);
+    cJSON_Delete(o);
+  }
+  return 0;
+}
+
+static void print_audit(const audit_tally *t, const space_view *v, double secs, int size) {
+  const cJSON *f;
+  cJSON_ArrayForEach(f, t->failures) {
+    printf("FAILED %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(f, "config")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(f, "error")));
+    const char *log = cJSON_GetStringValue(cJSON_GetObjectItem(f, "log"));
+    if (log && log[0]) printf("--- NVRTC log ---\n%s\n-----------------\n", log);
+  }
+  printf("audit: %d reachable configurations; compiled %d, failed %d; %d NVRTC programs "
+         "(%d from the cache) on %d rank(s) in %.1f s\n",
+         v->nreachable, t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
+}
+
+static void audit_usage(FILE *f) {
+  fprintf(f,
+          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] CAMPAIGN\n"
+          "       mpirun -np R tunefarm audit CAMPAIGN   (spreads the compiles over R ranks)\n\n"
+          "Enumerate the campaign's reachable configurations, check each statically, and\n"
+          "compile every accepted one with NVRTC for --arch (default sm_90), N instantiations\n"
+          "per program (default 16), through the cubin cache ($TUNEFARM_CACHE, else\n"
+          "$XDG_CACHE_HOME/tunefarm, else ~/.cache/tunefarm). Prints every failure with\n"
+          "its NVRTC log. --verbose also lists every reachable configuration.\n"
+          "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
+}
+
+int audit_main(int argc, char **argv) {
+  audit_opts o = {.arch = "sm_90", .batch = 16};
+  int rc = parse(argc, argv, "audit", &o, audit_usage);
+  if (rc) return rc == 1 ? 0 : 2;
+  int inited = 0, rank = 0, size = 1;
+  MPI_Initialized(&inited);
+  if (inited) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpimsg_init(MPI_COMM_WORLD);
+  }
+  static campaign c;
+  tf_err e = {0};
+  space_view v = {0};
+  if (campaign_load(&c, o.campaign, &e) || space_enumerate(&c, &v, &e)) {
+    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
+    return e.code ? e.code : 1;
+  }
+  if (rank == 0) print_space(stdout, &c, &v);
+  if (rank == 0 && o.verbose)
+    for (int i = 0; i < v.nreachable; i++) {
+      char cfg[512];
+      spec_config_str(&c.tmpl, &v.reachable[i], cfg, sizeof cfg);
+      printf("  reachable %d: %s\n", i, cfg);
+    }
+  fflush(stdout);
+  double t0 = now_s();
+  audit_tally t = {.failures = cJSON_CreateArray()};
+  run_share(&c, &v, &o, rank, size, &t);
+  if (inited) gather(MPI_COMM_WORLD, rank, size, &t);
+  if (rank == 0) print_audit(&t, &v, now_s() - t0, size);
+  rc = t.failed ? 1 : 0;
+  if (inited) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  cJSON_Delete(t.failures);
+  space_release(&v);
+  campaign_release(&c);
+  return rc;
+}

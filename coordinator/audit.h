@@ -1,0 +1,34 @@
+/* audit: `tunefarm check` and `tunefarm audit`, the static view of a campaign.
+ *
+ * check: load and validate the campaign and its template (no compiling);
+ *   print the size of the knob space, how many configurations every
+ *   constraint accepts, how many are reachable from the start by one- and
+ *   two-knob moves through accepted configurations (what a search can visit),
+ *   and how many each constraint refuses.
+ * audit: the same enumeration, then render and compile every reachable
+ *   configuration with NVRTC (through the cubin cache, in batches of several
+ *   instantiations per program), print counts and every failure with its
+ *   NVRTC log, and fail if any accepted configuration does not compile. Under
+ *   mpirun the batches are spread over the ranks. */
+#ifndef TF_AUDIT_H
+#define TF_AUDIT_H
+
+#include "common/campaign.h"
+
+/* The space as the audit sees it. Ownership: space_release. */
+typedef struct space_view {
+  long long size;            /* product of the knob domains */
+  long long accepted;        /* pass every constraint */
+  long long refused_by[SPEC_MAX_CONSTRAINTS];
+  int nreachable;
+  config *reachable;         /* accepted and reachable from start, start first */
+} space_view;
+
+/* Enumerate (refuses spaces over 2^24 points: not a tuning space). */
+int space_enumerate(const campaign *c, space_view *v, tf_err *e);
+void space_release(space_view *v);
+
+int check_main(int argc, char **argv);
+int audit_main(int argc, char **argv); /* MPI is initialised by main when under mpirun */
+
+#endif

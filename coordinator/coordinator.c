@@ -1,0 +1,515 @@
+#include "coordinator/coordinator.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/campaign.h"
+#include "common/decide.h"
+#include "common/jsonio.h"
+#include "common/mpimsg.h"
+#include "common/msg.h"
+#include "coordinator/ledger.h"
+#include "coordinator/propose.h"
+
+/* One device's search. */
+typedef struct search {
+  device_record dev;
+  int rank;            /* the worker that owns the device */
+  int usable;          /* 0: the worker had no device or a duplicate one */
+  ledger *l;
+  config best;
+  tried_set tried;
+  proposer prop;
+  int generation;      /* the last generation number written */
+  int measured;        /* generations that measured something (count toward the budget) */
+  int stale;           /* non-keeps in a row */
+  int keeps, rejects, refused, ambiguous, faults;
+  int busy;
+  config cand;
+  int requeues;        /* noisy refusals of the current candidate */
+  int done;
+  char end_reason[160];
+  double best_us;      /* median of the best arm in the latest measured generation */
+  double start_us;
+  long long job_id;
+} search;
+
+typedef struct farm {
+  MPI_Comm comm;
+  const run_opts *o;
+  campaign c;
+  int nsearch;
+  search *s;
+  long long next_id;
+} farm;
+
+static void progress(const farm *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const farm *f, const char *fmt, ...) {
+  if (f->o->quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f->o->progress, fmt, ap);
+  va_end(ap);
+  fflush(f->o->progress);
+}
+
+static void now_iso(char *buf, size_t len) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void coordinator_stop_all(MPI_Comm comm) {
+  int size;
+  MPI_Comm_size(comm, &size);
+  cJSON *stop = cJSON_CreateObject();
+  cJSON_AddStringToObject(stop, "type", "stop");
+  for (int r = 1; r < size; r++) mpimsg_send(comm, r, TAG_STOP, stop, NULL);
+  cJSON_Delete(stop);
+}
+
+/* ---- ledger records ---- */
+
+static cJSON *change_json(const spec *s, const config *from, const config *to) {
+  cJSON *o = cJSON_CreateObject();
+  for (int k = 0; k < s->nknobs; k++)
+    if (from->v[k] != to->v[k]) {
+      cJSON *pair = cJSON_CreateArray();
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)from->v[k]));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)to->v[k]));
+      cJSON_AddItemToObject(o, s->knobs[k].name, pair);
+    }
+  return o;
+}
+
+static void change_str(const spec *s, const config *from, const config *to, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < s->nknobs && n < len; k++)
+    if (from->v[k] != to->v[k])
+      n += (size_t)snprintf(buf + n, len - n, "%s%s %lld->%lld", n ? ", " : "", s->knobs[k].name,
+                            from->v[k], to->v[k]);
+}
+
+static cJSON *base_record(const farm *f, search *s, const config *cand) {
+  char when[32];
+  now_iso(when, sizeof when);
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "type", "generation");
+  cJSON_AddNumberToObject(r, "generation", ++s->generation);
+  cJSON_AddStringToObject(r, "device", s->dev.uuid);
+  cJSON_AddStringToObject(r, "backend", s->dev.backend);
+  if (strcmp(s->dev.backend, "sim") == 0) cJSON_AddBoolToObject(r, "simulated", 1);
+  cJSON_AddStringToObject(r, "time", when);
+  cJSON_AddStringToObject(r, "rule", f->c.decide.rule);
+  cJSON_AddItemToObject(r, "best", spec_config_to_json(&f->c.tmpl, &s->best));
+  cJSON_AddItemToObject(r, "new", spec_config_to_json(&f->c.tmpl, cand));
+  cJSON_AddItemToObject(r, "change", change_json(&f->c.tmpl, &s->best, cand));
+  return r;
+}
+
+static cJSON *num_array(const double *x, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+  return a;
+}
+
+static void add_num(cJSON *o, const char *key, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, key, v);
+  else
+    cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *measured_record(const farm *f, search *s, const result *r, const decision *d,
+                              const cJSON *jobj) {
+  cJSON *rec = base_record(f, s, &s->cand);
+  cJSON *rounds = cJSON_AddArrayToObject(rec, "rounds");
+  for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
+  cJSON_AddItemToObject(rec, "ratios", num_array(d->ratios, d->nratios));
+  add_num(rec, "median_ratio", d->median_ratio);
+  add_num(rec, "kernel_median_ratio", d->kernel_median_ratio);
+  add_num(rec, "control_drift", d->control_drift);
+  cJSON_AddNumberToObject(rec, "min_gain", f->c.decide.min_gain);
+  cJSON_AddNumberToObject(rec, "drift_tolerance", f->c.decide.drift_tolerance);
+  cJSON_AddBoolToObject(rec, "correct", r->correct);
+  cJSON *err = cJSON_AddObjectToObject(rec, "rel_err");
+  for (int a = 0; a < ARM_COUNT; a++) add_num(err, arm_names[a], r->rel_err[a]);
+  cJSON_AddStringToObject(rec, "status", r->status == RESULT_OK ? "ok"
+                                         : r->status == RESULT_FAULT ? "fault"
+                                         : r->status == RESULT_COMPILE_ERROR ? "compile_error"
+                                                                             : "error");
+  if (r->detail[0]) cJSON_AddStringToObject(rec, "detail", r->detail);
+  cJSON_AddStringToObject(rec, "decision", decision_names[d->kind]);
+  cJSON_AddStringToObject(rec, "reason", d->reason);
+  if (d->stats) cJSON_AddItemToObject(rec, "stats", cJSON_Duplicate(d->stats, 1));
+  cJSON_AddNumberToObject(rec, "screened", d->screened);
+  cJSON_AddNumberToObject(rec, "burn_in", r->burn_in);
+  cJSON_AddNumberToObject(rec, "compile_ms", r->compile_ms);
+  cJSON_AddBoolToObject(rec, "cache_hit", r->cache_hit);
+  cJSON_AddNumberToObject(rec, "wall_s", r->wall_s);
+  cJSON_AddItemToObject(rec, "job", cJSON_Duplicate(jobj, 1));
+  return rec;
+}
+
+static int append(farm *f, search *s, cJSON *rec, tf_err *e) {
+  int rc = ledger_append(s->l, rec, e);
+  cJSON_Delete(rec);
+  (void)f;
+  return rc;
+}
+
+/* ---- the search ---- */
+
+static void end_search(farm *f, search *s, const char *why, tf_err *e) {
+  s->done = 1;
+  snprintf(s->end_reason, sizeof s->end_reason, "%s", why);
+  cJSON *rec = cJSON_CreateObject();
+  cJSON_AddStringToObject(rec, "type", "end");
+  cJSON_AddStringToObject(rec, "reason", why);
+  cJSON_AddNumberToObject(rec, "generation", s->generation);
+  cJSON_AddItemToObject(rec, "best", spec_config_to_json(&f->c.tmpl, &s->best));
+  append(f, s, rec, e);
+  progress(f, "[gpu%d %.12s] search ends: %s\n", s->dev.ordinal, s->dev.uuid, why);
+}
+
+static int record_static_refusal(farm *f, search *s, int bad, tf_err *e) {
+  const spec_constraint *k = &f->c.tmpl.cons[bad];
+  cJSON *rec = base_record(f, s, &s->cand);
+  char reason[512];
+  snprintf(reason, sizeof reason, "breaks constraint '%s': %s", k->name, k->reason);
+  cJSON_AddStringToObject(rec, "decision", "refused");
+  cJSON_AddStringToObject(rec, "reason", reason);
+  cJSON_AddStringToObject(rec, "constraint", k->name);
+  s->refused++;
+  return append(f, s, rec, e);
+}
+
+static int send_job(farm *f, search *s, tf_err *e) {
+  static job j;
+  if (job_build(&j, &f->c, f->next_id, s->generation + 1, &s->best, &s->cand, e)) return -1;
+  cJSON *msg = job_to_json(&j);
+  int rc = mpimsg_send(f->comm, s->rank, TAG_JOB, msg, e);
+  cJSON_Delete(msg);
+  if (rc == 0) {
+    s->busy = 1;
+    s->job_id = f->next_id++;
+  }
+  return rc;
+}
+
+/* Propose, refuse statically what breaks a rule, send the first that passes. */
+static int next_job(farm *f, search *s, tf_err *e) {
+  const search_opts *so = &f->c.search;
+  char why[160];
+  if (s->done || s->busy) return 0;
+  if (s->requeues > 0) return send_job(f, s, e); /* a noisy generation, measured again */
+  if (s->measured >= so->budget) {
+    snprintf(why, sizeof why, "budget of %d generations spent", so->budget);
+    end_search(f, s, why, e);
+    return 0;
+  }
+  if (so->fixed) { /* a study of the rule: the same pair every generation, best never moves */
+    s->cand = so->pair;
+    return send_job(f, s, e);
+  }
+  if (s->stale >= so->max_stale) {
+    snprintf(why, sizeof why, "%d generations in a row without a keep (max_stale)", s->stale);
+    end_search(f, s, why, e);
+    return 0;
+  }
+  for (;;) {
+    int nchanged, bad;
+    if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &s->cand,
+                      &nchanged)) {
+      end_search(f, s, "the space around best is exhausted (every one- and two-knob move tried)",
+                 e);
+      return 0;
+    }
+    if (tried_add(&s->tried, &s->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+    if (spec_check(&f->c.tmpl, f->c.dims, &s->cand, &bad, e)) return -1;
+    if (bad < 0) return send_job(f, s, e);
+    if (record_static_refusal(f, s, bad, e)) return -1;
+  }
+}
+
+static double median_arm(const result *r, int arm) {
+  double x[MSG_MAX_ROUNDS];
+  int n = 0;
+  for (int i = 0; i < r->nrounds; i++)
+    if (!r->rounds[i].screened) x[n++] = r->rounds[i].us[arm];
+  return stats_median(x, n);
+}
+
+static void count_decision(farm *f, search *s, const result *r, const decision *d) {
+  int kept = d->kind == DECISION_KEEP;
+  if (d->kind == DECISION_REFUSED && d->noisy && s->requeues < f->c.decide.max_requeue) {
+    s->requeues++; /* measure the same candidate again */
+    s->refused++;
+    return;
+  }
+  s->requeues = 0;
+  if (kept) {
+    s->keeps++;
+    s->stale = 0;
+  } else {
+    s->stale++;
+    if (r->status != RESULT_OK) s->faults++;
+    if (d->kind == DECISION_REJECT) s->rejects++;
+    if (d->kind == DECISION_REFUSED) s->refused++;
+    if (d->kind == DECISION_AMBIGUOUS) s->ambiguous++;
+  }
+  propose_feedback(&s->prop, &s->best, &s->cand, kept);
+  double b = median_arm(r, ARM_BEST), n = median_arm(r, ARM_NEW);
+  if (isfinite(b)) s->best_us = kept ? n : b;
+  if (isfinite(b) && s->start_us == 0) s->start_us = b;
+  if (f->c.search.fixed) {
+    s->stale = 0; /* nothing to exhaust: the budget ends a fixed-pair run */
+    return;
+  }
+  if (kept) s->best = s->cand;
+}
+
+static void print_decision(const farm *f, const search *s, const decision *d) {
+  char change[256];
+  change_str(&f->c.tmpl, &s->best, &s->cand, change, sizeof change);
+  progress(f, "[gpu%d %.12s] gen %d %s: median %.4f %s (%s)\n", s->dev.ordinal, s->dev.uuid,
+           s->generation, change, d->median_ratio, decision_names[d->kind], d->reason);
+}
+
+static search *search_of_rank(farm *f, int rank) {
+  for (int i = 0; i < f->nsearch; i++)
+    if (f->s[i].rank == rank && f->s[i].usable) return &f->s[i];
+  return NULL;
+}
+
+static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
+  static result r;
+  static job j;
+  search *s = search_of_rank(f, from);
+  if (!s || !s->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
+  if (result_from_json(msg, &r, e)) return -1;
+  if (r.id != s->job_id)
+    return tf_fail(e, TF_EXIT_FAIL, "rank %d answered job %lld, expected %lld", from, r.id, s->job_id);
+  s->busy = 0;
+  s->measured++;
+  decision d;
+  if (decide(&f->c.decide, &r, &d))
+    return tf_fail(e, TF_EXIT_FAIL, "unknown rule '%s'", f->c.decide.rule);
+  if (job_build(&j, &f->c, r.id, s->generation + 1, &s->best, &s->cand, e)) return -1;
+  cJSON *jobj = job_to_json(&j);
+  cJSON *rec = measured_record(f, s, &r, &d, jobj);
+  cJSON_Delete(jobj);
+  int rc = append(f, s, rec, e);
+  if (rc == 0) {
+    print_decision(f, s, &d);
+    count_decision(f, s, &r, &d);
+  }
+  decision_release(&d);
+  return rc;
+}
+
+/* ---- start: hellos, ledgers, resume ---- */
+
+static int duplicate_of(const farm *f, int upto, const char *uuid) {
+  for (int i = 0; i < upto; i++)
+    if (f->s[i].usable && strcmp(f->s[i].dev.uuid, uuid) == 0) return i;
+  return -1;
+}
+
+static int take_hello(farm *f, const cJSON *msg, int from, int slot) {
+  search *s = &f->s[slot];
+  tf_err e = {0};
+  s->rank = from;
+  const cJSON *dev = cJSON_GetObjectItemCaseSensitive(msg, "device");
+  const cJSON *err = cJSON_GetObjectItemCaseSensitive(msg, "error");
+  if (!dev || device_from_json(dev, &s->dev, &e)) {
+    fprintf(stderr, "tunefarm: worker rank %d has no usable device: %s\n", from,
+            cJSON_IsString(err) ? err->valuestring : e.msg);
+    return 0;
+  }
+  int dup = duplicate_of(f, slot, s->dev.uuid);
+  if (dup >= 0) {
+    fprintf(stderr,
+            "tunefarm: worker rank %d reports device %s, which rank %d already measures; two "
+            "workers on one GPU would disturb each other's timings, so rank %d gets no jobs "
+            "(start one worker per GPU: mpirun -np G+1, or check CUDA_VISIBLE_DEVICES)\n",
+            from, s->dev.uuid, f->s[dup].rank, from);
+    return 0;
+  }
+  s->usable = 1;
+  return 0;
+}
+
+static int collect_hellos(farm *f, tf_err *e) {
+  for (int i = 0; i < f->nsearch; i++) {
+    int tag, from;
+    cJSON *msg = mpimsg_recv(f->comm, MPI_ANY_SOURCE, &tag, &from, e);
+    if (!msg) return -1;
+    if (tag != TAG_HELLO) {
+      cJSON_Delete(msg);
+      return tf_fail(e, TF_EXIT_FAIL, "rank %d sent tag %d before its hello", from, tag);
+    }
+    take_hello(f, msg, from, i);
+    cJSON_Delete(msg);
+  }
+  return 0;
+}
+
+typedef struct replay_ctx {
+  farm *f;
+  search *s;
+  tf_err *e;
+} replay_ctx;
+
+static int replay_generation(replay_ctx *x, const cJSON *rec) {
+  search *s = x->s;
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+  const cJSON *dec = cJSON_GetObjectItemCaseSensitive(rec, "decision");
+  config cand;
+  if (!cJSON_IsNumber(g) || !cJSON_IsString(dec) ||
+      spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "new"),
+                            ledger_path(s->l), "new", &cand, x->e))
+    return tf_fail(x->e, TF_EXIT_INPUT, "ledger '%s': generation record after %d is malformed",
+                   ledger_path(s->l), s->generation);
+  s->generation = (int)g->valuedouble;
+  tried_add(&s->tried, &cand);
+  if (!cJSON_GetObjectItemCaseSensitive(rec, "rounds") &&
+      !cJSON_GetObjectItemCaseSensitive(rec, "status")) {
+    s->refused++; /* a static refusal: no measurement */
+    return 0;
+  }
+  s->measured++;
+  int kept = strcmp(dec->valuestring, "keep") == 0 && !x->f->c.search.fixed;
+  propose_feedback(&s->prop, &s->best, &cand, kept);
+  if (kept) {
+    s->best = cand;
+    s->keeps++;
+    s->stale = 0;
+  } else {
+    s->stale++;
+    s->rejects += strcmp(dec->valuestring, "reject") == 0;
+    s->refused += strcmp(dec->valuestring, "refused") == 0;
+    s->ambiguous += strcmp(dec->valuestring, "ambiguous") == 0;
+  }
+  return 0;
+}
+
+static int replay_one(void *ctx, const cJSON *rec) {
+  replay_ctx *x = ctx;
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(rec, "type");
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "end") == 0) {
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+    x->s->done = 1;
+    snprintf(x->s->end_reason, sizeof x->s->end_reason, "%s (already, in an earlier run)",
+             cJSON_IsString(why) ? why->valuestring : "ended");
+    return 0;
+  }
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "generation") == 0)
+    return replay_generation(x, rec);
+  return 0;
+}
+
+static int open_search(farm *f, search *s, tf_err *e) {
+  ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
+  s->best = f->c.start;
+  proposer_init(&s->prop, &f->c.tmpl, f->c.measure.seed ^ (unsigned long long)s->dev.ordinal);
+  tried_add(&s->tried, &s->best);
+  if (ledger_open(&s->l, &lo, &f->c, &s->dev, e)) return -1;
+  replay_ctx x = {f, s, e};
+  if (ledger_replay(s->l, replay_one, &x, e)) return -1;
+  if (s->generation > 0)
+    progress(f, "[gpu%d %.12s] resuming %s at generation %d (%d measured, %d kept)%s\n",
+             s->dev.ordinal, s->dev.uuid, ledger_path(s->l), s->generation + 1, s->measured,
+             s->keeps, s->done ? ": search already ended" : "");
+  return 0;
+}
+
+/* ---- the loop ---- */
+
+static int all_done(const farm *f) {
+  for (int i = 0; i < f->nsearch; i++)
+    if (f->s[i].usable && (!f->s[i].done || f->s[i].busy)) return 0;
+  return 1;
+}
+
+static int serve(farm *f, tf_err *e) {
+  for (int i = 0; i < f->nsearch; i++)
+    if (f->s[i].usable && next_job(f, &f->s[i], e)) return -1;
+  while (!all_done(f)) {
+    int tag, from;
+    cJSON *msg = mpimsg_recv(f->comm, MPI_ANY_SOURCE, &tag, &from, e);
+    if (!msg) return -1;
+    int rc = tag == TAG_RESULT ? on_result(f, msg, from, e)
+                               : tf_fail(e, TF_EXIT_FAIL, "unexpected tag %d from rank %d", tag, from);
+    cJSON_Delete(msg);
+    search *s = search_of_rank(f, from);
+    if (rc || (s && next_job(f, s, e))) return -1;
+  }
+  return 0;
+}
+
+static void summary(const farm *f) {
+  if (f->o->quiet) return;
+  FILE *out = f->o->progress;
+  fprintf(out, "\ntunefarm: campaign %s finished\n", f->c.name);
+  for (int i = 0; i < f->nsearch; i++) {
+    const search *s = &f->s[i];
+    if (!s->usable) continue;
+    char cfg[512];
+    spec_config_str(&f->c.tmpl, &s->best, cfg, sizeof cfg);
+    fprintf(out,
+            "  gpu%d %s (%s): %d generations, %d kept, %d rejected, %d refused, %d ambiguous, "
+            "%d faults; best %s",
+            s->dev.ordinal, s->dev.uuid, s->dev.name, s->generation, s->keeps, s->rejects,
+            s->refused, s->ambiguous, s->faults, cfg);
+    if (s->start_us > 0) fprintf(out, " (%.2f us, start %.2f us)", s->best_us, s->start_us);
+    fprintf(out, "\n    ended: %s\n    ledger: %s\n", s->end_reason, ledger_path(s->l));
+  }
+}
+
+static void release(farm *f) {
+  for (int i = 0; i < f->nsearch; i++) {
+    if (f->s[i].l) ledger_close(f->s[i].l);
+    tried_release(&f->s[i].tried);
+  }
+  free(f->s);
+  campaign_release(&f->c);
+}
+
+int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
+  farm f = {.comm = comm, .o = o, .next_id = 1};
+  int size;
+  MPI_Comm_size(comm, &size);
+  f.nsearch = size - 1;
+  f.s = calloc((size_t)f.nsearch, sizeof *f.s);
+  tf_err load_err = {0};
+  int loaded = campaign_load(&f.c, o->campaign, &load_err) == 0;
+  int rc = collect_hellos(&f, e);
+  if (rc == 0 && !loaded) {
+    *e = load_err;
+    rc = -1;
+  }
+  int usable = 0;
+  for (int i = 0; rc == 0 && i < f.nsearch; i++) {
+    search *s = &f.s[i];
+    if (!s->usable) continue;
+    usable++;
+    if (open_search(&f, s, e)) rc = -1;
+  }
+  if (rc == 0 && usable == 0) rc = tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
+  if (rc == 0) {
+    progress(&f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f.c.name, usable,
+             o->backend, f.c.decide.rule);
+    rc = serve(&f, e);
+  }
+  coordinator_stop_all(comm);
+  if (rc == 0) summary(&f);
+  if (loaded) release(&f);
+  else free(f.s);
+  return rc;
+}

@@ -1,0 +1,32 @@
+/* coordinator: rank 0 of `tunefarm run`. Loads the campaign, greets every
+ * worker (HELLO with its device record), keeps one search per device, and
+ * serves all of them from one receive loop, so a slow GPU never holds up a
+ * fast one. For each device: propose, check statically (a refusal is written
+ * with the constraint's reason and costs no compile), send the job, decide
+ * on the result (common/decide.h), write the ledger line, move on; stop at the
+ * budget, after max_stale rejections in a row, or when the space around best
+ * is exhausted, and say which. Results are tagged by device and never pooled.
+ * It is the only rank that writes files. */
+#ifndef TF_COORDINATOR_H
+#define TF_COORDINATOR_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "common/err.h"
+
+typedef struct run_opts {
+  const char *campaign;  /* path of the campaign file */
+  const char *ledgers;   /* ledgers folder */
+  const char *backend;   /* what the workers were told to use */
+  int fresh;             /* start new ledgers instead of resuming */
+  int quiet;             /* no progress lines */
+  FILE *progress;        /* where progress goes (stderr) */
+} run_opts;
+
+int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e);
+
+/* Tell every worker rank to stop (used when the run cannot start). */
+void coordinator_stop_all(MPI_Comm comm);
+
+#endif

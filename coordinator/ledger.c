@@ -1,0 +1,499 @@
+/* ledger: one append-only JSON-lines file per device and campaign (coordinator/ledger.h).
+ *
+ * Durability rests on three habits: a record reaches the file in one write(2)
+ * of the whole line and is fsync'd before ledger_append returns; a partial
+ * write is cut back off at once; and ledger_open truncates a torn last line
+ * (a kill between write and fsync) before anything is appended after it, so
+ * the file is always a sequence of complete lines. An exclusive flock keeps a
+ * second run of the same campaign from interleaving lines into the same file. */
+#include "coordinator/ledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/jsonio.h"
+
+#define LEDGER_VERSION "0.1"
+#define LEDGER_PATH_MAX 4096
+
+struct ledger {
+  char path[LEDGER_PATH_MAX];
+  int fd;
+  FILE *log;
+};
+
+/* What a scan of a ledger file found. */
+typedef struct scan_res {
+  long lines;          /* complete lines, header included */
+  off_t good;          /* bytes up to the end of the last complete line */
+  long torn;           /* bytes of a torn last line (0: none) */
+  device_record dev;   /* from the header */
+} scan_res;
+
+typedef int (*line_fn)(void *ctx, long line, const cJSON *record, tf_err *e);
+
+static FILE *log_of(FILE *log) { return log ? log : stderr; }
+
+/* ---------------------------------------------------------------- reading */
+
+/* A line's JSON object, or NULL if it is not one. The text may hold a NUL
+ * (a crash can leave zeros in a file), which would hide the rest from cJSON. */
+static cJSON *parse_line(char *text, size_t len) {
+  if (len == 0 || memchr(text, '\0', len)) return NULL;
+  text[len] = '\0';
+  /* cJSON wants the terminating NUL inside the length to accept "nothing after the value". */
+  cJSON *o = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1);
+  if (o && !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static int at_eof(FILE *f) {
+  int c = getc(f);
+  if (c == EOF) return 1;
+  ungetc(c, f);
+  return 0;
+}
+
+static int header_str(const char *path, const cJSON *hdr, const char *key, const char **out,
+                      tf_err *e) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(hdr, key);
+  if (!it)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key '%s' is missing", path,
+                   key);
+  if (!cJSON_IsString(it) || !it->valuestring)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key '%s' must be a string",
+                   path, key);
+  if (out) *out = it->valuestring;
+  return 0;
+}
+
+/* Line 1 must be the device record ledger_open writes. */
+static int check_header(const char *path, const cJSON *hdr, device_record *dev, tf_err *e) {
+  const char *type = NULL;
+  if (header_str(path, hdr, "type", &type, e)) return -1;
+  if (strcmp(type, "device") != 0)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': header (line 1): key 'type' is \"%s\", not \"device\" "
+                   "(is this a ledger?)",
+                   path, type);
+  static const char *const keys[] = {"campaign", "campaign_path", "campaign_hash", "backend",
+                                     "created",  "tunefarm"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (header_str(path, hdr, keys[i], NULL, e)) return -1;
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(hdr, "device");
+  if (!cJSON_IsObject(d))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key 'device' %s", path,
+                   d ? "must be an object {...}" : "is missing");
+  memset(dev, 0, sizeof *dev);
+  if (device_from_json(d, dev, e)) {
+    tf_wrap(e, "ledger '%s': header (line 1): key 'device'", path);
+    if (e) e->code = TF_EXIT_INPUT; /* a bad file, whatever the codec calls it */
+    return -1;
+  }
+  return 0;
+}
+
+static int check_record(const char *path, long line, const cJSON *rec, tf_err *e) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "type");
+  if (!cJSON_IsString(t) || !t->valuestring)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'type' %s", path, line,
+                   t ? "must be a string" : "is missing");
+  return 0;
+}
+
+static int bad_line(const char *path, long line, tf_err *e) {
+  if (line == 1)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line 1 is not a JSON object: not a ledger (its first line "
+                   "must be the device record)",
+                   path);
+  return tf_fail(e, TF_EXIT_INPUT,
+                 "ledger '%s': line %ld is not a JSON object; only a torn last line can be "
+                 "skipped, so the ledger is corrupt: repair that line, or move the file aside",
+                 path, line);
+}
+
+/* Read every complete line of path, checking the header and each record's
+ * type, and hand them to fn. A torn last line (no newline, or not a JSON
+ * object) is counted in r->torn and not passed on; the header line is only
+ * torn when it lacks its newline (one that ends but does not parse is not a
+ * ledger). */
+static int scan_file(const char *path, line_fn fn, void *ctx, scan_res *r, tf_err *e) {
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "rb");
+  if (!f) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': cannot open: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int rc = 0;
+  while ((n = getline(&text, &cap, f)) > 0) {
+    long line = r->lines + 1;
+    int nl = text[n - 1] == '\n';
+    int last = !nl || at_eof(f);
+    cJSON *rec = parse_line(text, (size_t)n - (size_t)nl);
+    if (!nl || (!rec && last && line > 1)) {
+      r->torn = (long)n;
+      cJSON_Delete(rec);
+      break;
+    }
+    if (!rec) {
+      rc = bad_line(path, line, e);
+      break;
+    }
+    rc = line == 1 ? check_header(path, rec, &r->dev, e) : check_record(path, line, rec, e);
+    if (rc == 0) {
+      r->lines = line;
+      r->good += (off_t)n;
+      int frc = fn ? fn(ctx, line, rec, e) : 0;
+      if (frc < 0) rc = -1;
+      if (frc > 0) {
+        cJSON_Delete(rec);
+        break;
+      }
+    }
+    cJSON_Delete(rec);
+    if (rc) break;
+  }
+  if (rc == 0 && ferror(f))
+    rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot read: %s", path, strerror(errno));
+  free(text);
+  fclose(f);
+  return rc;
+}
+
+static void note_torn(FILE *log, const char *path, long bytes) {
+  fprintf(log_of(log), "ledger '%s': torn last line (%ld bytes) skipped\n", path, bytes);
+  fflush(log_of(log));
+}
+
+int ledger_scan(const char *path, FILE *log, line_fn fn, void *ctx, tf_err *e) {
+  scan_res r;
+  if (scan_file(path, fn, ctx, &r, e)) return -1;
+  if (r.lines == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path,
+                   r.torn ? "no complete line, not even the header (torn while being created?)"
+                          : "the file is empty: not a ledger");
+  if (r.torn) note_torn(log, path, r.torn);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static int mkdir_p(const char *dir, tf_err *e) {
+  char buf[LEDGER_PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': path too long", dir);
+  for (char *p = buf + 1; ; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+      return tf_fail(e, TF_EXIT_FAIL, "ledgers folder '%s': cannot create '%s': %s", dir, buf,
+                     strerror(errno));
+    *p = c;
+    if (c == '\0') break;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return tf_fail(e, TF_EXIT_FAIL, "ledgers folder '%s': not a folder", dir);
+  return 0;
+}
+
+/* Make a rename or a new file durable: fsync the folder holding it. Best
+ * effort: some file systems refuse to fsync a folder, and the data itself is
+ * already fsync'd. */
+static void sync_dir_of(const char *path) {
+  char dir[LEDGER_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    dir[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  int fd = open(dir, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)fsync(fd);
+  close(fd);
+}
+
+/* The time now in UTC: "2025-01-31T12:00:00Z", or compact for file names: "20250131T120000Z". */
+static void utc_stamp(char *buf, size_t len, int compact) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  if (compact)
+    strftime(buf, len, "%Y%m%dT%H%M%SZ", &tm);
+  else
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* --fresh: NAME.jsonl -> NAME.jsonl.<yyyymmddThhmmssZ>.old, never over an older one. */
+static int move_aside(const char *path, FILE *log, tf_err *e) {
+  char stamp[32], old[LEDGER_PATH_MAX + 64];
+  utc_stamp(stamp, sizeof stamp, 1);
+  struct stat st;
+  for (int i = 1; i < 1000; i++) {
+    if (i == 1)
+      snprintf(old, sizeof old, "%s.%s.old", path, stamp);
+    else
+      snprintf(old, sizeof old, "%s.%s-%d.old", path, stamp, i);
+    if (lstat(old, &st) != 0 && errno == ENOENT) {
+      if (rename(path, old) != 0)
+        return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot move it aside to '%s': %s", path,
+                       old, strerror(errno));
+      sync_dir_of(path);
+      fprintf(log_of(log), "ledger '%s': moved aside to '%s' (--fresh)\n", path, old);
+      fflush(log_of(log));
+      return 0;
+    }
+  }
+  return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': too many old copies named '%s.%s*.old'", path,
+                 path, stamp);
+}
+
+void ledger_file_name(const device_record *d, char *buf, size_t len) {
+  char host[sizeof d->host], u8[9];
+  snprintf(host, sizeof host, "%s", d->host[0] ? d->host : "unknown-host");
+  for (char *p = host; *p; p++) {
+    int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             *p == '-' || *p == '_' || *p == '.';
+    if (!ok) *p = '_';
+  }
+  if (host[0] == '.') host[0] = '_';
+  device_uuid8(d, u8);
+  snprintf(buf, len, "%s-gpu%d-%s.jsonl", host, d->ordinal, u8);
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, buf, len);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    buf += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int ledger_append(ledger *l, const cJSON *record, tf_err *e) {
+  if (!cJSON_IsObject(record))
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': a record must be a JSON object", l->path);
+  char *text = cJSON_PrintUnformatted(record);
+  if (!text)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot serialise the record (out of memory)",
+                   l->path);
+  size_t n = strlen(text);
+  char *line = malloc(n + 1);
+  if (!line) {
+    cJSON_free(text);
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", l->path);
+  }
+  memcpy(line, text, n);
+  line[n] = '\n';
+  cJSON_free(text);
+
+  int rc = 0;
+  struct stat st;
+  if (fstat(l->fd, &st) != 0) {
+    rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot stat: %s", l->path, strerror(errno));
+  } else if (write_all(l->fd, line, n + 1) != 0) {
+    int err = errno;
+    /* Leave no partial line behind for the next append to follow. */
+    if (ftruncate(l->fd, st.st_size) != 0) { /* the torn line will be cut on the next open */
+    }
+    rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot append: %s", l->path, strerror(err));
+  } else if (fsync(l->fd) != 0) {
+    rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': fsync failed: %s (the record may not be on disk)",
+                 l->path, strerror(errno));
+  }
+  free(line);
+  return rc;
+}
+
+static cJSON *header_new(const campaign *c, const device_record *d) {
+  char created[32];
+  utc_stamp(created, sizeof created, 0);
+  cJSON *h = cJSON_CreateObject();
+  cJSON *dev = device_to_json(d);
+  if (!h || !dev) {
+    cJSON_Delete(h);
+    cJSON_Delete(dev);
+    return NULL;
+  }
+  cJSON_AddStringToObject(h, "type", "device");
+  cJSON_AddItemToObject(h, "device", dev);
+  cJSON_AddStringToObject(h, "campaign", c->name);
+  cJSON_AddStringToObject(h, "campaign_path", c->path);
+  cJSON_AddStringToObject(h, "campaign_hash", c->hash);
+  cJSON_AddStringToObject(h, "backend", d->backend);
+  cJSON_AddStringToObject(h, "created", created);
+  cJSON_AddStringToObject(h, "tunefarm", LEDGER_VERSION);
+  return h;
+}
+
+/* ---------------------------------------------------------------- open */
+
+typedef struct resume_ctx {
+  const campaign *c;
+  const device_record *d;
+  const char *path;
+  const scan_res *r;
+} resume_ctx;
+
+/* Resuming is only sound on the same device and the same campaign file. */
+static int check_resume(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  const resume_ctx *x = ctx;
+  if (line != 1) return 0;
+  const char *was = x->r->dev.uuid;
+  if (strcmp(was, x->d->uuid) != 0)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s' was written for device '%s' (%s), but this worker's device is "
+                   "'%s' (%s, gpu%d on %s); results of two devices are never mixed: pass --fresh "
+                   "to move the old ledger aside and start a new one, or use another --ledgers "
+                   "folder",
+                   x->path, was, x->r->dev.name, x->d->uuid, x->d->name, x->d->ordinal,
+                   x->d->host);
+  const char *hash = cJSON_GetObjectItemCaseSensitive(rec, "campaign_hash")->valuestring;
+  if (strcmp(hash, x->c->hash) != 0) {
+    const char *cpath = cJSON_GetObjectItemCaseSensitive(rec, "campaign_path")->valuestring;
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': campaign '%s' changed since this ledger was started (it was "
+                   "'%s' with hash %.16s, now hash %.16s); resuming would mix results of two "
+                   "different campaigns: pass --fresh to move the old ledger aside and start a "
+                   "new one",
+                   x->path, x->c->path, cpath, hash, x->c->hash);
+  }
+  return 0;
+}
+
+static int lock_file(ledger *l, tf_err *e) {
+  if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) return 0;
+  if (errno == EWOULDBLOCK)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s' is in use by another tunefarm run; two runs must not write the "
+                   "same ledger",
+                   l->path);
+  return 0; /* no locks on this file system: carry on unguarded */
+}
+
+/* An existing ledger: check it, cut a torn tail. Sets *empty when nothing complete remains. */
+static int resume(ledger *l, const campaign *c, const device_record *d, int *empty, tf_err *e) {
+  scan_res r;
+  resume_ctx x = {c, d, l->path, &r};
+  if (scan_file(l->path, check_resume, &x, &r, e)) return -1;
+  if (r.torn) {
+    note_torn(l->log, l->path, r.torn);
+    if (ftruncate(l->fd, r.good) != 0 || fsync(l->fd) != 0)
+      return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot cut off the torn last line: %s",
+                     l->path, strerror(errno));
+  }
+  *empty = r.lines == 0;
+  return 0;
+}
+
+static int ledger_open_path(ledger *l, const ledger_opts *o, const campaign *c,
+                            const device_record *d, tf_err *e) {
+  const char *dir = o && o->dir && o->dir[0] ? o->dir : "ledgers";
+  char folder[LEDGER_PATH_MAX], name[256];
+  if (!jsonio_safe_name(c->name))
+    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': name '%s' cannot name a ledger folder",
+                   c->path, c->name);
+  if (snprintf(folder, sizeof folder, "%s/%s", dir, c->name) >= (int)sizeof folder)
+    return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': path too long", dir);
+  ledger_file_name(d, name, sizeof name);
+  if (snprintf(l->path, sizeof l->path, "%s/%s", folder, name) >= (int)sizeof l->path)
+    return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': path too long", dir);
+  return mkdir_p(folder, e);
+}
+
+int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const device_record *d,
+                tf_err *e) {
+  *out = NULL;
+  ledger *l = calloc(1, sizeof *l);
+  if (!l) return tf_fail(e, TF_EXIT_FAIL, "ledger: out of memory");
+  l->fd = -1;
+  l->log = o ? o->log : NULL;
+  if (ledger_open_path(l, o, c, d, e)) goto fail;
+
+  struct stat st;
+  if (o && o->fresh && lstat(l->path, &st) == 0 && move_aside(l->path, l->log, e)) goto fail;
+
+  l->fd = open(l->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (l->fd < 0) {
+    tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot open: %s", l->path, strerror(errno));
+    goto fail;
+  }
+  if (lock_file(l, e)) goto fail;
+  if (fstat(l->fd, &st) != 0) {
+    tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot stat: %s", l->path, strerror(errno));
+    goto fail;
+  }
+  int empty = 1;
+  if (st.st_size > 0 && resume(l, c, d, &empty, e)) goto fail;
+  if (empty) {
+    cJSON *h = header_new(c, d);
+    if (!h) {
+      tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", l->path);
+      goto fail;
+    }
+    int rc = ledger_append(l, h, e);
+    cJSON_Delete(h);
+    if (rc) goto fail;
+    sync_dir_of(l->path);
+  }
+  *out = l;
+  return 0;
+fail:
+  ledger_close(l);
+  return -1;
+}
+
+/* ---------------------------------------------------------------- replay */
+
+typedef struct replay_ctx {
+  int (*fn)(void *ctx, const cJSON *record);
+  void *ctx;
+  const char *path;
+} replay_ctx;
+
+static int replay_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  const replay_ctx *x = ctx;
+  if (line == 1) return 0;
+  int rc = x->fn(x->ctx, rec);
+  if (rc < 0)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': line %ld: the record could not be replayed",
+                   x->path, line);
+  return rc;
+}
+
+int ledger_replay(ledger *l, int (*fn)(void *ctx, const cJSON *record), void *ctx, tf_err *e) {
+  replay_ctx x = {fn, ctx, l->path};
+  scan_res r;
+  if (scan_file(l->path, replay_line, &x, &r, e)) return -1;
+  if (r.torn) note_torn(l->log, l->path, r.torn);
+  return 0;
+}
+
+const char *ledger_path(const ledger *l) { return l->path; }
+
+void ledger_close(ledger *l) {
+  if (!l) return;
+  if (l->fd >= 0) close(l->fd); /* also releases the flock */
+  free(l);
+}

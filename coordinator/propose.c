@@ -1,0 +1,119 @@
+#include "coordinator/propose.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tried_has(const tried_set *t, const config *c) {
+  for (int i = 0; i < t->n; i++)
+    if (config_equal(&t->v[i], c)) return 1;
+  return 0;
+}
+
+int tried_add(tried_set *t, const config *c) {
+  if (tried_has(t, c)) return 0;
+  if (t->n == t->cap) {
+    int cap = t->cap ? t->cap * 2 : 64;
+    config *nv = realloc(t->v, (size_t)cap * sizeof *nv);
+    if (!nv) return -1;
+    t->v = nv;
+    t->cap = cap;
+  }
+  t->v[t->n++] = *c;
+  return 0;
+}
+
+void tried_release(tried_set *t) {
+  free(t->v);
+  memset(t, 0, sizeof *t);
+}
+
+static unsigned long long mix(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+void proposer_init(proposer *p, const spec *s, unsigned long long seed) {
+  memset(p, 0, sizeof *p);
+  p->s = s;
+  for (int k = 0; k < s->nknobs; k++) p->tiebreak[k] = (int)(mix(seed * 131 + (unsigned)k) >> 40);
+}
+
+/* Knob indices, best payoff first. */
+static void knob_order(const proposer *p, int *order) {
+  int n = p->s->nknobs;
+  for (int k = 0; k < n; k++) order[k] = k;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0; j--) {
+      int a = order[j - 1], b = order[j];
+      int swap = p->payoff[b] > p->payoff[a] ||
+                 (p->payoff[b] == p->payoff[a] && p->tiebreak[b] < p->tiebreak[a]);
+      if (!swap) break;
+      order[j - 1] = b;
+      order[j] = a;
+    }
+}
+
+/* Set knob k of c to the value `steps` positions away from its current one; 0 if outside. */
+static int step_knob(const spec *s, config *c, int k, int steps) {
+  int i = spec_value_index(s, k, c->v[k]) + steps;
+  if (i < 0 || i >= s->knobs[k].nvalues) return 0;
+  c->v[k] = s->knobs[k].values[i];
+  return 1;
+}
+
+static int single_move(const proposer *p, const config *best, const tried_set *t, config *out) {
+  int order[SPEC_MAX_KNOBS];
+  knob_order(p, order);
+  for (int dist = 1; dist < SPEC_MAX_VALUES; dist++)
+    for (int i = 0; i < p->s->nknobs; i++)
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        config c = *best;
+        if (step_knob(p->s, &c, order[i], sign * dist) && !tried_has(t, &c)) {
+          *out = c;
+          return 1;
+        }
+      }
+  return 0;
+}
+
+static int two_move(const proposer *p, const config *best, const tried_set *t, config *out) {
+  static const int steps[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+  int order[SPEC_MAX_KNOBS], n = p->s->nknobs;
+  knob_order(p, order);
+  for (int scale = 1; scale <= 2; scale++)
+    for (int i = 0; i < n; i++)
+      for (int j = i + 1; j < n; j++)
+        for (int s = 0; s < 4; s++) {
+          config c = *best;
+          if (step_knob(p->s, &c, order[i], steps[s][0] * scale) &&
+              step_knob(p->s, &c, order[j], steps[s][1] * scale) && !tried_has(t, &c)) {
+            *out = c;
+            return 1;
+          }
+        }
+  return 0;
+}
+
+int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
+                 config *out, int *nchanged) {
+  if (prefer_two && two_move(p, best, tried, out)) {
+    *nchanged = 2;
+    return 1;
+  }
+  if (single_move(p, best, tried, out)) {
+    *nchanged = 1;
+    return 1;
+  }
+  if (!prefer_two && two_move(p, best, tried, out)) {
+    *nchanged = 2;
+    return 1;
+  }
+  return 0;
+}
+
+void propose_feedback(proposer *p, const config *best, const config *cand, int kept) {
+  for (int k = 0; k < p->s->nknobs; k++)
+    if (best->v[k] != cand->v[k]) p->payoff[k] += kept ? 1.0 : -0.1;
+}

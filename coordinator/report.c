@@ -1,0 +1,527 @@
+/* report: Markdown from ledgers (coordinator/report.h).
+ *
+ * Every ledger is read whole into a summary before anything is printed, so bad
+ * input never leaves half a report on stdout. Numbers come from the records'
+ * own rounds; nothing is combined across ledgers. */
+#include "coordinator/report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "common/msg.h"
+#include "coordinator/ledger.h"
+
+#define REASON_TOP 3
+
+typedef struct keep_row {
+  long long gen;
+  char change[512];
+  double before_us, after_us, ratio; /* NAN when the record lacks them */
+  char decision[16];
+} keep_row;
+
+typedef struct reason_group {
+  char text[256]; /* the reason with its numbers replaced by N */
+  int count;
+  size_t first;   /* order of first appearance: ties are listed in it */
+} reason_group;
+
+/* The generations that ended in one decision, and why. */
+typedef struct outcome {
+  const char *name;
+  int count;
+  reason_group *groups;
+  size_t ngroups, cap;
+} outcome;
+
+enum { OUT_REJECT, OUT_REFUSED, OUT_AMBIGUOUS, OUT_OTHER, OUT_COUNT };
+
+typedef struct ledger_sum {
+  const char *path;
+  device_record dev;
+  char campaign[64], backend[16];
+  long long generations, rounds;
+  keep_row *keeps;
+  size_t nkeeps, capkeeps;
+  outcome out[OUT_COUNT];
+  double start_us;        /* the first measured best: the start configuration */
+  char final_cfg[1024];   /* the last record's best, or its new when it was kept */
+  double final_us;        /* the latest median of whatever was best at the time */
+  long long final_gen;
+  int ended;
+  char end_reason[512];
+} ledger_sum;
+
+typedef struct path_list {
+  char **v;
+  size_t n, cap;
+} path_list;
+
+static void usage(FILE *f) {
+  fputs("usage: tunefarm report LEDGER|DIR ...\n"
+        "\n"
+        "Markdown on stdout: per device, the generations that kept a change, the rejected,\n"
+        "refused and ambiguous ones with their commonest reasons, the final best and how the\n"
+        "search ended; with several ledgers, a table with the devices side by side.\n"
+        "A folder is searched recursively for *.jsonl ledgers. Every ledger is one device in\n"
+        "one campaign; ledgers are never merged.\n"
+        "\n"
+        "  -h, --help   this text\n"
+        "\n"
+        "Exit status: 0, or 2 for bad input (a missing file, not a ledger, a corrupt line).\n",
+        f);
+}
+
+/* ---------------------------------------------------------------- paths */
+
+static int path_add(path_list *l, const char *p) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    char **v = realloc(l->v, cap * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n] = strdup(p);
+  if (!l->v[l->n]) return -1;
+  l->n++;
+  return 0;
+}
+
+static void path_list_free(path_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), t = strlen(tail);
+  return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Every *.jsonl under dir; symbolic links to folders are not followed (no loops). */
+static int walk(const char *dir, path_list *out, tf_err *e) {
+  DIR *d = opendir(dir);
+  if (!d) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
+  struct dirent *de;
+  int rc = 0;
+  while (rc == 0 && (de = readdir(d))) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
+    struct stat st, lst;
+    if (lstat(p, &lst) != 0 || stat(p, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
+      rc = walk(p, out, e);
+    else if (S_ISREG(st.st_mode) && ends_with(de->d_name, ".jsonl") && path_add(out, p))
+      rc = tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  }
+  closedir(d);
+  return rc;
+}
+
+static int collect(const char *arg, path_list *out, tf_err *e) {
+  struct stat st;
+  if (stat(arg, &st) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", arg, strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return path_add(out, arg) ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
+  size_t first = out->n;
+  if (walk(arg, out, e)) return -1;
+  if (out->n == first)
+    return tf_fail(e, TF_EXIT_INPUT, "folder '%s': no ledgers (*.jsonl) in it", arg);
+  qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- values */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of the numeric `key` over a generation's rounds; NAN if there is none. */
+static double rounds_median(const cJSON *rounds, const char *key) {
+  int n = cJSON_GetArraySize(rounds);
+  if (n <= 0) return NAN;
+  double *v = malloc((size_t)n * sizeof *v);
+  if (!v) return NAN;
+  int k = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rounds) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
+  }
+  double m = NAN;
+  if (k > 0) {
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  }
+  free(v);
+  return m;
+}
+
+static double num_or_nan(const cJSON *o, const char *key) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* Append text to buf without overflowing it. */
+static void cat(char *buf, size_t len, const char *text) {
+  size_t n = strlen(buf);
+  if (n + 1 < len) snprintf(buf + n, len - n, "%s", text);
+}
+
+static void value_text(const cJSON *v, char *buf, size_t len) {
+  if (cJSON_IsNumber(v)) {
+    double x = v->valuedouble;
+    if (x == floor(x) && fabs(x) < 1e15)
+      snprintf(buf, len, "%lld", (long long)x);
+    else
+      snprintf(buf, len, "%g", x);
+  } else if (cJSON_IsString(v)) {
+    snprintf(buf, len, "%s", v->valuestring);
+  } else {
+    char *t = v ? cJSON_PrintUnformatted(v) : NULL;
+    snprintf(buf, len, "%s", t ? t : "?");
+    cJSON_free(t);
+  }
+}
+
+/* {"BK": [64, 32], ...} -> "BK 64→32, ..." */
+static void change_text(const cJSON *change, char *buf, size_t len) {
+  buf[0] = '\0';
+  const cJSON *k;
+  cJSON_ArrayForEach(k, change) {
+    char from[64], to[64], item[256];
+    value_text(cJSON_GetArrayItem(k, 0), from, sizeof from);
+    value_text(cJSON_GetArrayItem(k, 1), to, sizeof to);
+    snprintf(item, sizeof item, "%s%s %s→%s", buf[0] ? ", " : "", k->string ? k->string : "?",
+             from, to);
+    cat(buf, len, item);
+  }
+  if (!buf[0]) snprintf(buf, len, "—");
+}
+
+/* {"BM": 64, ...} -> "BM=64, ..." */
+static void config_text(const cJSON *cfg, char *buf, size_t len) {
+  buf[0] = '\0';
+  const cJSON *k;
+  cJSON_ArrayForEach(k, cfg) {
+    char v[64], item[256];
+    value_text(k, v, sizeof v);
+    snprintf(item, sizeof item, "%s%s=%s", buf[0] ? ", " : "", k->string ? k->string : "?", v);
+    cat(buf, len, item);
+  }
+}
+
+/* A reason with its numbers replaced by N, so that "new is 2.1% slower" and
+ * "new is 0.4% slower" count as one reason. A sign is part of the number. */
+static void reason_pattern(const char *in, char *out, size_t len) {
+  size_t o = 0;
+  for (size_t i = 0; in[i] && o + 2 < len;) {
+    int digit = in[i] >= '0' && in[i] <= '9';
+    int sign = (in[i] == '-' || in[i] == '+') && in[i + 1] >= '0' && in[i + 1] <= '9' &&
+               (i == 0 || in[i - 1] == ' ' || in[i - 1] == '(');
+    if (!digit && !sign) {
+      out[o++] = in[i++];
+      continue;
+    }
+    i++;
+    while ((in[i] >= '0' && in[i] <= '9') ||
+           (in[i] == '.' && in[i + 1] >= '0' && in[i + 1] <= '9'))
+      i++;
+    out[o++] = 'N';
+  }
+  out[o] = '\0';
+}
+
+static int outcome_add(outcome *oc, const char *reason) {
+  char pat[256];
+  reason_pattern(reason ? reason : "(no reason given)", pat, sizeof pat);
+  oc->count++;
+  for (size_t i = 0; i < oc->ngroups; i++)
+    if (strcmp(oc->groups[i].text, pat) == 0) {
+      oc->groups[i].count++;
+      return 0;
+    }
+  if (oc->ngroups == oc->cap) {
+    size_t cap = oc->cap ? oc->cap * 2 : 8;
+    reason_group *g = realloc(oc->groups, cap * sizeof *g);
+    if (!g) return -1;
+    oc->groups = g;
+    oc->cap = cap;
+  }
+  reason_group *g = &oc->groups[oc->ngroups++];
+  snprintf(g->text, sizeof g->text, "%s", pat);
+  g->count = 1;
+  g->first = oc->ngroups - 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double before, double after,
+                    const char *decision) {
+  if (s->nkeeps == s->capkeeps) {
+    size_t cap = s->capkeeps ? s->capkeeps * 2 : 8;
+    keep_row *k = realloc(s->keeps, cap * sizeof *k);
+    if (!k) return -1;
+    s->keeps = k;
+    s->capkeeps = cap;
+  }
+  keep_row *k = &s->keeps[s->nkeeps++];
+  k->gen = gen;
+  change_text(cJSON_GetObjectItemCaseSensitive(rec, "change"), k->change, sizeof k->change);
+  k->before_us = before;
+  k->after_us = after;
+  k->ratio = num_or_nan(rec, "median_ratio");
+  snprintf(k->decision, sizeof k->decision, "%s", decision);
+  return 0;
+}
+
+static int generation(ledger_sum *s, long line, const cJSON *rec, tf_err *e) {
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "decision");
+  if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", s->path, line,
+                   g ? "must be an integer" : "is missing");
+  if (!cJSON_IsString(d))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'decision' %s", s->path, line,
+                   d ? "must be a string" : "is missing");
+  long long gen = (long long)g->valuedouble;
+  const char *decision = d->valuestring;
+  const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(rec, "rounds");
+  const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+  const char *why = cJSON_IsString(reason) ? reason->valuestring : NULL;
+  double before = rounds_median(rounds, "best_us"), after = rounds_median(rounds, "new_us");
+  int keep = strcmp(decision, "keep") == 0;
+
+  s->generations++;
+  if (cJSON_IsArray(rounds)) s->rounds += cJSON_GetArraySize(rounds);
+  if (isnan(s->start_us) && !isnan(before)) s->start_us = before;
+  config_text(cJSON_GetObjectItemCaseSensitive(rec, keep ? "new" : "best"), s->final_cfg,
+              sizeof s->final_cfg);
+  double latest = keep ? after : before;
+  if (!isnan(latest)) {
+    s->final_us = latest;
+    s->final_gen = gen;
+  }
+  int rc;
+  if (keep)
+    rc = add_keep(s, gen, rec, before, after, decision);
+  else if (strcmp(decision, "reject") == 0)
+    rc = outcome_add(&s->out[OUT_REJECT], why);
+  else if (strcmp(decision, "refused") == 0)
+    rc = outcome_add(&s->out[OUT_REFUSED], why);
+  else if (strcmp(decision, "ambiguous") == 0)
+    rc = outcome_add(&s->out[OUT_AMBIGUOUS], why);
+  else
+    rc = outcome_add(&s->out[OUT_OTHER], decision);
+  return rc ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
+}
+
+static int read_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  ledger_sum *s = ctx;
+  if (line == 1) {
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "backend");
+    snprintf(s->campaign, sizeof s->campaign, "%s", c->valuestring);
+    snprintf(s->backend, sizeof s->backend, "%s", b->valuestring);
+    if (device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &s->dev, e))
+      return tf_wrap(e, "ledger '%s': line 1: key 'device'", s->path);
+    return 0;
+  }
+  const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring;
+  if (strcmp(type, "generation") == 0) return generation(s, line, rec, e);
+  if (strcmp(type, "end") == 0) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+    s->ended = 1;
+    snprintf(s->end_reason, sizeof s->end_reason, "%s",
+             cJSON_IsString(r) ? r->valuestring : "(no reason given)");
+  }
+  return 0; /* other record types are for other readers */
+}
+
+static void sum_init(ledger_sum *s, const char *path) {
+  static const char *const names[OUT_COUNT] = {"rejected", "refused", "ambiguous", "other"};
+  memset(s, 0, sizeof *s);
+  s->path = path;
+  s->start_us = s->final_us = NAN;
+  s->final_gen = -1;
+  for (int i = 0; i < OUT_COUNT; i++) s->out[i].name = names[i];
+}
+
+static void sum_release(ledger_sum *s) {
+  free(s->keeps);
+  for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
+}
+
+/* ---------------------------------------------------------------- printing */
+
+/* Text for a Markdown table cell: '|' would end the cell. */
+static void cell(FILE *f, const char *text) {
+  for (; *text; text++) {
+    if (*text == '|') fputc('\\', f);
+    fputc(*text == '\n' ? ' ' : *text, f);
+  }
+}
+
+/* v with `digits` decimals and an optional unit, or a dash when it is unknown. */
+static const char *fmt_num(char *buf, size_t len, int digits, const char *unit, double v) {
+  if (!isfinite(v))
+    snprintf(buf, len, "—");
+  else
+    snprintf(buf, len, "%.*f%s", digits, v, unit);
+  return buf;
+}
+
+static void device_label(FILE *f, const ledger_sum *s) {
+  fprintf(f, "%s gpu%d %s (%s)", s->dev.host, s->dev.ordinal, s->dev.name, s->dev.uuid);
+}
+
+static int cmp_group(const void *a, const void *b) {
+  const reason_group *x = a, *y = b;
+  if (x->count != y->count) return x->count < y->count ? 1 : -1;
+  return (x->first > y->first) - (x->first < y->first);
+}
+
+static void print_outcome(FILE *f, outcome *oc) {
+  if (oc->count == 0 && strcmp(oc->name, "other") == 0) return;
+  fprintf(f, "- %s: %d", oc->name, oc->count);
+  if (oc->ngroups > 1) qsort(oc->groups, oc->ngroups, sizeof *oc->groups, cmp_group);
+  for (size_t i = 0; i < oc->ngroups && i < REASON_TOP; i++)
+    fprintf(f, "%s %d× \"%s\"", i ? ";" : " — commonest:", oc->groups[i].count,
+            oc->groups[i].text);
+  fputc('\n', f);
+}
+
+static void print_section(FILE *f, ledger_sum *s) {
+  char a[32], b[32], r[32];
+  fputs("## ", f);
+  device_label(f, s);
+  fprintf(f, " — campaign %s, backend %s\n\n", s->campaign, s->backend);
+  fprintf(f, "ledger: `%s`\n\n", s->path);
+  if (s->nkeeps == 0) {
+    fputs("No generation kept a change.\n\n", f);
+  } else {
+    fputs("| gen | change | before µs | after µs | ratio | decision |\n", f);
+    fputs("|---:|---|---:|---:|---:|---|\n", f);
+    for (size_t i = 0; i < s->nkeeps; i++) {
+      const keep_row *k = &s->keeps[i];
+      fprintf(f, "| %lld | ", k->gen);
+      cell(f, k->change);
+      fprintf(f, " | %s | %s | %s | ", fmt_num(a, sizeof a, 2, "", k->before_us),
+              fmt_num(b, sizeof b, 2, "", k->after_us), fmt_num(r, sizeof r, 3, "", k->ratio));
+      cell(f, k->decision);
+      fputs(" |\n", f);
+    }
+    fputc('\n', f);
+  }
+  for (int i = 0; i < OUT_COUNT; i++) print_outcome(f, &s->out[i]);
+  if (s->generations == 0)
+    fputs("- final best: none yet (no generation recorded)\n", f);
+  else if (s->final_gen < 0)
+    fprintf(f, "- final best: %s (never measured)\n", s->final_cfg[0] ? s->final_cfg : "—");
+  else
+    fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n",
+            s->final_cfg[0] ? s->final_cfg : "—", fmt_num(a, sizeof a, 2, "", s->final_us),
+            s->final_gen);
+  fprintf(f, "- ended: %s\n", s->ended ? s->end_reason : "running or interrupted");
+  fprintf(f, "- generations: %lld, rounds recorded: %lld\n\n", s->generations, s->rounds);
+}
+
+static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {
+  fputs("## Side by side\n\n"
+        "One row per ledger; each row's numbers come from that device alone.\n\n"
+        "| device | campaign | generations | keeps | final best µs | start µs | speed-up | "
+        "ledger |\n"
+        "|---|---|---:|---:|---:|---:|---:|---|\n",
+        f);
+  for (size_t i = 0; i < n; i++) {
+    char a[32], b[32], c[32];
+    char u8[9];
+    device_uuid8(&s[i].dev, u8);
+    fprintf(f, "| %s gpu%d %s (%s) | %s | %lld | %zu | %s | %s | ", s[i].dev.host,
+            s[i].dev.ordinal, s[i].dev.name, u8, s[i].campaign, s[i].generations, s[i].nkeeps,
+            fmt_num(a, sizeof a, 2, "", s[i].final_us),
+            fmt_num(b, sizeof b, 2, "", s[i].start_us));
+    double up = s[i].start_us / s[i].final_us;
+    fmt_num(c, sizeof c, 3, "×", up);
+    fprintf(f, "%s | `%s` |\n", c, s[i].path);
+  }
+  fputc('\n', f);
+}
+
+static void print_report(FILE *f, ledger_sum *s, size_t n) {
+  fputs("# tunefarm report\n\n"
+        "before/after µs: the median over a generation's recorded rounds of best's and new's "
+        "time per launch (event span); ratio: the median of the per-round ratios new/best, "
+        "which the decision rule judged. Final best: its latest such median; speed-up: start "
+        "µs / final best µs, on the same device.\n\n",
+        f);
+  for (size_t i = 0; i < n; i++) print_section(f, &s[i]);
+  if (n > 1) print_side_by_side(f, s, n);
+  fflush(f);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int run(path_list *paths, tf_err *e) {
+  ledger_sum *sums = calloc(paths->n, sizeof *sums);
+  if (!sums) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  size_t n = 0;
+  int rc = 0;
+  for (; n < paths->n; n++) {
+    sum_init(&sums[n], paths->v[n]);
+    if (ledger_scan(paths->v[n], stderr, read_line, &sums[n], e)) {
+      rc = -1;
+      n++;
+      break;
+    }
+  }
+  if (rc == 0) print_report(stdout, sums, n);
+  for (size_t i = 0; i < n; i++) sum_release(&sums[i]);
+  free(sums);
+  return rc;
+}
+
+int report_main(int argc, char **argv) {
+  path_list paths = {0};
+  tf_err e;
+  tf_err_clear(&e);
+  int rc = 0, opts = 1;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
+      usage(stdout);
+      path_list_free(&paths);
+      return TF_EXIT_OK;
+    }
+    if (opts && strcmp(argv[i], "--") == 0) {
+      opts = 0;
+      continue;
+    }
+    if (opts && argv[i][0] == '-' && argv[i][1])
+      rc = tf_fail(&e, TF_EXIT_INPUT, "unknown option '%s' (see --help)", argv[i]);
+    else
+      rc = collect(argv[i], &paths, &e);
+  }
+  if (rc == 0 && paths.n == 0)
+    rc = tf_fail(&e, TF_EXIT_INPUT, "no ledger given (usage: tunefarm report LEDGER|DIR ...)");
+  if (rc == 0) rc = run(&paths, &e);
+  path_list_free(&paths);
+  if (rc == 0) return TF_EXIT_OK;
+  fflush(stdout);
+  fprintf(stderr, "tunefarm report: %s\n", e.msg);
+  return e.code ? e.code : TF_EXIT_FAIL;
+}

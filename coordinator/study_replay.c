@@ -1,0 +1,577 @@
+/* study_replay: `tunefarm study --ledgers`, the decision rules replayed on the
+ * recorded rounds of GPU ledgers (coordinator/study.h says what is counted).
+ *
+ * The ledgers come from fixed-pair campaigns measured with the median rule,
+ * every round recorded (campaigns/decide-aa.json, decide-gain3.json), so both
+ * rules read the very same rounds: "median" all of them, as the coordinator
+ * did; "sequential" the prefix its own protocol would have measured. Output:
+ * markdown on stdout; bad input is one message naming the file, exit 2. */
+// defines: study_replay_rules, study_replay_init, study_replay_release,
+//          study_replay_add, study_replay_print, study_replay_tally,
+//          study_replay_cell, study_ratios_median, study_replay_main
+#include "coordinator/study.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+// defines: ledger_scan
+#include "coordinator/ledger.h"
+
+const char *const study_replay_rules[STUDY_REPLAY_RULES] = {"median", "sequential"};
+enum { RULE_MEDIAN = 0, RULE_SEQUENTIAL = 1 };
+
+/* One ledger being read: where its records go. */
+typedef struct replay_file {
+  study_replay *sr;
+  const char *path;
+  int device; /* index into sr->devices, from the header */
+} replay_file;
+
+/* ---------------------------------------------------------------- setup */
+
+int study_replay_init(study_replay *sr, tf_err *e) {
+  memset(sr, 0, sizeof *sr);
+  sr->cells = calloc(STUDY_REPLAY_MAX_PAIRS * STUDY_REPLAY_MAX_DEVICES, sizeof *sr->cells);
+  sr->res = calloc(1, sizeof *sr->res);
+  sr->job = calloc(1, sizeof *sr->job);
+  if (!sr->cells || !sr->res || !sr->job) {
+    study_replay_release(sr);
+    return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
+  }
+  return 0;
+}
+
+void study_replay_release(study_replay *sr) {
+  if (sr->cells)
+    for (int i = 0; i < STUDY_REPLAY_MAX_PAIRS * STUDY_REPLAY_MAX_DEVICES; i++) {
+      free(sr->cells[i].span.v);
+      free(sr->cells[i].kernel.v);
+    }
+  for (long i = 0; i < sr->nseen; i++) free(sr->seen[i]);
+  free(sr->seen);
+  free(sr->cells);
+  free(sr->res);
+  free(sr->job);
+  memset(sr, 0, sizeof *sr);
+}
+
+static study_cell *cell_at(const study_replay *sr, int pair, int device) {
+  return &sr->cells[pair * STUDY_REPLAY_MAX_DEVICES + device];
+}
+
+/* ---------------------------------------------------------------- ratios */
+
+/* Appends x; may reallocate r->v. */
+static int ratios_push(study_ratios *r, double x) {
+  if (r->n == r->cap) {
+    long cap = r->cap ? 2 * r->cap : 256;
+    double *v = realloc(r->v, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    r->v = v;
+    r->cap = cap;
+  }
+  r->v[r->n++] = x;
+  return 0;
+}
+
+double study_ratios_median(const study_ratios *r) {
+  if (r->n > INT_MAX) return NAN;
+  return stats_median(r->v, (int)r->n);
+}
+
+/* Every recorded round's new/best, both instruments. */
+static int ratios_add(study_cell *c, const result *res) {
+  for (int i = 0; i < res->nrounds; i++) {
+    const round_rec *r = &res->rounds[i];
+    if (ratios_push(&c->span, r->us[ARM_NEW] / r->us[ARM_BEST])) return -1;
+    if (r->kernel_us[ARM_NEW] > 0.0 && r->kernel_us[ARM_BEST] > 0.0 &&
+        ratios_push(&c->kernel, r->kernel_us[ARM_NEW] / r->kernel_us[ARM_BEST]))
+      return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+/* The header's device, found or added. */
+static int device_of(study_replay *sr, const char *path, const cJSON *hdr, tf_err *e) {
+  device_record d;
+  if (device_from_json(cJSON_GetObjectItemCaseSensitive(hdr, "device"), &d, e))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): no device record", path);
+  for (int i = 0; i < sr->ndevices; i++)
+    if (strcmp(sr->devices[i].uuid, d.uuid) == 0) return i;
+  if (sr->ndevices == STUDY_REPLAY_MAX_DEVICES)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': more than %d devices in the ledgers given",
+                   path, STUDY_REPLAY_MAX_DEVICES);
+  study_device *sd = &sr->devices[sr->ndevices];
+  snprintf(sd->uuid, sizeof sd->uuid, "%s", d.uuid);
+  snprintf(sd->name, sizeof sd->name, "%s", d.name);
+  snprintf(sd->host, sizeof sd->host, "%s", d.host);
+  sd->ordinal = d.ordinal;
+  sd->driver_version = d.driver_version;
+  return sr->ndevices++;
+}
+
+static int job_is_aa(const job *j) {
+  const job_arm *b = &j->arm[ARM_BEST], *n = &j->arm[ARM_NEW];
+  return strcmp(b->name_expr, n->name_expr) == 0 && config_equal(&b->cfg, &n->cfg);
+}
+
+static int pair_matches(const study_pair *p, const job *j, int aa) {
+  if (p->aa || aa) return p->aa == aa;
+  return strcmp(p->campaign, j->campaign) == 0 &&
+         strcmp(p->best_expr, j->arm[ARM_BEST].name_expr) == 0 &&
+         strcmp(p->new_expr, j->arm[ARM_NEW].name_expr) == 0;
+}
+
+/* "{"ITERS":1030}" from the record's "best" or "new", else the arm's name expression. */
+static void config_text(const cJSON *rec, const char *key, const char *fallback, char *buf,
+                        size_t len) {
+  char *s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(rec, key));
+  snprintf(buf, len, "%s", s ? s : fallback);
+  free(s);
+}
+
+static void pair_label(study_pair *p, const job *j, const cJSON *rec) {
+  if (p->aa) {
+    snprintf(p->label, sizeof p->label, "A/A: best and new are the same kernel and configuration "
+                                        "(every keep is a false keep)");
+    return;
+  }
+  char b[256], n[256];
+  config_text(rec, "best", j->arm[ARM_BEST].name_expr, b, sizeof b);
+  config_text(rec, "new", j->arm[ARM_NEW].name_expr, n, sizeof n);
+  snprintf(p->label, sizeof p->label,
+           "Known gain: campaign '%s', best %s, new %s (every keep is right, every reject a "
+           "missed gain)",
+           j->campaign, b, n);
+}
+
+/* The record's truth group, found or added. */
+static int pair_of(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+                   tf_err *e) {
+  const job *j = sr->job;
+  int aa = job_is_aa(j);
+  for (int i = 0; i < sr->npairs; i++)
+    if (pair_matches(&sr->pairs[i], j, aa)) return i;
+  if (sr->npairs == STUDY_REPLAY_MAX_PAIRS)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line %ld: more than %d different pairs in the ledgers given "
+                   "(is this a search, not a fixed-pair study?)",
+                   f->path, line, STUDY_REPLAY_MAX_PAIRS);
+  study_pair *p = &sr->pairs[sr->npairs];
+  p->aa = aa;
+  snprintf(p->campaign, sizeof p->campaign, "%s", j->campaign);
+  snprintf(p->best_expr, sizeof p->best_expr, "%s", j->arm[ARM_BEST].name_expr);
+  snprintf(p->new_expr, sizeof p->new_expr, "%s", j->arm[ARM_NEW].name_expr);
+  pair_label(p, j, rec);
+  return sr->npairs++;
+}
+
+/* ---------------------------------------------------------------- one record */
+
+/* The job and the rounds of a measured, correct record, into sr->job and sr->res. */
+static int record_load(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+                       tf_err *e) {
+  tf_err je = {0};
+  if (job_from_json(cJSON_GetObjectItemCaseSensitive(rec, "job"), sr->job, &je))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'job': %s", f->path, line,
+                   je.msg);
+  if (strcmp(sr->job->decide.rule, "median") != 0)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line %ld: measured with rule '%s'; the replay needs every "
+                   "round recorded, by rule 'median' (campaigns/decide-aa.json)",
+                   f->path, line, sr->job->decide.rule);
+  result *r = sr->res;
+  memset(r, 0, sizeof *r);
+  r->status = RESULT_OK;
+  r->correct = 1;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(rec, "rounds")) {
+    if (r->nrounds == MSG_MAX_ROUNDS || round_from_json(it, &r->rounds[r->nrounds]))
+      return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'rounds': round %d is "
+                                       "malformed", f->path, line, r->nrounds + 1);
+    r->nrounds++;
+  }
+  if (r->nrounds == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'rounds' is missing or empty",
+                   f->path, line);
+  return 0;
+}
+
+static void tally_add(study_tally *t, const decision *d, int rounds) {
+  t->generations++;
+  t->kinds[d->kind]++;
+  t->rounds += rounds;
+  t->screened += d->screened;
+}
+
+/* Rule "median" on every recorded round, with the job's options as recorded. */
+static decision_kind replay_median(study_replay *sr, study_tally *t) {
+  decision d;
+  decide(&sr->job->decide, sr->res, &d);
+  tally_add(t, &d, sr->res->nrounds);
+  decision_kind k = d.kind;
+  decision_release(&d);
+  return k;
+}
+
+/* Rule "sequential" on the prefix its protocol would have measured. Marks
+ * screened rounds and cuts sr->res to the prefix: run it after the median. */
+static void replay_sequential(study_replay *sr, study_tally *t) {
+  decide_opts o = sr->job->decide;
+  snprintf(o.rule, sizeof o.rule, "sequential");
+  result *r = sr->res;
+  int n = 0, stopped = 0;
+  while (n < r->nrounds && !stopped) {
+    r->rounds[n].screened = decide_screen_round(&o, &r->rounds[n]);
+    n++;
+    stopped = decide_enough(&o, &sr->job->measure, r->rounds, n);
+  }
+  if (!stopped) t->ran_out++;
+  r->nrounds = n;
+  decision d;
+  decide(&o, r, &d);
+  tally_add(t, &d, n);
+  decision_release(&d);
+}
+
+static int replay_record(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+                         tf_err *e) {
+  sr->records++;
+  const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "status"));
+  if (!st || strcmp(st, "ok") != 0) {
+    sr->not_ok++;
+    return 0;
+  }
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "correct"))) {
+    sr->incorrect++;
+    return 0;
+  }
+  if (record_load(sr, f, line, rec, e)) return -1;
+  int p = pair_of(sr, f, line, rec, e);
+  if (p < 0) return -1;
+  study_cell *c = cell_at(sr, p, f->device);
+  if (ratios_add(c, sr->res)) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
+  decision_kind k = replay_median(sr, &c->t[RULE_MEDIAN]);
+  const char *was = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "decision"));
+  if (!was || strcmp(was, decision_names[k]) != 0) sr->differ++;
+  replay_sequential(sr, &c->t[RULE_SEQUENTIAL]);
+  return 0;
+}
+
+/* ledger_scan's callback: the header names the device; generations with a "status" are
+ * measurements (a static refusal has none); other records are skipped. */
+static int on_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  replay_file *f = ctx;
+  if (line == 1) {
+    f->device = device_of(f->sr, f->path, rec, e);
+    return f->device < 0 ? -1 : 0;
+  }
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "type"));
+  if (!type || strcmp(type, "generation") != 0) return 0;
+  if (!cJSON_GetObjectItemCaseSensitive(rec, "status")) return 0;
+  return replay_record(f->sr, f, line, rec, e) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* Remember a ledger's real path; 1 if it was read before. May reallocate sr->seen. */
+static int seen_before(study_replay *sr, const char *path, tf_err *e) {
+  char real[PATH_MAX];
+  if (!realpath(path, real))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path, strerror(errno));
+  for (long i = 0; i < sr->nseen; i++)
+    if (strcmp(sr->seen[i], real) == 0) return 1;
+  char **v = realloc(sr->seen, (size_t)(sr->nseen + 1) * sizeof *v);
+  if (!v) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
+  sr->seen = v;
+  if (!(sr->seen[sr->nseen] = strdup(real))) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
+  sr->nseen++;
+  return 0;
+}
+
+static int add_file(study_replay *sr, const char *path, tf_err *e) {
+  int seen = seen_before(sr, path, e);
+  if (seen < 0) return -1;
+  if (seen)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': given twice (its generations would count "
+                                     "twice)", path);
+  replay_file f = {sr, path, -1};
+  if (ledger_scan(path, stderr, on_line, &f, e)) return -1;
+  sr->files++;
+  return 0;
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), t = strlen(tail);
+  return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+static int walk_filter(const struct dirent *de) { return de->d_name[0] != '.'; }
+
+/* Every *.jsonl under dir, in sorted order; *found counts them. Symbolic links to
+ * folders are not followed (no loops). */
+static int add_dir(study_replay *sr, const char *dir, long *found, tf_err *e) {
+  struct dirent **list = NULL;
+  int n = scandir(dir, &list, walk_filter, alphasort);
+  if (n < 0) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
+  int rc = 0;
+  for (int i = 0; i < n; i++) {
+    char p[PATH_MAX];
+    struct stat st, lst;
+    if (rc == 0 && snprintf(p, sizeof p, "%s/%s", dir, list[i]->d_name) < (int)sizeof p &&
+        lstat(p, &lst) == 0 && stat(p, &st) == 0) {
+      if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
+        rc = add_dir(sr, p, found, e);
+      else if (S_ISREG(st.st_mode) && ends_with(p, ".jsonl") && !(rc = add_file(sr, p, e)))
+        (*found)++;
+    }
+    free(list[i]);
+  }
+  free(list);
+  return rc;
+}
+
+int study_replay_add(study_replay *sr, const char *path, tf_err *e) {
+  struct stat st;
+  if (stat(path, &st) != 0) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path, strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return add_file(sr, path, e);
+  long found = 0;
+  if (add_dir(sr, path, &found, e)) return -1;
+  if (found == 0) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': no ledgers (*.jsonl) in it", path);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+static int device_index(const study_replay *sr, const char *uuid) {
+  for (int i = 0; i < sr->ndevices; i++)
+    if (strcmp(sr->devices[i].uuid, uuid) == 0) return i;
+  return -1;
+}
+
+const study_cell *study_replay_cell(const study_replay *sr, const char *uuid, int aa) {
+  int d = device_index(sr, uuid);
+  for (int p = 0; d >= 0 && p < sr->npairs; p++)
+    if (sr->pairs[p].aa == (aa != 0)) return cell_at(sr, p, d);
+  return NULL;
+}
+
+const study_tally *study_replay_tally(const study_replay *sr, const char *uuid, int aa,
+                                      const char *rule) {
+  const study_cell *c = study_replay_cell(sr, uuid, aa);
+  for (int r = 0; c && r < STUDY_REPLAY_RULES; r++)
+    if (strcmp(study_replay_rules[r], rule) == 0)
+      return c->t[r].generations ? &c->t[r] : NULL;
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static double pct(long k, long n) { return n > 0 ? 100.0 * (double)k / (double)n : NAN; }
+
+static void print_inputs(const study_replay *sr, FILE *out) {
+  long used = sr->records - sr->not_ok - sr->incorrect;
+  fprintf(out, "Ledger replay: %ld ledgers, %ld measured generation records; %ld replayed "
+               "(status ok, correct), %ld skipped for status, %ld for an incorrect result. "
+               "The median rule, replayed, reproduces the recorded decision of %ld of the %ld.\n\n",
+          sr->files, sr->records, used, sr->not_ok, sr->incorrect, used - sr->differ, used);
+  fprintf(out, "Devices (from each ledger's header):\n\n");
+  for (int i = 0; i < sr->ndevices; i++) {
+    const study_device *d = &sr->devices[i];
+    fprintf(out, "- `%s`: %s, driver %d, %s gpu%d\n", d->uuid, d->name, d->driver_version,
+            d->host, d->ordinal);
+  }
+  fprintf(out, "\n");
+}
+
+static void ratio_row(FILE *out, const char *who, long gens, const study_ratios *span,
+                      const study_ratios *kernel) {
+  double s = study_ratios_median(span), k = study_ratios_median(kernel);
+  fprintf(out, "| %s | %ld | %ld | %.4f | ", who, gens, span->n, s);
+  if (kernel->n)
+    fprintf(out, "%.4f (%ld rounds) |\n", k, kernel->n);
+  else
+    fprintf(out, "— |\n");
+}
+
+/* Every device's cells of one group, merged: only for the clearly labelled pooled row. */
+static int pooled_ratios(const study_replay *sr, int p, study_ratios *span, study_ratios *kernel,
+                         long *gens) {
+  for (int d = 0; d < sr->ndevices; d++) {
+    const study_cell *c = cell_at(sr, p, d);
+    *gens += c->t[RULE_MEDIAN].generations;
+    for (long i = 0; i < c->span.n; i++)
+      if (ratios_push(span, c->span.v[i])) return -1;
+    for (long i = 0; i < c->kernel.n; i++)
+      if (ratios_push(kernel, c->kernel.v[i])) return -1;
+  }
+  return 0;
+}
+
+static void print_ratios(const study_replay *sr, int p, FILE *out) {
+  fprintf(out, "Measured ratio new/best: the median over every recorded round of every replayed "
+               "generation of the per-round ratio.\n\n");
+  fprintf(out, "| device | generations | rounds | event span new/best | kernel time new/best |\n"
+               "|---|---|---|---|---|\n");
+  int shown = 0;
+  for (int d = 0; d < sr->ndevices; d++) {
+    const study_cell *c = cell_at(sr, p, d);
+    if (!c->t[RULE_MEDIAN].generations) continue;
+    ratio_row(out, sr->devices[d].uuid, c->t[RULE_MEDIAN].generations, &c->span, &c->kernel);
+    shown++;
+  }
+  study_ratios span = {0}, kernel = {0};
+  long gens = 0;
+  if (shown > 1 && pooled_ratios(sr, p, &span, &kernel, &gens) == 0)
+    ratio_row(out, "all devices, pooled rounds", gens, &span, &kernel);
+  free(span.v);
+  free(kernel.v);
+  fprintf(out, "\n");
+}
+
+/* "12.5% (≤ 19.0%)" for A/A, "97.0% (≥ 93.1%)" for a gain: the 95% Wilson bound on the
+ * side the target is stated on. */
+static void print_rate(FILE *out, long k, long n, int aa) {
+  fprintf(out, "%.2f%% (%s %.2f%%)", pct(k, n), aa ? "≤" : "≥", 100.0 * study_wilson(k, n, aa));
+}
+
+static void tally_row(FILE *out, const char *who, const char *rule, const study_tally *t,
+                      int aa) {
+  long n = t->generations;
+  fprintf(out, "| %s | %s | %ld | %ld | ", who, rule, n, t->kinds[DECISION_KEEP]);
+  print_rate(out, t->kinds[DECISION_KEEP], n, aa);
+  fprintf(out, " | %ld (%.1f%%) | %ld (%.1f%%) | %.2f | %.2f | ", t->kinds[DECISION_REFUSED],
+          pct(t->kinds[DECISION_REFUSED], n), t->kinds[DECISION_AMBIGUOUS],
+          pct(t->kinds[DECISION_AMBIGUOUS], n), n ? (double)t->rounds / (double)n : NAN,
+          n ? (double)t->screened / (double)n : NAN);
+  if (strcmp(rule, "median") == 0)
+    fprintf(out, "— |\n");
+  else
+    fprintf(out, "%ld (%.1f%%) |\n", t->ran_out, pct(t->ran_out, n));
+}
+
+static void tally_merge(study_tally *to, const study_tally *t) {
+  to->generations += t->generations;
+  for (int k = 0; k < 4; k++) to->kinds[k] += t->kinds[k];
+  to->rounds += t->rounds;
+  to->screened += t->screened;
+  to->ran_out += t->ran_out;
+}
+
+static void print_tallies(const study_replay *sr, int p, FILE *out) {
+  int aa = sr->pairs[p].aa;
+  fprintf(out, "| device | rule | generations | %s | %s (95%% bound) | refused | ambiguous | "
+               "rounds used per decision | screened per decision | recorded rounds ran out |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n",
+          aa ? "false keeps" : "keeps", aa ? "false-keep rate" : "keep rate");
+  int shown = 0;
+  for (int d = 0; d < sr->ndevices; d++) {
+    const study_cell *c = cell_at(sr, p, d);
+    if (!c->t[RULE_MEDIAN].generations) continue;
+    for (int r = 0; r < STUDY_REPLAY_RULES; r++)
+      tally_row(out, sr->devices[d].uuid, study_replay_rules[r], &c->t[r], aa);
+    shown++;
+  }
+  for (int r = 0; shown > 1 && r < STUDY_REPLAY_RULES; r++) {
+    study_tally all = {0};
+    for (int d = 0; d < sr->ndevices; d++) tally_merge(&all, &cell_at(sr, p, d)->t[r]);
+    tally_row(out, "all devices, pooled counts", study_replay_rules[r], &all, aa);
+  }
+  fprintf(out, "\n");
+}
+
+static void print_notes(FILE *out) {
+  fprintf(out,
+          "Rounds used per decision: recorded rounds the rule read (median: all of them; "
+          "sequential: the prefix up to the round where decide_enough says stop, screened "
+          "rounds included). Recorded rounds ran out: the sequential rule wanted more rounds "
+          "than were recorded (on the GPU a screened round is run again), and decided on all "
+          "of them. Refused generations are not measured again: one measurement per record. "
+          "The 95%% bound is Wilson's score interval: upper for a false-keep rate, lower for a "
+          "keep rate.\n");
+}
+
+void study_replay_print(const study_replay *sr, FILE *out) {
+  print_inputs(sr, out);
+  for (int pass = 0; pass < 2; pass++) /* A/A first, then the gains */
+    for (int p = 0; p < sr->npairs; p++) {
+      if (sr->pairs[p].aa != (pass == 0)) continue;
+      fprintf(out, "### %s\n\n", sr->pairs[p].label);
+      print_ratios(sr, p, out);
+      print_tallies(sr, p, out);
+    }
+  print_notes(out);
+}
+
+/* ---------------------------------------------------------------- command */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tunefarm study --ledgers LEDGER|DIR ...\n"
+          "\n"
+          "Replays both decision rules on the rounds recorded by GPU runs of fixed-pair\n"
+          "campaigns (campaigns/decide-aa.json, campaigns/decide-gain3.json: rule median,\n"
+          "every round recorded). Each generation record with status ok and a correct\n"
+          "result is decided by \"median\" on all its rounds, as recorded, and by\n"
+          "\"sequential\" on the prefix its protocol would have measured: rounds in order,\n"
+          "screened by clock, up to where the rule stops. Truth per record: A/A when the\n"
+          "job's best and new arms are the same kernel and configuration, else a gain.\n"
+          "Markdown on stdout: per truth, the measured ratio new/best and one row per\n"
+          "device and rule (keeps, 95%% bound, refused, ambiguous, rounds used). Devices\n"
+          "are never pooled except in rows labelled so.\n"
+          "\n"
+          "A folder is searched recursively for *.jsonl ledgers.\n"
+          "Exit status: 0, or 2 for bad input (named with its file and line).\n");
+}
+
+/* The paths after --ledgers; 1 if --help was asked, -1 (e filled) for a stray option. */
+static int replay_args(int argc, char **argv, int *npaths, tf_err *e) {
+  *npaths = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    if (strcmp(argv[i], "--ledgers") == 0) continue;
+    if (argv[i][0] == '-')
+      return tf_fail(e, TF_EXIT_INPUT, "option '%s' does not go with --ledgers (see --help)",
+                     argv[i]);
+    (*npaths)++;
+  }
+  if (*npaths == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "--ledgers needs at least one ledger or folder (see --help)");
+  return 0;
+}
+
+static int replay_run(study_replay *sr, int argc, char **argv, tf_err *e) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--ledgers") != 0 && study_replay_add(sr, argv[i], e)) return -1;
+  if (sr->records - sr->not_ok - sr->incorrect == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "no measured generation (status ok, correct) in the "
+                                     "ledgers given");
+  study_replay_print(sr, stdout);
+  return 0;
+}
+
+int study_replay_main(int argc, char **argv) {
+  tf_err e = {0};
+  int npaths = 0, rc = replay_args(argc, argv, &npaths, &e);
+  if (rc == 1) {
+    usage(stdout);
+    return 0;
+  }
+  study_replay sr;
+  if (rc == 0 && study_replay_init(&sr, &e) == 0) {
+    rc = replay_run(&sr, argc, argv, &e);
+    study_replay_release(&sr);
+  } else {
+    rc = -1;
+  }
+  if (rc == 0) return 0;
+  fprintf(stderr, "tunefarm study: %s\n", e.msg);
+  return e.code ? e.code : TF_EXIT_FAIL;
+}

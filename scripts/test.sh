@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install what is missing, build from scratch, and run every test ctest knows.
+# GPU tests (label gpu) skip with a visible message where there is no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf build
+bash scripts/setup.sh
+# mpirun refuses root unless told; CI runs as root on two cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export TUNEFARM_CACHE="$PWD/build/test-cache"
+cd build
+ctest --output-on-failure -j2 "$@"

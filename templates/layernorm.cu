@@ -1,0 +1,178 @@
+// templates/layernorm.cu: tunable FP32 layer normalization over the rows of x[R][D]:
+//   y = (x - mean) / sqrt(var + eps) * gamma + beta,   var the biased variance, eps 1e-5.
+//
+// Standalone build (append an explicit instantiation, e.g.
+//   template __global__ void tf_layernorm<1,2,256,4,0,2>(const float*, const float*, const float*, float*, int, int, float);):
+//   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/layernorm.cu
+// tunefarm compiles it with NVRTC (no system headers: nothing is #included).
+//
+// Checked against the "layernorm" CPU reference (kernels/reference.c, double precision).
+// Two passes over each row in registers: the mean first, then the sum of squared
+// deviations from it (no E[x^2] - E[x]^2 cancellation), then the output.
+// Knobs, in template order:
+//   FORM    who owns a row: 0 one warp (shuffle reductions only, no barrier); 1 WARPS warps
+//           (shuffles, then one shared-memory exchange and barrier per reduction), several
+//           rows per block; 2 the whole block (same exchange across all its warps).
+//   WARPS   warps per row in form 1 (the other forms ignore it).
+//   BLOCK   threads per block.
+//   VEC     floats per load and store (1, 2 or 4: float, float2, float4); >1 needs D % VEC == 0.
+//   RSQRT   0: 1.0f / sqrtf(var + eps); 1: rsqrtf (approximate reciprocal square root).
+//   CACHE   chunks of VEC floats each thread keeps in registers between the passes; the rest
+//           of a row that does not fit is read again from global memory (L1/L2) by the
+//           later passes. 0 streams the row three times.
+// Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
+// guarded by c < D/VEC: each element is counted exactly once at every width. (The
+// predecessor's two-warp kernel gave each warp a span and stepped through it in whole
+// 32-lane steps, counting part of the row twice whenever the span was not a multiple of 32.)
+
+namespace tf_ln_tmpl {
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <int VEC>
+__device__ __forceinline__ void load(const float *p, float (&v)[VEC]) {
+  if constexpr (VEC == 4) {
+    const float4 q = *reinterpret_cast<const float4 *>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else if constexpr (VEC == 2) {
+    const float2 q = *reinterpret_cast<const float2 *>(p);
+    v[0] = q.x, v[1] = q.y;
+  } else {
+    v[0] = *p;
+  }
+}
+
+template <int VEC>
+__device__ __forceinline__ void store(float *p, const float (&v)[VEC]) {
+  if constexpr (VEC == 4)
+    *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  else if constexpr (VEC == 2)
+    *reinterpret_cast<float2 *>(p) = make_float2(v[0], v[1]);
+  else
+    *p = v[0];
+}
+
+// Sum of v over the TPR threads of one row (slot `slot` of the block). With TPR > 32 the
+// warps of the row meet in shared memory `red` (one float per warp of the block) behind
+// one barrier, which every thread of the block reaches (the caller never returns early).
+template <int TPR, int BLOCK>
+__device__ __forceinline__ float row_sum(float v, float *red, int slot) {
+  v = warp_sum(v);
+  if constexpr (TPR == 32) {
+    return v;
+  } else {
+    constexpr int WPR = TPR / 32;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
+    __syncthreads();
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < WPR; ++w) s += red[slot * WPR + w];
+    return s;
+  }
+}
+
+}  // namespace tf_ln_tmpl
+
+template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE>
+__global__ void __launch_bounds__(BLOCK, 1)
+    tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,
+                 const float *__restrict__ beta, float *__restrict__ y, int R, int D, float eps) {
+  constexpr int TPR = FORM == 0 ? 32 : FORM == 1 ? 32 * WARPS : BLOCK;  // threads per row
+  constexpr int RPB = BLOCK / TPR;                                        // rows per block
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps");
+  static_assert(BLOCK % TPR == 0 && TPR % 32 == 0, "rows own whole warps of the block");
+  static_assert(VEC == 1 || VEC == 2 || VEC == 4, "vector width");
+  static_assert(CACHE >= 0, "cache");
+  // Two exchange arrays, one per reduction: the second can be written while slow threads
+  // still read the first, so each reduction needs only its own barrier.
+  __shared__ float red_mean[TPR > 32 ? BLOCK / 32 : 1];
+  __shared__ float red_var[TPR > 32 ? BLOCK / 32 : 1];
+
+  const int slot = threadIdx.x / TPR, t = threadIdx.x % TPR;
+  const int row = blockIdx.x * RPB + slot;
+  const bool live = row < R;
+  if (TPR == 32 && !live) return;  // a whole warp, and form 0 has no block barrier
+  const int nch = D / VEC;         // D % VEC == 0 when VEC > 1 (constraint)
+  const float *xr = x + (long long)(live ? row : 0) * D;
+  float *yr = y + (long long)(live ? row : 0) * D;
+
+  // Pass 1: the sum. Chunks t + j*TPR for j < CACHE stay in registers.
+  float v[CACHE > 0 ? CACHE : 1][VEC];
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < CACHE; ++j) {
+    const int c = t + j * TPR;
+    if (live && c < nch) {
+      tf_ln_tmpl::load<VEC>(xr + c * VEC, v[j]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) s += v[j][e];
+    }
+  }
+  if (live) {
+#pragma unroll 4
+    for (int c = t + CACHE * TPR; c < nch; c += TPR) {
+      float w[VEC];
+      tf_ln_tmpl::load<VEC>(xr + c * VEC, w);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) s += w[e];
+    }
+  }
+  const float mean = tf_ln_tmpl::row_sum<TPR, BLOCK>(s, red_mean, slot) / (float)D;
+
+  // Pass 2: the sum of squared deviations from the mean.
+  float q = 0.f;
+#pragma unroll
+  for (int j = 0; j < CACHE; ++j) {
+    const int c = t + j * TPR;
+    if (live && c < nch) {
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const float d = v[j][e] - mean;
+        q = fmaf(d, d, q);
+      }
+    }
+  }
+  if (live) {
+#pragma unroll 4
+    for (int c = t + CACHE * TPR; c < nch; c += TPR) {
+      float w[VEC];
+      tf_ln_tmpl::load<VEC>(xr + c * VEC, w);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const float d = w[e] - mean;
+        q = fmaf(d, d, q);
+      }
+    }
+  }
+  const float var = tf_ln_tmpl::row_sum<TPR, BLOCK>(q, red_var, slot) / (float)D;
+  const float rstd = RSQRT ? rsqrtf(var + eps) : 1.0f / sqrtf(var + eps);
+  if (!live) return;  // after the last barrier
+
+  // Pass 3: normalize, scale, shift.
+#pragma unroll
+  for (int j = 0; j < CACHE; ++j) {
+    const int c = t + j * TPR;
+    if (c < nch) {
+      float g[VEC], b[VEC], o[VEC];
+      tf_ln_tmpl::load<VEC>(gamma + c * VEC, g);
+      tf_ln_tmpl::load<VEC>(beta + c * VEC, b);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) o[e] = fmaf((v[j][e] - mean) * rstd, g[e], b[e]);
+      tf_ln_tmpl::store<VEC>(yr + c * VEC, o);
+    }
+  }
+#pragma unroll 4
+  for (int c = t + CACHE * TPR; c < nch; c += TPR) {
+    float w[VEC], g[VEC], b[VEC], o[VEC];
+    tf_ln_tmpl::load<VEC>(xr + c * VEC, w);
+    tf_ln_tmpl::load<VEC>(gamma + c * VEC, g);
+    tf_ln_tmpl::load<VEC>(beta + c * VEC, b);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) o[e] = fmaf((w[e] - mean) * rstd, g[e], b[e]);
+    tf_ln_tmpl::store<VEC>(yr + c * VEC, o);
+  }
+}

@@ -1,0 +1,407 @@
+// templates/matmul.cu: tunable FP32 matrix multiply C = A * B, row-major, any M, N, K.
+//
+// Standalone build (append an explicit instantiation, e.g.
+//   template __global__ void tf_matmul<128,128,16,8,8,1,4,2,0,1>(const float*, const float*, float*, int, int, int);):
+//   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/matmul.cu
+// tunefarm compiles it with NVRTC (no system headers: nothing is #included).
+//
+// Checked against the "matmul" CPU reference (kernels/reference.c, double accumulation).
+// A block computes a BM x BN tile of C from K steps of depth BK; each of its
+// (BM/TM)*(BN/TN) threads owns a TM x TN register tile. Knobs, in template order:
+//   BM, BN   block tile. Bigger tiles re-read A and B from global memory less often.
+//   BK       depth of one K step: how much is staged in shared memory per barrier.
+//   TM, TN   register tile per thread: more FMAs per shared-memory read.
+//   AK       1: A is stored k-major (transposed) in shared memory, so a thread's 4 rows
+//            arrive in one 128-bit read per k; 0: A stays row-major and a thread reads
+//            4 consecutive k of one row per 128-bit read (4 k steps at a time).
+//   VEC      4: staging moves 128-bit chunks (needs K % 4 == 0 and N % 4 == 0); 1: scalars.
+//   STAGING  how the copies global -> shared are issued:
+//            0 one loop moving A chunk i and B chunk i together, every chunk predicated;
+//            1 separate guard-free loops (only where the tiles divide the problem);
+//            2 one branch per tile: full tiles take the guard-free loops, edge tiles
+//              predicated loops.
+//   PIPE     0: registers carry each tile to static shared memory, one barrier on each side
+//            of the arithmetic; 2 or 3: cp.async ring of PIPE stages in dynamic shared
+//            memory, the copies of tile t+PIPE-1 in flight while tile t is multiplied
+//            (16-byte copies with VEC 4, 4-byte copies with VEC 1; out-of-range bytes
+//            are zero-filled by the copy itself).
+//   SPLITK   blockIdx.z takes a contiguous share of the K steps and atomically adds its
+//            partial tile into C, which the launcher zeroes first.
+// Shared-memory layout: A row-major rows are padded to BK+4 floats (consecutive rows land on
+// different 16-byte bank groups); k-major A rows are padded to BM+4; B is row-major [BK][BN]
+// and read as consecutive float4s across a warp. A thread's columns are TN/4 groups of 4,
+// spaced 4*(BN/TN) apart, so a warp's B reads are contiguous and its C stores coalesce.
+// Partial tiles are zero-filled in shared memory, so the arithmetic never tests bounds.
+
+namespace tf_mm_tmpl {
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// 16-byte asynchronous copy; with GUARD the source is read only when ok, else zeros land.
+template <bool GUARD>
+__device__ __forceinline__ void cp16(float *dst, const float *src, bool ok) {
+  if (GUARD)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+                 "r"(ok ? 16 : 0)
+                 : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src)
+                 : "memory");
+}
+
+template <bool GUARD>
+__device__ __forceinline__ void cp4(float *dst, const float *src, bool ok) {
+  if (GUARD)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+                 "r"(ok ? 4 : 0)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_u32(dst)), "l"(src)
+                 : "memory");
+}
+
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Compile-time geometry of one configuration.
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int AK_, int VEC_>
+struct Geo {
+  // enum constants, not static members: NVRTC would emit every static member as a global.
+  enum : int { BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, AK = AK_, VEC = VEC_ };
+  enum : int { NTX = BN / TN, NTY = BM / TM, T = NTX * NTY };
+  enum : int { SA = AK ? BM + 4 : BK + 4 };                 // A row stride in shared memory
+  enum : int { A_ELEMS = AK ? BK * SA : BM * SA, SB = BN, B_ELEMS = BK * BN };
+  enum : int { STAGE = A_ELEMS + B_ELEMS };                 // floats per pipeline stage
+  enum : int { AQ = BK / VEC, BQ = BN / VEC };              // chunks per row of the A / B tile
+  enum : int { IA = BM * BK / VEC / T, IB = BK * BN / VEC / T };  // chunks per thread
+};
+
+// One K step's tiles in global memory: a = &A[m0][k0], b = &B[k0][n0], and what is left of
+// the problem from that corner (rows of A, columns of B, depth).
+struct Tile {
+  const float *a, *b;
+  int mrem, nrem, krem;
+};
+
+// ---- staging: thread tid moves chunks i = 0.. of the A tile at rows r0 + i*RA (RA = T/AQ rows
+// apart), column kc, and of the B tile at rows k0 + i*RB, column nc. A warp's chunks of one
+// row are contiguous, so every copy instruction is coalesced; destinations differ by
+// compile-time offsets and sources by a run-time row stride, added as the loop goes.
+
+template <class G>
+struct Lanes {
+  enum : int { RA = G::T / G::AQ, RB = G::T / G::BQ };  // rows between a thread's chunks
+  int ra, kc, rb, nc;                                          // this thread's first chunks
+  __device__ __forceinline__ explicit Lanes(int tid)
+      : ra(tid / G::AQ), kc((tid % G::AQ) * G::VEC), rb(tid / G::BQ), nc((tid % G::BQ) * G::VEC) {}
+  // Shared-memory offsets (floats) of chunk i.
+  __device__ __forceinline__ int a_dst(int i) const {
+    return G::AK ? kc * G::SA + ra + i * RA : (ra + i * RA) * G::SA + kc;
+  }
+  __device__ __forceinline__ int b_dst(int i) const { return (rb + i * RB) * G::SB + nc; }
+};
+
+template <class G>
+__device__ __forceinline__ void store_a(float *as, int off, const float (&v)[G::VEC]) {
+  if constexpr (G::AK) {
+#pragma unroll
+    for (int j = 0; j < G::VEC; ++j) as[off + j * G::SA] = v[j];
+  } else if constexpr (G::VEC == 4) {
+    *reinterpret_cast<float4 *>(as + off) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    as[off] = v[0];
+  }
+}
+
+template <class G>
+__device__ __forceinline__ void store_b(float *bs, int off, const float (&v)[G::VEC]) {
+  if constexpr (G::VEC == 4)
+    *reinterpret_cast<float4 *>(bs + off) = make_float4(v[0], v[1], v[2], v[3]);
+  else
+    bs[off] = v[0];
+}
+
+template <int VEC>
+__device__ __forceinline__ void load(const float *p, bool ok, float (&v)[VEC]) {
+  if constexpr (VEC == 4) {
+    const float4 q = ok ? *reinterpret_cast<const float4 *>(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    v[0] = ok ? *p : 0.f;
+  }
+}
+
+// One asynchronous chunk copy; a predicated-off copy names `zero`, a valid global address
+// whose bytes are not read (src-size 0), instead of an out-of-range one.
+template <int VEC, bool GUARD>
+__device__ __forceinline__ void async_copy(float *dst, const float *src, bool ok, const float *zero) {
+  if constexpr (VEC == 4)
+    cp16<GUARD>(dst, GUARD && !ok ? zero : src, ok);
+  else
+    cp4<GUARD>(dst, GUARD && !ok ? zero : src, ok);
+}
+
+// Separate loops for A and B; GUARD predicates every chunk against the matrix edges
+// (with VEC 4, K % 4 == 0 and N % 4 == 0, so a quad is wholly inside or outside).
+template <class G, bool GUARD, bool ASYNC>
+__device__ __forceinline__ void move_split(float *as, float *bs, const Tile &t, const float *zero,
+                                           int N, int K, const Lanes<G> &l) {
+  const float *pa = t.a + l.ra * K + l.kc;
+  const float *pb = t.b + l.rb * N + l.nc;
+  const bool ka = l.kc < t.krem, nb = l.nc < t.nrem;
+  if constexpr (ASYNC) {
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K)
+      async_copy<G::VEC, GUARD>(as + l.a_dst(i), pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, zero);
+#pragma unroll
+    for (int i = 0; i < G::IB; ++i, pb += Lanes<G>::RB * N)
+      async_copy<G::VEC, GUARD>(bs + l.b_dst(i), pb, nb && l.rb + i * Lanes<G>::RB < t.krem, zero);
+  } else {
+    float va[G::IA][G::VEC], vb[G::IB][G::VEC];
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K)
+      load<G::VEC>(pa, !GUARD || (ka && l.ra + i * Lanes<G>::RA < t.mrem), va[i]);
+#pragma unroll
+    for (int i = 0; i < G::IB; ++i, pb += Lanes<G>::RB * N)
+      load<G::VEC>(pb, !GUARD || (nb && l.rb + i * Lanes<G>::RB < t.krem), vb[i]);
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i) store_a<G>(as, l.a_dst(i), va[i]);
+#pragma unroll
+    for (int i = 0; i < G::IB; ++i) store_b<G>(bs, l.b_dst(i), vb[i]);
+  }
+}
+
+// Form 0: one loop, iteration i moves A chunk i and B chunk i, both predicated (IA == IB).
+template <class G, bool ASYNC>
+__device__ __forceinline__ void move_joint(float *as, float *bs, const Tile &t, const float *zero,
+                                           int N, int K, const Lanes<G> &l) {
+  static_assert(G::IA == G::IB, "staging form 0 needs A and B tiles of one size (BM == BN)");
+  const float *pa = t.a + l.ra * K + l.kc;
+  const float *pb = t.b + l.rb * N + l.nc;
+  const bool ka = l.kc < t.krem, nb = l.nc < t.nrem;
+  if constexpr (ASYNC) {
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K, pb += Lanes<G>::RB * N) {
+      async_copy<G::VEC, true>(as + l.a_dst(i), pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, zero);
+      async_copy<G::VEC, true>(bs + l.b_dst(i), pb, nb && l.rb + i * Lanes<G>::RB < t.krem, zero);
+    }
+  } else {
+    float va[G::IA][G::VEC], vb[G::IB][G::VEC];
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K, pb += Lanes<G>::RB * N) {
+      load<G::VEC>(pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, va[i]);
+      load<G::VEC>(pb, nb && l.rb + i * Lanes<G>::RB < t.krem, vb[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < G::IA; ++i) {
+      store_a<G>(as, l.a_dst(i), va[i]);
+      store_b<G>(bs, l.b_dst(i), vb[i]);
+    }
+  }
+}
+
+template <class G, int STAGING, bool ASYNC>
+__device__ __forceinline__ void stage(float *as, float *bs, const Tile &t, const float *zero, int N,
+                                      int K, const Lanes<G> &l) {
+  if constexpr (STAGING == 0) {
+    move_joint<G, ASYNC>(as, bs, t, zero, N, K, l);
+  } else if constexpr (STAGING == 1) {
+    move_split<G, false, ASYNC>(as, bs, t, zero, N, K, l);
+  } else {
+    if (t.mrem >= G::BM && t.nrem >= G::BN && t.krem >= G::BK)
+      move_split<G, false, ASYNC>(as, bs, t, zero, N, K, l);
+    else
+      move_split<G, true, ASYNC>(as, bs, t, zero, N, K, l);
+  }
+}
+
+// ---- arithmetic on one staged K step.
+
+__device__ __forceinline__ float lane4(const float4 &q, int j) {
+  return j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w;
+}
+
+// k steps unrolled per loop iteration: full unrolling of BK 64 compiles four times slower
+// (the audit compiles every configuration) for no measured gain on the loop's 8-step body.
+#ifndef TF_MM_KSTEPS
+#define TF_MM_KSTEPS 8
+#endif
+
+template <class G>
+__device__ __forceinline__ void multiply(const float *as, const float *bs, float (&acc)[G::TM][G::TN],
+                                         int tx, int ty) {
+  constexpr int KSTEPS = TF_MM_KSTEPS < G::BK ? TF_MM_KSTEPS : G::BK;
+  const float *bt = bs + tx * 4;
+  if constexpr (G::AK) {
+    const float *at = as + ty * 4;
+#pragma unroll KSTEPS
+    for (int k = 0; k < G::BK; ++k) {
+      float a[G::TM], b[G::TN];
+#pragma unroll
+      for (int g = 0; g < G::TM / 4; ++g) {
+        const float4 q = *reinterpret_cast<const float4 *>(at + k * G::SA + g * 4 * G::NTY);
+        a[4 * g] = q.x, a[4 * g + 1] = q.y, a[4 * g + 2] = q.z, a[4 * g + 3] = q.w;
+      }
+#pragma unroll
+      for (int g = 0; g < G::TN / 4; ++g) {
+        const float4 q = *reinterpret_cast<const float4 *>(bt + k * G::SB + g * 4 * G::NTX);
+        b[4 * g] = q.x, b[4 * g + 1] = q.y, b[4 * g + 2] = q.z, b[4 * g + 3] = q.w;
+      }
+#pragma unroll
+      for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  } else {
+    const float *at = as + ty * G::SA;
+#pragma unroll KSTEPS / 4
+    for (int k = 0; k < G::BK; k += 4) {
+      float4 a4[G::TM];
+#pragma unroll
+      for (int i = 0; i < G::TM; ++i)
+        a4[i] = *reinterpret_cast<const float4 *>(at + i * G::NTY * G::SA + k);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        float b[G::TN];
+#pragma unroll
+        for (int g = 0; g < G::TN / 4; ++g) {
+          const float4 q = *reinterpret_cast<const float4 *>(bt + (k + kk) * G::SB + g * 4 * G::NTX);
+          b[4 * g] = q.x, b[4 * g + 1] = q.y, b[4 * g + 2] = q.z, b[4 * g + 3] = q.w;
+        }
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i) {
+          const float a = lane4(a4[i], kk);
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) acc[i][j] = fmaf(a, b[j], acc[i][j]);
+        }
+      }
+    }
+  }
+}
+
+// Row of the block tile that register row i of thread row ty holds (matches multiply's reads).
+template <class G>
+__device__ __forceinline__ int tile_row(int i, int ty) {
+  return G::AK ? (i / 4) * 4 * G::NTY + ty * 4 + (i % 4) : i * G::NTY + ty;
+}
+
+}  // namespace tf_mm_tmpl
+
+// __launch_bounds__(threads, 1): without the explicit 1, ptxas sometimes squeezes a
+// configuration to 80 registers for a third resident block and spills to local memory;
+// with it no accepted configuration spills (checked at 1024^3 with -Xptxas -v).
+template <int BM, int BN, int BK, int TM, int TN, int AK, int VEC, int STAGING, int PIPE, int SPLITK>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
+    tf_matmul(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C, int M,
+              int N, int K) {
+  using G = tf_mm_tmpl::Geo<BM, BN, BK, TM, TN, AK, VEC>;
+  static_assert(BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0, "register tile");
+  static_assert(G::T % 32 == 0 && G::T <= 1024, "whole warps");
+  static_assert((BM * BK) % (G::T * VEC) == 0 && (BK * BN) % (G::T * VEC) == 0, "load loops");
+  static_assert(G::T % G::AQ == 0 && G::T % G::BQ == 0, "a thread's chunks share one column");
+  static_assert(BK % 4 == 0 && (VEC == 1 || VEC == 4), "vector width");
+  static_assert(PIPE == 0 || PIPE == 2 || PIPE == 3, "pipeline depth");
+  static_assert(!(PIPE && AK && VEC == 4), "cp.async cannot transpose a 16-byte chunk");
+  static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 1, "knobs");
+
+  const int tid = threadIdx.x, tx = tid % G::NTX, ty = tid / G::NTX;
+  const tf_mm_tmpl::Lanes<G> lanes(tid);
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+  // This block's K steps [t0, t1): all of them, or its split-K share.
+  int t0 = 0, t1 = (K + BK - 1) / BK;
+  if (SPLITK > 1) {
+    const int per = (t1 + SPLITK - 1) / SPLITK;
+    t0 = blockIdx.z * per;
+    t1 = min(t1, t0 + per);
+    if (t0 >= t1) return;  // the whole block: no barrier is skipped by part of it
+  }
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+  const float *a0 = A + (long long)m0 * K;
+  const float *b0 = B + n0;
+  auto tile = [&](int t) {
+    tf_mm_tmpl::Tile s;
+    s.a = a0 + t * BK;
+    s.b = b0 + (long long)t * BK * N;
+    s.mrem = M - m0;
+    s.nrem = N - n0;
+    s.krem = K - t * BK;
+    return s;
+  };
+
+  if constexpr (PIPE == 0) {
+    __shared__ __align__(16) float as[G::A_ELEMS];
+    __shared__ __align__(16) float bs[G::B_ELEMS];
+    for (int t = t0; t < t1; ++t) {
+      tf_mm_tmpl::stage<G, STAGING, false>(as, bs, tile(t), A, N, K, lanes);
+      __syncthreads();
+      tf_mm_tmpl::multiply<G>(as, bs, acc, tx, ty);
+      __syncthreads();
+    }
+  } else {
+    extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
+    float *const sm = tf_mm_tmpl_dyn;
+    const int nt = t1 - t0;
+    // Prologue: the first PIPE-1 steps in flight, one commit group per step (empty past nt).
+#pragma unroll
+    for (int s = 0; s < PIPE - 1; ++s) {
+      if (s < nt)
+        tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
+                                            tile(t0 + s), A, N, K, lanes);
+      tf_mm_tmpl::cp_commit();
+    }
+    int rd = 0, wr = PIPE - 1;
+    for (int t = 0; t < nt; ++t) {
+      // Groups committed so far: PIPE-1+t; leaving PIPE-2 pending completes step t's group.
+      tf_mm_tmpl::cp_wait<PIPE - 2>();
+      // Every thread's copies of step t are visible, and every thread is done with the
+      // buffer multiplied in step t-1, which the copies issued next overwrite.
+      __syncthreads();
+      if (t + PIPE - 1 < nt)
+        tf_mm_tmpl::stage<G, STAGING, true>(sm + wr * G::STAGE, sm + wr * G::STAGE + G::A_ELEMS,
+                                            tile(t0 + t + PIPE - 1), A, N, K, lanes);
+      tf_mm_tmpl::cp_commit();
+      tf_mm_tmpl::multiply<G>(sm + rd * G::STAGE, sm + rd * G::STAGE + G::A_ELEMS, acc, tx, ty);
+      rd = rd + 1 == PIPE ? 0 : rd + 1;
+      wr = wr + 1 == PIPE ? 0 : wr + 1;
+    }
+    tf_mm_tmpl::cp_wait<0>();
+  }
+
+  // Epilogue: 128-bit stores where the row allows them, scalars at the right edge;
+  // split-K adds its partial sums into the zeroed C.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = m0 + tf_mm_tmpl::tile_row<G>(i, ty);
+    if (row >= M) continue;
+    float *crow = C + (long long)row * N;
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const int col = n0 + g * 4 * G::NTX + tx * 4;
+      const float *v = &acc[i][4 * g];
+      if (SPLITK > 1) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < N) atomicAdd(crow + col + j, v[j]);
+      } else if ((N & 3) == 0 && col + 3 < N) {
+        *reinterpret_cast<float4 *>(crow + col) = make_float4(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < N) crow[col + j] = v[j];
+      }
+    }
+  }
+}

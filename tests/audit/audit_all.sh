@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every reachable configuration of both families renders and compiles with NVRTC (sm_90),
+# spread over two ranks; the second audit comes from the cubin cache.
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+export TUNEFARM_CACHE="$WORK/cache"
+for c in matmul-1024 layernorm-4096x768; do
+  t0=$(date +%s.%N)
+  "${MPIRUN[@]}" -np 2 "$TF" audit "$SRC/campaigns/$c.json" >"$c.first" 2>&1 || { cat "$c.first"; fail "$c: audit failed"; }
+  t1=$(date +%s.%N)
+  "$TF" audit "$SRC/campaigns/$c.json" >"$c.second" 2>&1 || { cat "$c.second"; fail "$c: cached audit failed"; }
+  t2=$(date +%s.%N)
+  grep -q ', failed 0;' "$c.first" || fail "$c: failures"
+  grep -E '^  (space|accepted|reachable):' "$c.first"
+  echo "$c: first audit $(awk "BEGIN{print $t1 - $t0}") s (2 ranks), cached $(awk "BEGIN{print $t2 - $t1}") s"
+  tail -1 "$c.second"
+done

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Every kind of bad campaign or template ends with one clear message naming the file and
+# the key, and exit status 2: never a crash, a hang or a partial result.
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+good="$SRC/campaigns/matmul-1024.json"
+mkdir -p root/campaigns root/templates root/kernels
+cp "$SRC"/templates/* root/templates/
+cp "$SRC"/kernels/*.json "$SRC"/kernels/*.cu root/kernels/
+export TUNEFARM_ROOT="$WORK/root"
+n=0
+
+# case NAME WANT-IN-MESSAGE FILE: `tunefarm check FILE` exits 2 and says WANT
+case_() {
+  local name="$1" want="$2" file="$3"
+  expect_exit 2 timeout 20 "$TF" check "$file"
+  grep -qF -- "$want" last.err || { cat last.err; fail "$name: message lacks '$want'"; }
+  [ "$(wc -l <last.err)" -le 2 ] || { cat last.err; fail "$name: more than one message"; }
+  [ -s last.out ] && fail "$name: printed a partial result"
+  n=$((n + 1))
+  echo "ok $name: $(head -1 last.err)"
+}
+
+# mutate NAME SED-EXPR: a copy of the good campaign with one edit
+mutate() { sed -E "$2" "$good" >"root/campaigns/$1.json"; echo "root/campaigns/$1.json"; }
+
+case_ missing-file "nope.json" "$WORK/nope.json"
+mkdir -p dir.json
+case_ unreadable "dir.json" "$WORK/dir.json"
+: >root/campaigns/empty.json
+case_ empty "empty" root/campaigns/empty.json
+echo 'hello' >root/campaigns/notjson.json
+case_ not-json "not valid JSON" root/campaigns/notjson.json
+head -c 120 "$good" >root/campaigns/truncated.json
+case_ truncated "truncated" root/campaigns/truncated.json
+echo '[1, 2, 3]' >root/campaigns/array.json
+case_ top-level "top level must be a JSON object" root/campaigns/array.json
+case_ missing-key "key 'problem' is missing" "$(mutate nokey 's/"problem"/"problxm"/')"
+case_ unknown-key "unknown key 'problxm'" "$(mutate unknownkey 's/"problem"/"problxm"/')"
+case_ wrong-type "key 'measure.rounds' must be an integer" "$(mutate wrongtype 's/"rounds": [0-9]+/"rounds": "eight"/')"
+case_ unknown-knob "no knob 'XX'" "$(mutate knob 's/"start": \{/"start": {"XX": 1, /')"
+case_ domain "not in the knob's domain" "$(mutate domain '/"start"/,/\}/s/"BK": [0-9]+/"BK": 7/')"
+case_ absurd-size "key 'problem.M' must be an integer in" "$(mutate absurd 's/"M": [0-9]+/"M": 1000000000000/')"
+case_ escape "must be a plain name" "$(mutate escape 's/"template": "matmul"/"template": "..\/..\/etc\/passwd"/')"
+case_ missing-template "cannot open" "$(mutate notmpl 's/"template": "matmul"/"template": "nosuch"/')"
+case_ bad-rule "unknown rule" "$(mutate rule 's/"measure": \{/"decide": {"rule": "coinflip"}, "measure": {/')"
+case_ negative "key 'search.budget' must be an integer" "$(mutate budget 's/"budget": [0-9]+/"budget": -3/')"
+
+# Template errors, through a good campaign.
+cp "$good" root/campaigns/t.json
+cp "$SRC/templates/matmul.json" root/templates/matmul.json.orig
+sed -E '0,/"expr": "/s/"expr": "/"expr": "BM +* /' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ expr-syntax "column" root/campaigns/t.json
+grep -q "constraints\[0\].expr" last.err || fail "expr-syntax: key not named"
+sed -E '0,/"expr": "/s/"expr": "/"expr": "BX > 0 \&\& /' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ expr-name "unknown name 'BX'" root/campaigns/t.json
+sed -E 's/"source": "matmul.cu"/"source": "..\/matmul.cu"/' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ source-escape "key 'source'" root/campaigns/t.json
+sed -E 's/"values": \[/"values": ["x", /' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ knob-values "values' must hold integers" root/campaigns/t.json
+head -c 200 root/templates/matmul.json.orig >root/templates/matmul.json
+case_ template-truncated "template" root/campaigns/t.json
+cp root/templates/matmul.json.orig root/templates/matmul.json
+
+# run refuses the same input with exit 2 and writes no ledger.
+expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" \
+  root/campaigns/notjson.json
+grep -q "not valid JSON" last.err || fail "run: no clear message"
+[ ! -e "$WORK/ledgers" ] || [ -z "$(find "$WORK/ledgers" -name '*.jsonl')" ] || fail "run wrote a ledger"
+echo "ok: $n bad-input cases, and run refuses with exit 2"

@@ -1,0 +1,232 @@
+/* Unit tests of common/compile.c: NVRTC compiles of a small template kernel
+ * (tests/unit/data/axpy.cu) through the cubin cache. No GPU or driver needed. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/compile.h"
+
+#ifndef TF_SOURCE_DIR
+#define TF_SOURCE_DIR "."
+#endif
+
+#define DATA TF_SOURCE_DIR "/tests/unit/data/"
+
+static const char *const axpy_src[] = {DATA "axpy.cu"};
+static const char *const axpy_exprs[] = {"axpy<1>", "axpy<4>"};
+
+/* ---------------------------------------------------------------- fixture: a fresh cache */
+
+static void rm_tree(const char *path) {
+  DIR *d = opendir(path);
+  struct dirent *ent;
+  while (d && (ent = readdir(d))) {
+    if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
+    char child[4096];
+    snprintf(child, sizeof child, "%s/%s", path, ent->d_name);
+    unlink(child);
+  }
+  if (d) closedir(d);
+  rmdir(path);
+}
+
+static int setup_cache(void **state) {
+  char *dir = strdup("/tmp/tf-test-compile-XXXXXX");
+  if (!dir || !mkdtemp(dir)) return -1;
+  setenv("TUNEFARM_CACHE", dir, 1);
+  *state = dir;
+  return 0;
+}
+
+static int teardown_cache(void **state) {
+  rm_tree(*state);
+  free(*state);
+  return 0;
+}
+
+static int count_files(const char *dir, const char *suffix) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *ent;
+  while ((ent = readdir(d))) {
+    size_t l = strlen(ent->d_name), s = strlen(suffix);
+    if (ent->d_name[0] != '.' && l >= s && !strcmp(ent->d_name + l - s, suffix)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static compile_req axpy_req(void) {
+  return (compile_req){.source_paths = axpy_src, .nsources = 1, .name_exprs = axpy_exprs,
+                       .nexprs = 2, .arch = "sm_90", .cache_dir = NULL};
+}
+
+/* Compile and fail the test with NVRTC's words if it does not succeed. */
+static void compile_ok(const compile_req *req, compile_result *out) {
+  tf_err e = {0};
+  if (compile_program(req, out, &e) != 0)
+    fail_msg("compile failed: %s\n%s", e.msg, out->log ? out->log : "(no log)");
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void compile_should_build_two_instantiations_into_one_cubin(void **state) {
+  (void)state;
+  compile_req req = axpy_req();
+  compile_result r;
+  compile_ok(&req, &r);
+  assert_int_equal(r.cache_hit, 0);
+  assert_true(r.cubin_size > 4);
+  assert_memory_equal(r.cubin, "\177ELF", 4); /* a cubin is an ELF image */
+  assert_non_null(r.log);
+  assert_true(strlen(r.lowered[0]) > 0);
+  assert_true(strlen(r.lowered[1]) > 0);
+  assert_string_not_equal(r.lowered[0], r.lowered[1]);
+  assert_non_null(strstr(r.lowered[0], "axpy")); /* Itanium mangling keeps the name */
+  compile_release(&r);
+  assert_null(r.cubin);
+}
+
+static void compile_should_hit_the_cache_the_second_time(void **state) {
+  compile_req req = axpy_req();
+  compile_result first, second;
+  compile_ok(&req, &first);
+  assert_int_equal(first.cache_hit, 0);
+  assert_int_equal(count_files(*state, ".cubin"), 1);
+  assert_int_equal(count_files(*state, ".names"), 1);
+  compile_ok(&req, &second);
+  assert_int_equal(second.cache_hit, 1);
+  assert_int_equal(second.cubin_size, first.cubin_size);
+  assert_memory_equal(second.cubin, first.cubin, first.cubin_size);
+  assert_string_equal(second.lowered[0], first.lowered[0]);
+  assert_string_equal(second.lowered[1], first.lowered[1]);
+  assert_non_null(second.log);
+  compile_release(&first);
+  compile_release(&second);
+}
+
+static void compile_should_miss_when_the_expressions_change(void **state) {
+  compile_req req = axpy_req();
+  compile_result a, b;
+  compile_ok(&req, &a);
+  static const char *const swapped[] = {"axpy<4>", "axpy<1>"};
+  req.name_exprs = swapped;
+  compile_ok(&req, &b);
+  assert_int_equal(b.cache_hit, 0);
+  assert_string_equal(b.lowered[0], a.lowered[1]); /* names come back in request order */
+  assert_int_equal(count_files(*state, ".cubin"), 2);
+  compile_release(&a);
+  compile_release(&b);
+}
+
+static void compile_should_need_both_files_for_a_hit(void **state) {
+  compile_req req = axpy_req();
+  compile_result r;
+  compile_ok(&req, &r);
+  compile_release(&r);
+  /* Remove the names: a cubin without its lowered names is useless, so this is a miss. */
+  DIR *d = opendir(*state);
+  struct dirent *ent;
+  char path[4096] = "";
+  while ((ent = readdir(d)))
+    if (strstr(ent->d_name, ".names")) snprintf(path, sizeof path, "%s/%s", (char *)*state, ent->d_name);
+  closedir(d);
+  assert_int_equal(unlink(path), 0);
+  compile_ok(&req, &r);
+  assert_int_equal(r.cache_hit, 0);
+  assert_int_equal(count_files(*state, ".names"), 1); /* and the entry is whole again */
+  compile_release(&r);
+}
+
+static void compile_should_refuse_a_syntax_error_with_the_log(void **state) {
+  /* The error is in the second file: its #line makes the log name it, not the first. */
+  static const char *const srcs[] = {DATA "axpy.cu", DATA "bad.cu"};
+  compile_req req = axpy_req();
+  req.source_paths = srcs;
+  req.nsources = 2;
+  compile_result r;
+  tf_err e = {0};
+  assert_int_equal(compile_program(&req, &r, &e), -1);
+  assert_int_equal(e.code, COMPILE_REFUSED);
+  assert_non_null(r.log);
+  assert_non_null(strstr(r.log, "bad.cu(5)")); /* the '}' after the missing ';' */
+  assert_non_null(strstr(r.log, "error"));
+  assert_non_null(strstr(e.msg, "bad.cu(5)")); /* the summary quotes the first error */
+  assert_null(r.cubin);
+  assert_int_equal(count_files(*state, ".cubin"), 0); /* refusals are not cached */
+  compile_release(&r);
+}
+
+static void compile_should_refuse_an_unknown_name_expression(void **state) {
+  (void)state;
+  static const char *const exprs[] = {"axpy<1>", "saxpy<2>"};
+  compile_req req = axpy_req();
+  req.name_exprs = exprs;
+  compile_result r;
+  tf_err e = {0};
+  assert_int_equal(compile_program(&req, &r, &e), -1);
+  assert_int_equal(e.code, COMPILE_REFUSED);
+  assert_non_null(strstr(r.log, "saxpy"));
+  compile_release(&r);
+}
+
+static void compile_should_name_a_missing_source_file(void **state) {
+  (void)state;
+  static const char *const srcs[] = {DATA "axpy.cu", DATA "no-such-kernel.cu"};
+  compile_req req = axpy_req();
+  req.source_paths = srcs;
+  req.nsources = 2;
+  compile_result r;
+  tf_err e = {0};
+  assert_int_equal(compile_program(&req, &r, &e), -1);
+  assert_int_not_equal(e.code, COMPILE_REFUSED);
+  assert_int_not_equal(e.code, 0);
+  assert_non_null(strstr(e.msg, "no-such-kernel.cu"));
+  compile_release(&r);
+}
+
+static void compile_should_refuse_a_virtual_architecture(void **state) {
+  (void)state;
+  compile_req req = axpy_req();
+  req.arch = "compute_90"; /* PTX only: no cubin to load */
+  compile_result r;
+  tf_err e = {0};
+  assert_int_equal(compile_program(&req, &r, &e), -1);
+  assert_non_null(strstr(e.msg, "'compute_90'"));
+  compile_release(&r);
+}
+
+static void compile_should_report_the_nvrtc_version(void **state) {
+  (void)state;
+  int major = -1, minor = -1;
+  compile_nvrtc_version(&major, &minor);
+  assert_true(major >= 12); /* the runtime library API and sm_90 both need 12+ */
+  assert_true(minor >= 0);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_cache, teardown_cache)
+  const struct CMUnitTest tests[] = {
+      T(compile_should_build_two_instantiations_into_one_cubin),
+      T(compile_should_hit_the_cache_the_second_time),
+      T(compile_should_miss_when_the_expressions_change),
+      T(compile_should_need_both_files_for_a_hit),
+      T(compile_should_refuse_a_syntax_error_with_the_log),
+      T(compile_should_refuse_an_unknown_name_expression),
+      T(compile_should_name_a_missing_source_file),
+      T(compile_should_refuse_a_virtual_architecture),
+      T(compile_should_report_the_nvrtc_version),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

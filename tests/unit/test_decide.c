@@ -1,0 +1,487 @@
+/* Unit tests of common/decide.c: both rules on constructed rounds, where the
+ * right answer is known by construction. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/decide.h"
+
+/* msg.c defines this; weak so that the library's copy wins when it is linked. */
+__attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
+
+/* A small, fixed, zero-mean scatter for "noisy" rounds (fractions). */
+static const double wobble[8] = {0.004, -0.003, 0.001, -0.005, 0.002, -0.001, 0.003, -0.002};
+
+static result *new_result(void) {
+  result *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  r->status = RESULT_OK;
+  r->correct = 1;
+  return r;
+}
+
+/* Append a round; kernel times < 0 (unavailable) and no clocks unless set later. */
+static round_rec *add_round(result *r, double best, double new_us, double control) {
+  round_rec *rr = &r->rounds[r->nrounds++];
+  memset(rr, 0, sizeof *rr);
+  for (int a = 0; a < ARM_COUNT; a++) rr->order[a] = (a + r->nrounds) % ARM_COUNT;
+  rr->us[ARM_BEST] = best;
+  rr->us[ARM_NEW] = new_us;
+  rr->us[ARM_CONTROL] = control;
+  for (int a = 0; a < ARM_COUNT; a++) rr->kernel_us[a] = -1.0;
+  return rr;
+}
+
+/* n rounds where new runs at `ratio` of best, with the fixed scatter on new. */
+static void add_rounds(result *r, int n, double ratio) {
+  for (int i = 0; i < n; i++)
+    add_round(r, 100.0, 100.0 * ratio * (1.0 + wobble[i % 8]), 80.0);
+}
+
+static void set_clocks(round_rec *rr, double best, double new_mhz, double control) {
+  rr->arm_mhz[ARM_BEST] = best;
+  rr->arm_mhz[ARM_NEW] = new_mhz;
+  rr->arm_mhz[ARM_CONTROL] = control;
+}
+
+static decide_opts opts(const char *rule) {
+  decide_opts o;
+  decide_defaults(&o);
+  snprintf(o.rule, sizeof o.rule, "%s", rule);
+  return o;
+}
+
+static measure_opts measure(int rounds) {
+  measure_opts m;
+  memset(&m, 0, sizeof m);
+  m.rounds = rounds;
+  m.burn_in = 4;
+  m.samples = 10;
+  return m;
+}
+
+static decision run(const char *rule, const result *r) {
+  decide_opts o = opts(rule);
+  decision d;
+  assert_int_equal(decide(&o, r, &d), 0);
+  return d;
+}
+
+static void assert_reason_has(const decision *d, const char *part) {
+  if (!strstr(d->reason, part)) fail_msg("reason '%s' lacks '%s'", d->reason, part);
+}
+
+/* ---- defaults and helpers ---- */
+
+static void defaults_should_match_the_documented_values(void **state) {
+  (void)state;
+  decide_opts o;
+  decide_defaults(&o);
+  assert_string_equal(o.rule, "median");
+  assert_true(o.min_gain == 0.01);
+  assert_true(o.drift_tolerance == 0.03);
+  assert_int_equal(o.max_requeue, 2);
+  assert_true(o.alpha == 0.01);
+  assert_true(o.beta == 0.05);
+  assert_int_equal(o.min_rounds, 4);
+  assert_true(o.clock_skew == 0.02);
+  assert_true(o.throttle_mhz == 0.0);
+  assert_int_equal(o.max_screened, 4);
+}
+
+static void stats_median_should_handle_odd_even_and_empty(void **state) {
+  (void)state;
+  double odd[] = {3.0, 1.0, 2.0}, even[] = {4.0, 1.0, 3.0, 2.0};
+  assert_true(stats_median(odd, 3) == 2.0);
+  assert_true(stats_median(even, 4) == 2.5);
+  assert_true(isnan(stats_median(odd, 0)));
+  assert_true(odd[0] == 3.0); /* the input is not reordered */
+}
+
+static void unknown_rule_should_be_refused(void **state) {
+  (void)state;
+  assert_false(decide_rule_known("mean"));
+  assert_false(decide_rule_known(NULL));
+  assert_true(decide_rule_known("median"));
+  assert_true(decide_rule_known("sequential"));
+  result *r = new_result();
+  add_rounds(r, 8, 0.95);
+  decide_opts o = opts("mean");
+  decision d;
+  assert_int_equal(decide(&o, r, &d), -1);
+  assert_reason_has(&d, "unknown decision rule 'mean'");
+  decision_release(&d);
+  free(r);
+}
+
+/* ---- the gates before any rule ---- */
+
+static void fault_should_be_rejected_with_its_cause(void **state) {
+  (void)state;
+  result *r = new_result();
+  r->status = RESULT_FAULT;
+  snprintf(r->detail, sizeof r->detail, "child killed by signal 11 (Segmentation fault)");
+  for (int s = 0; s < 2; s++) {
+    decision d = run(s ? "sequential" : "median", r);
+    assert_int_equal(d.kind, DECISION_REJECT);
+    assert_false(d.noisy);
+    assert_string_equal(d.reason, "fault: child killed by signal 11 (Segmentation fault)");
+    decision_release(&d);
+  }
+  free(r);
+}
+
+static void incorrect_result_should_be_rejected_with_its_error(void **state) {
+  (void)state;
+  result *r = new_result();
+  r->correct = 0;
+  r->rel_err[ARM_NEW] = 0.5;
+  add_rounds(r, 8, 0.90); /* fast but wrong: speed must not matter */
+  for (int s = 0; s < 2; s++) {
+    decision d = run(s ? "sequential" : "median", r);
+    assert_int_equal(d.kind, DECISION_REJECT);
+    assert_reason_has(&d, "incorrect result");
+    assert_reason_has(&d, "new 0.5");
+    decision_release(&d);
+  }
+  free(r);
+}
+
+static void drifting_control_should_be_refused_as_noisy(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 95.0, 80.0 * (1.0 + 0.02 * i)); /* 2% a round */
+  for (int s = 0; s < 2; s++) {
+    decision d = run(s ? "sequential" : "median", r);
+    assert_int_equal(d.kind, DECISION_REFUSED);
+    assert_true(d.noisy);
+    assert_reason_has(&d, "control drifted");
+    assert_true(d.control_drift > 1.03);
+    decision_release(&d);
+  }
+  free(r);
+}
+
+/* ---- the baseline ---- */
+
+static void median_should_keep_a_clear_gain_with_its_reason(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 98.4, 80.0);
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  assert_int_equal(d.nratios, 8);
+  assert_true(fabs(d.median_ratio - 0.984) < 1e-12);
+  assert_string_equal(d.reason, "new is 1.6% faster than best (needed > 1.0%)");
+  assert_true(isnan(d.kernel_median_ratio));
+  decision_release(&d);
+  free(r);
+}
+
+static void median_should_say_slower_in_words(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 100.4, 80.0);
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_string_equal(d.reason, "new is 0.4% slower than best");
+  decision_release(&d);
+  free(r);
+}
+
+static void median_tie_at_the_threshold_should_reject(void **state) {
+  (void)state;
+  result *r = new_result();
+  decide_opts o = opts("median");
+  for (int i = 0; i < 8; i++) add_round(r, 64.0, 64.0 * (1.0 - o.min_gain), 80.0);
+  decision d;
+  assert_int_equal(decide(&o, r, &d), 0);
+  assert_true(d.median_ratio == 1.0 - o.min_gain);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_reason_has(&d, "(needed > 1.0%)");
+  decision_release(&d);
+  free(r);
+}
+
+static void median_should_not_be_carried_by_a_boosted_new_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 1.0);
+  r->rounds[2].us[ARM_NEW] = 100.0 / 1.1; /* the excursion lands on new */
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  decision_release(&d);
+  free(r);
+}
+
+static void median_should_keep_a_gain_despite_a_boosted_best_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.97);
+  r->rounds[5].us[ARM_BEST] = 100.0 / 1.1; /* the excursion lands on best */
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  decision_release(&d);
+  free(r);
+}
+
+static void median_should_report_kernel_ratios_when_measured(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) {
+    round_rec *rr = add_round(r, 100.0, 97.0, 80.0);
+    rr->kernel_us[ARM_BEST] = 90.0;
+    rr->kernel_us[ARM_NEW] = 87.3;
+    rr->kernel_us[ARM_CONTROL] = 72.0;
+  }
+  decision d = run("median", r);
+  assert_true(fabs(d.kernel_median_ratio - 0.97) < 1e-12);
+  assert_true(fabs(d.kernel_ratios[3] - 0.97) < 1e-12);
+  decision_release(&d);
+  r->rounds[4].kernel_us[ARM_NEW] = -1.0; /* one round without the instrument: none */
+  d = run("median", r);
+  assert_true(isnan(d.kernel_median_ratio));
+  decision_release(&d);
+  free(r);
+}
+
+static void single_round_should_decide_under_median_and_not_keep_under_sequential(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_round(r, 100.0, 95.0, 80.0);
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  assert_int_equal(d.nratios, 1);
+  decision_release(&d);
+  d = run("sequential", r); /* one round can never pass the sign gate */
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_reason_has(&d, "sign p");
+  decision_release(&d);
+  decide_opts o = opts("median");
+  measure_opts m = measure(8);
+  assert_false(decide_enough(&o, &m, r->rounds, 1));
+  o = opts("sequential");
+  assert_false(decide_enough(&o, &m, r->rounds, 1));
+  free(r);
+}
+
+/* ---- the sequential rule ---- */
+
+static void sequential_should_keep_a_true_gain_and_stop_early(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.95);
+  decide_opts o = opts("sequential");
+  measure_opts m = measure(8);
+  assert_false(decide_enough(&o, &m, r->rounds, 3)); /* never before min_rounds */
+  assert_true(decide_enough(&o, &m, r->rounds, 4));  /* well before the cap of 8 */
+  r->nrounds = 4;
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  assert_int_equal(d.nratios, 4);
+  assert_reason_has(&d, "sequential test");
+  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(d.stats, "stopped_by");
+  assert_string_equal(cJSON_GetStringValue(stop), "keep boundary");
+  const char *keys[] = {"llr", "upper", "lower", "sigma", "sign_p", "sign_faster", "screened",
+                        "rounds_used"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (!cJSON_GetObjectItemCaseSensitive(d.stats, keys[i])) fail_msg("stats lack '%s'", keys[i]);
+  double llr = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d.stats, "llr"));
+  double upper = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d.stats, "upper"));
+  assert_true(llr >= upper);
+  assert_true(fabs(upper - log(0.95 / 0.01)) < 1e-12);
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_should_replay_and_ignore_rounds_after_its_stop(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.95);
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  assert_int_equal(d.nratios, 4);
+  const cJSON *ign = cJSON_GetObjectItemCaseSensitive(d.stats, "rounds_ignored");
+  assert_int_equal((int)cJSON_GetNumberValue(ign), 4);
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_should_reject_an_a_a_pair(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 1.0);
+  decide_opts o = opts("sequential");
+  measure_opts m = measure(8);
+  assert_true(decide_enough(&o, &m, r->rounds, 4));
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_reason_has(&d, "LLR");
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_should_not_be_carried_by_a_boosted_new_round(void **state) {
+  (void)state;
+  result *r = new_result(); /* no clocks: the robust statistics alone must hold */
+  add_rounds(r, 8, 1.0);
+  r->rounds[0].us[ARM_NEW] = 100.0 / 1.1;
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_should_keep_a_gain_despite_a_boosted_best_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.95);
+  r->rounds[1].us[ARM_BEST] = 100.0 / 1.1; /* ratio 1.045 in round 2 */
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_should_screen_rounds_by_clock(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 1.0);
+  for (int i = 0; i < 8; i++) set_clocks(&r->rounds[i], 1980, 1980, 1980);
+  r->rounds[0].us[ARM_NEW] = 100.0 / 1.1; /* a boost the clock shows */
+  set_clocks(&r->rounds[0], 1980, 2178, 1980);
+  r->rounds[2].us[ARM_BEST] = 100.0 / 1.1;
+  set_clocks(&r->rounds[2], 2178, 1980, 1980);
+  decide_opts o = opts("sequential");
+  assert_true(decide_screen_round(&o, &r->rounds[0]));
+  assert_false(decide_screen_round(&o, &r->rounds[1]));
+  decision d = run("sequential", r);
+  assert_int_equal(d.screened, 2);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  for (int i = 0; i < d.nratios; i++) assert_true(fabs(d.ratios[i] - 1.0) < 0.01);
+  decision_release(&d);
+  free(r);
+}
+
+static void screen_should_use_clocks_around_the_round_and_the_throttle(void **state) {
+  (void)state;
+  decide_opts o = opts("sequential");
+  round_rec rr;
+  memset(&rr, 0, sizeof rr);
+  assert_false(decide_screen_round(&o, &rr)); /* no clocks known: nothing to screen on */
+  rr.sm_mhz[0] = 1980;
+  rr.sm_mhz[1] = 1755; /* 12.8% apart */
+  assert_true(decide_screen_round(&o, &rr));
+  rr.sm_mhz[1] = 1965;
+  assert_false(decide_screen_round(&o, &rr));
+  o.throttle_mhz = 1970;
+  assert_true(decide_screen_round(&o, &rr));
+  decide_opts m = opts("median"); /* the baseline never screens */
+  rr.sm_mhz[1] = 1000;
+  assert_false(decide_screen_round(&m, &rr));
+}
+
+static void too_many_screened_rounds_should_be_refused_as_noisy(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.95);
+  for (int i = 0; i < 8; i++) set_clocks(&r->rounds[i], 1980, i < 5 ? 2178 : 1980, 1980);
+  decide_opts o = opts("sequential");
+  measure_opts m = measure(8);
+  assert_false(decide_enough(&o, &m, r->rounds, 4)); /* four screened: at the limit */
+  assert_true(decide_enough(&o, &m, r->rounds, 5));  /* five: over it */
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REFUSED);
+  assert_true(d.noisy);
+  assert_int_equal(d.screened, 5);
+  assert_reason_has(&d, "screened by clock");
+  decision_release(&d);
+  free(r);
+}
+
+static void instruments_disagreeing_should_be_ambiguous(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.97);
+  for (int i = 0; i < 8; i++) {
+    r->rounds[i].kernel_us[ARM_BEST] = 90.0;
+    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 0.99; /* the kernel says 1%, the span 3% */
+    r->rounds[i].kernel_us[ARM_CONTROL] = 72.0;
+  }
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_AMBIGUOUS);
+  assert_reason_has(&d, "instruments disagree");
+  assert_reason_has(&d, "would keep");
+  decision_release(&d);
+  for (int i = 0; i < 8; i++) /* agreeing instruments: kept */
+    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * r->rounds[i].us[ARM_NEW] / 100.0;
+  d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  decision_release(&d);
+  free(r);
+}
+
+static void sequential_at_the_cap_should_decide_by_the_median(void **state) {
+  (void)state;
+  result *r = new_result(); /* a 1.5% gain with 2% scatter: no boundary in 8 rounds */
+  static const double scatter[8] = {0.02, -0.02, 0.015, -0.015, 0.01, -0.01, 0.0, -0.005};
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 98.5 * (1.0 + scatter[i]), 80.0);
+  decide_opts o = opts("sequential");
+  measure_opts m = measure(8);
+  for (int n = 1; n < 8; n++) assert_false(decide_enough(&o, &m, r->rounds, n));
+  assert_true(decide_enough(&o, &m, r->rounds, 8));
+  decision d = run("sequential", r);
+  const cJSON *stop = cJSON_GetObjectItemCaseSensitive(d.stats, "stopped_by");
+  assert_string_equal(cJSON_GetStringValue(stop), "cap");
+  assert_reason_has(&d, "the median decides");
+  decision_release(&d);
+  free(r);
+}
+
+static void median_rule_should_need_all_its_rounds(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.9);
+  decide_opts o = opts("median");
+  measure_opts m = measure(8);
+  assert_false(decide_enough(&o, &m, r->rounds, 7));
+  assert_true(decide_enough(&o, &m, r->rounds, 8));
+  free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(defaults_should_match_the_documented_values),
+      cmocka_unit_test(stats_median_should_handle_odd_even_and_empty),
+      cmocka_unit_test(unknown_rule_should_be_refused),
+      cmocka_unit_test(fault_should_be_rejected_with_its_cause),
+      cmocka_unit_test(incorrect_result_should_be_rejected_with_its_error),
+      cmocka_unit_test(drifting_control_should_be_refused_as_noisy),
+      cmocka_unit_test(median_should_keep_a_clear_gain_with_its_reason),
+      cmocka_unit_test(median_should_say_slower_in_words),
+      cmocka_unit_test(median_tie_at_the_threshold_should_reject),
+      cmocka_unit_test(median_should_not_be_carried_by_a_boosted_new_round),
+      cmocka_unit_test(median_should_keep_a_gain_despite_a_boosted_best_round),
+      cmocka_unit_test(median_should_report_kernel_ratios_when_measured),
+      cmocka_unit_test(single_round_should_decide_under_median_and_not_keep_under_sequential),
+      cmocka_unit_test(sequential_should_keep_a_true_gain_and_stop_early),
+      cmocka_unit_test(sequential_should_replay_and_ignore_rounds_after_its_stop),
+      cmocka_unit_test(sequential_should_reject_an_a_a_pair),
+      cmocka_unit_test(sequential_should_not_be_carried_by_a_boosted_new_round),
+      cmocka_unit_test(sequential_should_keep_a_gain_despite_a_boosted_best_round),
+      cmocka_unit_test(sequential_should_screen_rounds_by_clock),
+      cmocka_unit_test(screen_should_use_clocks_around_the_round_and_the_throttle),
+      cmocka_unit_test(too_many_screened_rounds_should_be_refused_as_noisy),
+      cmocka_unit_test(instruments_disagreeing_should_be_ambiguous),
+      cmocka_unit_test(sequential_at_the_cap_should_decide_by_the_median),
+      cmocka_unit_test(median_rule_should_need_all_its_rounds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,498 @@
+/* test_ledger: create, resume, replay, torn tails, refusals and --fresh (coordinator/ledger.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jsonio.h"
+#include "coordinator/ledger.h"
+
+typedef struct fixture {
+  char dir[256];   /* the ledgers folder, a fresh temporary one per test */
+  campaign c;
+  device_record d;
+  char path[1024]; /* where the device's ledger must be */
+  FILE *log;       /* notes from the ledger module */
+} fixture;
+
+static void rm_rf(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[2048];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      rm_rf(p);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void sim_device(device_record *d, int ordinal, const char *uuid) {
+  memset(d, 0, sizeof *d);
+  snprintf(d->backend, sizeof d->backend, "sim");
+  snprintf(d->name, sizeof d->name, "Simulated H200");
+  snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+  snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "00000000:%02X:00.0", ordinal + 1);
+  d->cc_major = 9;
+  snprintf(d->arch, sizeof d->arch, "sm_90");
+  d->sm_count = 132;
+  d->mem_bytes = 150LL << 30;
+  d->l2_bytes = 60LL << 20;
+  d->max_sm_mhz = d->cur_sm_mhz = 1980;
+  d->driver_version = 13000;
+  d->runtime_version = 13000;
+  d->nvrtc_major = 13;
+  snprintf(d->host, sizeof d->host, "testhost");
+  d->ordinal = ordinal;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(f->dir, sizeof f->dir, "%s/tf-ledger-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(f->dir)) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->c.name, sizeof f->c.name, "mm");
+  snprintf(f->c.path, sizeof f->c.path, "campaigns/mm.json");
+  snprintf(f->c.hash, sizeof f->c.hash, "0123456789abcdef0123456789abcdef");
+  sim_device(&f->d, 0, "SIM-0123abcd-4567-89ab-cdef-000000000000");
+  snprintf(f->path, sizeof f->path, "%s/mm/testhost-gpu0-0123abcd.jsonl", f->dir);
+  f->log = tmpfile();
+  *state = f;
+  return f->log ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rm_rf(f->dir);
+  fclose(f->log);
+  free(f);
+  return 0;
+}
+
+static ledger_opts opts(fixture *f, int fresh) {
+  ledger_opts o = {f->dir, fresh, f->log};
+  return o;
+}
+
+static char *slurp(const char *path) {
+  tf_err e;
+  tf_err_clear(&e);
+  char *text = jsonio_slurp(path, "test", 1 << 24, NULL, &e);
+  assert_non_null(text);
+  return text;
+}
+
+static char *log_text(fixture *f) {
+  fflush(f->log);
+  long n = ftell(f->log);
+  char *buf = calloc(1, (size_t)n + 1);
+  rewind(f->log);
+  assert_int_equal(fread(buf, 1, (size_t)n, f->log), (size_t)n);
+  return buf;
+}
+
+/* Lines in the file; every one must end in '\n' and be a JSON object. */
+static int complete_lines(const char *path) {
+  char *text = slurp(path);
+  size_t len = strlen(text);
+  int n = 0;
+  if (len) assert_int_equal(text[len - 1], '\n');
+  for (char *p = text; *p;) {
+    char *nl = strchr(p, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    cJSON *o = cJSON_Parse(p);
+    assert_true(cJSON_IsObject(o));
+    cJSON_Delete(o);
+    n++;
+    p = nl + 1;
+  }
+  free(text);
+  return n;
+}
+
+static void append_bytes(const char *path, const char *bytes, size_t len) {
+  FILE *fp = fopen(path, "ab");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(bytes, 1, len, fp), len);
+  fclose(fp);
+}
+
+static void append_text(const char *path, const char *text) {
+  append_bytes(path, text, strlen(text));
+}
+
+static void append_gen(ledger *l, int gen) {
+  tf_err e;
+  tf_err_clear(&e);
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "type", "generation");
+  cJSON_AddNumberToObject(r, "generation", gen);
+  cJSON_AddStringToObject(r, "decision", "reject");
+  cJSON_AddStringToObject(r, "reason", "new is 2.0% slower than best\nsecond line");
+  assert_int_equal(ledger_append(l, r, &e), 0);
+  cJSON_Delete(r);
+}
+
+/* A ledger with `n` generation records, closed again. */
+static void make_ledger(fixture *f, int n) {
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  for (int g = 1; g <= n; g++) append_gen(l, g);
+  ledger_close(l);
+}
+
+typedef struct collected {
+  int n;
+  int gens[16];
+  int stop_after; /* 0: never stop */
+} collected;
+
+static int collect_gen(void *ctx, const cJSON *rec) {
+  collected *c = ctx;
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+  if (!cJSON_IsNumber(g) || c->n >= 16) return -1;
+  c->gens[c->n++] = g->valueint;
+  return c->stop_after && c->n >= c->stop_after ? 1 : 0;
+}
+
+static collected reopen_and_replay(fixture *f, int expect_rc, tf_err *e) {
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  collected got = {0};
+  tf_err_clear(e);
+  int rc = ledger_open(&l, &o, &f->c, &f->d, e);
+  assert_int_equal(rc, expect_rc);
+  if (rc == 0) {
+    assert_int_equal(ledger_replay(l, collect_gen, &got, e), 0);
+    ledger_close(l);
+  } else {
+    assert_null(l);
+  }
+  return got;
+}
+
+static void ledger_file_name_should_join_host_ordinal_and_uuid8(void **state) {
+  fixture *f = *state;
+  char name[256];
+  ledger_file_name(&f->d, name, sizeof name);
+  assert_string_equal(name, "testhost-gpu0-0123abcd.jsonl");
+  snprintf(f->d.host, sizeof f->d.host, "../evil host");
+  f->d.ordinal = 3;
+  ledger_file_name(&f->d, name, sizeof name);
+  assert_null(strchr(name, '/'));
+  assert_null(strchr(name, ' '));
+  assert_non_null(strstr(name, "-gpu3-0123abcd.jsonl"));
+}
+
+static void ledger_should_start_with_the_device_header(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 0);
+  assert_int_equal(complete_lines(f->path), 1);
+  char *text = slurp(f->path);
+  cJSON *h = cJSON_Parse(text);
+  assert_non_null(h);
+  assert_string_equal(cJSON_GetObjectItem(h, "type")->valuestring, "device");
+  assert_string_equal(cJSON_GetObjectItem(h, "campaign")->valuestring, "mm");
+  assert_string_equal(cJSON_GetObjectItem(h, "campaign_path")->valuestring, "campaigns/mm.json");
+  assert_string_equal(cJSON_GetObjectItem(h, "campaign_hash")->valuestring, f->c.hash);
+  assert_string_equal(cJSON_GetObjectItem(h, "backend")->valuestring, "sim");
+  assert_string_equal(cJSON_GetObjectItem(h, "tunefarm")->valuestring, "0.1");
+  const char *created = cJSON_GetObjectItem(h, "created")->valuestring;
+  assert_int_equal(strlen(created), 20); /* 2025-01-31T12:00:00Z */
+  assert_int_equal(created[19], 'Z');
+  device_record d;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(device_from_json(cJSON_GetObjectItem(h, "device"), &d, &e), 0);
+  assert_string_equal(d.uuid, f->d.uuid);
+  cJSON_Delete(h);
+  free(text);
+}
+
+static void ledger_should_resume_and_replay_every_record_in_order(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 3);
+  tf_err e;
+  collected got = reopen_and_replay(f, 0, &e);
+  assert_int_equal(got.n, 3);
+  assert_int_equal(got.gens[0], 1);
+  assert_int_equal(got.gens[2], 3);
+  assert_int_equal(complete_lines(f->path), 4); /* resuming added no second header */
+}
+
+static void ledger_replay_should_stop_early_or_fail_as_the_callback_says(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 3);
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  collected got = {.stop_after = 2};
+  assert_int_equal(ledger_replay(l, collect_gen, &got, &e), 0);
+  assert_int_equal(got.n, 2);
+  collected full = {.n = 16}; /* no room left: the callback fails on the first record */
+  assert_int_equal(ledger_replay(l, collect_gen, &full, &e), -1);
+  assert_non_null(strstr(e.msg, "line 2"));
+  ledger_close(l);
+}
+
+static void ledger_replay_should_see_records_appended_since_open(void **state) {
+  fixture *f = *state;
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  append_gen(l, 1);
+  append_gen(l, 2);
+  collected got = {0};
+  assert_int_equal(ledger_replay(l, collect_gen, &got, &e), 0);
+  assert_int_equal(got.n, 2);
+  ledger_close(l);
+}
+
+static void ledger_append_should_add_exactly_one_line(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 2);
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  assert_int_equal(complete_lines(ledger_path(l)), 3);
+  append_gen(l, 3); /* its reason holds a newline: escaped, still one line */
+  assert_int_equal(complete_lines(ledger_path(l)), 4);
+  ledger_close(l);
+}
+
+static void ledger_should_skip_and_cut_a_torn_last_line(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 2);
+  struct stat st;
+  assert_int_equal(stat(f->path, &st), 0);
+  const char *torn = "{\"type\":\"generation\",\"generation\":3,\"dec";
+  append_text(f->path, torn);
+
+  tf_err e;
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  char *log = log_text(f);
+  char want[1200];
+  snprintf(want, sizeof want, "ledger '%s': torn last line (%zu bytes) skipped", f->path,
+           strlen(torn));
+  assert_non_null(strstr(log, want));
+  free(log);
+  struct stat cut;
+  assert_int_equal(stat(f->path, &cut), 0);
+  assert_int_equal(cut.st_size, st.st_size); /* truncated before any append */
+
+  append_gen(l, 3);
+  ledger_close(l);
+  assert_int_equal(complete_lines(f->path), 4);
+  collected got = reopen_and_replay(f, 0, &e);
+  assert_int_equal(got.n, 3);
+  assert_int_equal(got.gens[2], 3);
+}
+
+static void ledger_should_skip_an_unparseable_last_line(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 1);
+  static const char zeros[] = "{\"type\":\"generation\",\"gen\0\0\0\n"; /* a crash's zeros */
+  append_bytes(f->path, zeros, sizeof zeros - 1);
+  tf_err e;
+  collected got = reopen_and_replay(f, 0, &e);
+  assert_int_equal(got.n, 1);
+  char *log = log_text(f);
+  assert_non_null(strstr(log, "torn last line"));
+  free(log);
+  assert_int_equal(complete_lines(f->path), 2);
+}
+
+static void ledger_should_recreate_a_header_torn_at_creation(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 0);
+  assert_int_equal(truncate(f->path, 30), 0);
+  tf_err e;
+  collected got = reopen_and_replay(f, 0, &e);
+  assert_int_equal(got.n, 0);
+  assert_int_equal(complete_lines(f->path), 1);
+}
+
+static void ledger_should_refuse_a_corrupt_middle_line_naming_it(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 1);
+  append_text(f->path, "this is not json\n{\"type\":\"generation\",\"generation\":2}\n");
+  char *before = slurp(f->path);
+  tf_err e;
+  reopen_and_replay(f, -1, &e);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, f->path));
+  assert_non_null(strstr(e.msg, "line 3"));
+  char *after = slurp(f->path);
+  assert_string_equal(before, after); /* a refused ledger is left as it was */
+  free(before);
+  free(after);
+}
+
+static void ledger_should_refuse_a_changed_campaign_mentioning_fresh(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 1);
+  snprintf(f->c.hash, sizeof f->c.hash, "fedcba9876543210fedcba9876543210");
+  tf_err e;
+  reopen_and_replay(f, -1, &e);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, f->path));
+  assert_non_null(strstr(e.msg, "changed"));
+  assert_non_null(strstr(e.msg, "--fresh"));
+}
+
+static void ledger_should_refuse_another_device(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 1);
+  /* Same host, ordinal and first 8 hex digits, so the same file name: another GPU all the same. */
+  snprintf(f->d.uuid, sizeof f->d.uuid, "SIM-0123abcd-ffff-ffff-ffff-ffffffffffff");
+  tf_err e;
+  reopen_and_replay(f, -1, &e);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "SIM-0123abcd-4567-89ab-cdef-000000000000"));
+  assert_non_null(strstr(e.msg, "SIM-0123abcd-ffff-ffff-ffff-ffffffffffff"));
+  assert_non_null(strstr(e.msg, "--fresh"));
+}
+
+static void ledger_should_refuse_a_file_that_is_not_a_ledger(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 0);
+  tf_err e;
+  FILE *fp = fopen(f->path, "wb");
+  fputs("{\"type\":\"device\",\"device\":{},\"campaign\":\"mm\"}\n", fp);
+  fclose(fp);
+  reopen_and_replay(f, -1, &e);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, f->path));
+  assert_non_null(strstr(e.msg, "'campaign_path'"));
+
+  fp = fopen(f->path, "wb");
+  fputs("hello, world\n", fp);
+  fclose(fp);
+  reopen_and_replay(f, -1, &e);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "line 1"));
+
+  fp = fopen(f->path, "wb");
+  fputs("{\"type\":\"generation\"}\n", fp);
+  fclose(fp);
+  reopen_and_replay(f, -1, &e);
+  assert_non_null(strstr(e.msg, "'type'"));
+}
+
+static void ledger_should_move_the_old_file_aside_with_fresh(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 2);
+  snprintf(f->c.hash, sizeof f->c.hash, "fedcba9876543210fedcba9876543210");
+  ledger_opts o = opts(f, 1);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  collected got = {0};
+  assert_int_equal(ledger_replay(l, collect_gen, &got, &e), 0);
+  assert_int_equal(got.n, 0);
+  ledger_close(l);
+  assert_int_equal(complete_lines(f->path), 1);
+
+  /* The old one is beside it as NAME.jsonl.<yyyymmddThhmmssZ>.old, whole. */
+  char folder[512], old[1024] = "";
+  snprintf(folder, sizeof folder, "%s/mm", f->dir);
+  DIR *d = opendir(folder);
+  struct dirent *de;
+  int olds = 0;
+  while ((de = readdir(d))) {
+    const char *n = de->d_name, *pre = "testhost-gpu0-0123abcd.jsonl.";
+    size_t len = strlen(n);
+    if (strncmp(n, pre, strlen(pre)) != 0) continue;
+    olds++;
+    assert_string_equal(n + len - 4, ".old");
+    assert_int_equal(len, strlen(pre) + 16 + 4); /* 20250131T120000Z */
+    assert_int_equal(n[strlen(pre) + 8], 'T');
+    snprintf(old, sizeof old, "%s/%s", folder, n);
+  }
+  closedir(d);
+  assert_int_equal(olds, 1);
+  assert_int_equal(complete_lines(old), 3);
+  char *log = log_text(f);
+  assert_non_null(strstr(log, "moved aside"));
+  free(log);
+}
+
+static void ledger_should_refuse_a_second_writer(void **state) {
+  fixture *f = *state;
+  ledger_opts o = opts(f, 0);
+  ledger *a = NULL, *b = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&a, &o, &f->c, &f->d, &e), 0);
+  assert_int_equal(ledger_open(&b, &o, &f->c, &f->d, &e), -1);
+  assert_non_null(strstr(e.msg, "in use"));
+  ledger_close(a);
+  assert_int_equal(ledger_open(&b, &o, &f->c, &f->d, &e), 0);
+  ledger_close(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(ledger_file_name_should_join_host_ordinal_and_uuid8, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_start_with_the_device_header, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_resume_and_replay_every_record_in_order,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          ledger_replay_should_stop_early_or_fail_as_the_callback_says, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_replay_should_see_records_appended_since_open, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_append_should_add_exactly_one_line, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_skip_and_cut_a_torn_last_line, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_skip_an_unparseable_last_line, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_recreate_a_header_torn_at_creation, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_a_corrupt_middle_line_naming_it, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_a_changed_campaign_mentioning_fresh,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_another_device, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_a_file_that_is_not_a_ledger, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_move_the_old_file_aside_with_fresh, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,365 @@
+/* test_report: `tunefarm report` on small ledgers written through the ledger module. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jsonio.h"
+#include "coordinator/ledger.h"
+#include "coordinator/report.h"
+
+typedef struct fixture {
+  char dir[256];  /* the ledgers folder */
+  char ledger_a[1024], ledger_b[1024];
+  char *out, *err; /* what the last report wrote */
+} fixture;
+
+/* Device A (gpu0): keeps, rejections with one reason pattern, a static refusal, an end record. */
+static const char *const records_a[] = {
+    "{\"type\":\"generation\",\"generation\":1,\"device\":\"SIM-aaaa1111\",\"rule\":\"median\","
+    "\"best\":{\"BM\":64,\"BK\":64},\"new\":{\"BM\":64,\"BK\":32},\"change\":{\"BK\":[64,32]},"
+    "\"rounds\":[{\"order\":[\"control\",\"best\",\"new\"],\"best_us\":81.2,\"new_us\":79.9,"
+    "\"control_us\":80.1},{\"best_us\":80.0,\"new_us\":78.0,\"control_us\":80.2},"
+    "{\"best_us\":82.0,\"new_us\":79.0,\"control_us\":80.0}],\"ratios\":[0.984,0.975,0.963],"
+    "\"median_ratio\":0.975,\"decision\":\"keep\","
+    "\"reason\":\"new is 2.5% faster than best (needed > 1.0%)\"}",
+    "{\"type\":\"generation\",\"generation\":2,\"best\":{\"BM\":64,\"BK\":32},"
+    "\"new\":{\"BM\":128,\"BK\":32},\"change\":{\"BM\":[64,128]},"
+    "\"rounds\":[{\"best_us\":79.0,\"new_us\":81.0}],\"median_ratio\":1.025,"
+    "\"decision\":\"reject\",\"reason\":\"new is 2.5% slower than best (needed > 1.0%)\"}",
+    "{\"type\":\"generation\",\"generation\":3,\"best\":{\"BM\":64,\"BK\":32},"
+    "\"new\":{\"BM\":32,\"BK\":32},\"change\":{\"BM\":[64,32]},"
+    "\"rounds\":[{\"best_us\":79.5,\"new_us\":79.6}],\"median_ratio\":1.001,"
+    "\"decision\":\"reject\",\"reason\":\"new is 0.1% slower than best (needed > 1.0%)\"}",
+    "{\"type\":\"generation\",\"generation\":4,\"best\":{\"BM\":64,\"BK\":32},"
+    "\"new\":{\"BM\":64,\"BK\":16},\"change\":{\"BK\":[32,16]},\"decision\":\"refused\","
+    "\"reason\":\"constraint 'k_tiles': K % BK == 0 (every tile is full)\"}",
+    "{\"type\":\"generation\",\"generation\":5,\"best\":{\"BM\":64,\"BK\":32},"
+    "\"new\":{\"BM\":64,\"BK\":128},\"change\":{\"BK\":[32,128]},"
+    "\"rounds\":[{\"best_us\":78.0,\"new_us\":70.0},{\"best_us\":80.0,\"new_us\":72.0}],"
+    "\"median_ratio\":0.9,\"decision\":\"keep\",\"reason\":\"new is 10% faster\"}",
+    "{\"type\":\"end\",\"reason\":\"generation budget (5) reached\"}",
+};
+
+/* Device B (gpu1): a rejection, a keep, an ambiguous one; no end record. */
+static const char *const records_b[] = {
+    "{\"type\":\"generation\",\"generation\":1,\"best\":{\"BM\":64},\"new\":{\"BM\":32},"
+    "\"change\":{\"BM\":[64,32]},\"rounds\":[{\"best_us\":50.0,\"new_us\":55.0}],"
+    "\"median_ratio\":1.1,\"decision\":\"reject\",\"reason\":\"new is 10% slower\"}",
+    "{\"type\":\"generation\",\"generation\":2,\"best\":{\"BM\":64},\"new\":{\"BM\":128},"
+    "\"change\":{\"BM\":[64,128]},\"rounds\":[{\"best_us\":50.0,\"new_us\":40.0}],"
+    "\"median_ratio\":0.8,\"decision\":\"keep\",\"reason\":\"new is 20% faster\"}",
+    "{\"type\":\"generation\",\"generation\":3,\"best\":{\"BM\":128},\"new\":{\"BM\":256},"
+    "\"change\":{\"BM\":[128,256]},\"rounds\":[{\"best_us\":40.0,\"new_us\":39.0}],"
+    "\"median_ratio\":0.975,\"decision\":\"ambiguous\","
+    "\"reason\":\"event span says 2.5% faster, kernel time says 0.3% slower\"}",
+};
+
+static void rm_rf(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[2048];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      rm_rf(p);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void sim_device(device_record *d, int ordinal, const char *uuid) {
+  memset(d, 0, sizeof *d);
+  snprintf(d->backend, sizeof d->backend, "sim");
+  snprintf(d->name, sizeof d->name, "Simulated H200");
+  snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+  snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "00000000:%02X:00.0", ordinal + 1);
+  d->cc_major = 9;
+  snprintf(d->arch, sizeof d->arch, "sm_90");
+  d->sm_count = 132;
+  d->mem_bytes = 150LL << 30;
+  d->l2_bytes = 60LL << 20;
+  d->max_sm_mhz = d->cur_sm_mhz = 1980;
+  d->driver_version = 13000;
+  d->runtime_version = 13000;
+  d->nvrtc_major = 13;
+  snprintf(d->host, sizeof d->host, "testhost");
+  d->ordinal = ordinal;
+}
+
+static void write_ledger(const char *dir, const campaign *c, int ordinal, const char *uuid,
+                         const char *const *records, size_t n, char *path, size_t len) {
+  device_record d;
+  sim_device(&d, ordinal, uuid);
+  ledger_opts o = {dir, 0, NULL};
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, c, &d, &e), 0);
+  for (size_t i = 0; i < n; i++) {
+    cJSON *r = cJSON_Parse(records[i]);
+    assert_non_null(r);
+    assert_int_equal(ledger_append(l, r, &e), 0);
+    cJSON_Delete(r);
+  }
+  snprintf(path, len, "%s", ledger_path(l));
+  ledger_close(l);
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  campaign *c = calloc(1, sizeof *c);
+  const char *tmp = getenv("TMPDIR");
+  if (f) snprintf(f->dir, sizeof f->dir, "%s/tf-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!f || !c || !mkdtemp(f->dir)) {
+    free(f);
+    free(c);
+    return -1;
+  }
+  snprintf(c->name, sizeof c->name, "mm");
+  snprintf(c->path, sizeof c->path, "campaigns/mm.json");
+  snprintf(c->hash, sizeof c->hash, "0123456789abcdef");
+  write_ledger(f->dir, c, 0, "SIM-aaaa1111-0000-0000-0000-000000000000", records_a,
+               sizeof records_a / sizeof *records_a, f->ledger_a, sizeof f->ledger_a);
+  write_ledger(f->dir, c, 1, "SIM-bbbb2222-0000-0000-0000-000000000000", records_b,
+               sizeof records_b / sizeof *records_b, f->ledger_b, sizeof f->ledger_b);
+  free(c);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rm_rf(f->dir);
+  free(f->out);
+  free(f->err);
+  free(f);
+  return 0;
+}
+
+static char *read_all(const char *path) {
+  tf_err e;
+  tf_err_clear(&e);
+  char *text = jsonio_slurp(path, "test", 1 << 24, NULL, &e);
+  assert_non_null(text);
+  return text;
+}
+
+/* Swap fd `which` for a file; returns the saved fd. */
+static int redirect(int which, const char *path) {
+  int saved = dup(which);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved >= 0 && fd >= 0);
+  assert_int_equal(dup2(fd, which), which);
+  close(fd);
+  return saved;
+}
+
+static void restore(int which, int saved) {
+  assert_int_equal(dup2(saved, which), which);
+  close(saved);
+}
+
+/* Run report_main with the given arguments; its stdout and stderr land in f->out and f->err. */
+static int report(fixture *f, int argc, const char **args) {
+  char *argv[16] = {"report"};
+  for (int i = 0; i < argc && i < 14; i++) argv[i + 1] = (char *)args[i];
+  char out[512], err[512];
+  snprintf(out, sizeof out, "%s/stdout.txt", f->dir);
+  snprintf(err, sizeof err, "%s/stderr.txt", f->dir);
+  fflush(stdout);
+  fflush(stderr);
+  int so = redirect(STDOUT_FILENO, out), se = redirect(STDERR_FILENO, err);
+  int rc = report_main(argc + 1, argv);
+  fflush(stdout);
+  fflush(stderr);
+  restore(STDOUT_FILENO, so);
+  restore(STDERR_FILENO, se);
+  free(f->out);
+  free(f->err);
+  f->out = read_all(out);
+  f->err = read_all(err);
+  unlink(out);
+  unlink(err);
+  return rc;
+}
+
+static void report_should_show_both_devices_side_by_side(void **state) {
+  fixture *f = *state;
+  const char *args[] = {f->dir};
+  assert_int_equal(report(f, 1, args), 0);
+  const char *a = strstr(f->out, "## testhost gpu0 Simulated H200 "
+                                 "(SIM-aaaa1111-0000-0000-0000-000000000000) — campaign mm, "
+                                 "backend sim");
+  const char *b = strstr(f->out, "## testhost gpu1 Simulated H200 "
+                                 "(SIM-bbbb2222-0000-0000-0000-000000000000) — campaign mm, "
+                                 "backend sim");
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_true(a < b); /* sorted by path */
+  const char *side = strstr(f->out, "## Side by side");
+  assert_non_null(side);
+  assert_true(b < side);
+  /* one row per device: start 81.2 -> final 71.0; start 50.0 -> final 40.0 (latest best) */
+  assert_non_null(strstr(side, "| testhost gpu0 Simulated H200 (aaaa1111) | mm | 5 | 2 | 71.00 | "
+                               "81.20 | 1.144× |"));
+  assert_non_null(strstr(side, "| testhost gpu1 Simulated H200 (bbbb2222) | mm | 3 | 1 | 40.00 | "
+                               "50.00 | 1.250× |"));
+  assert_string_equal(f->err, "");
+}
+
+static void report_should_list_the_kept_generations(void **state) {
+  fixture *f = *state;
+  const char *args[] = {f->ledger_a};
+  assert_int_equal(report(f, 1, args), 0);
+  assert_non_null(strstr(f->out, "| gen | change | before µs | after µs | ratio | decision |"));
+  /* medians over the rounds: best 81.2, 80.0, 82.0 -> 81.20; new 79.9, 78.0, 79.0 -> 79.00 */
+  assert_non_null(strstr(f->out, "| 1 | BK 64→32 | 81.20 | 79.00 | 0.975 | keep |"));
+  assert_non_null(strstr(f->out, "| 5 | BK 32→128 | 79.00 | 71.00 | 0.900 | keep |"));
+  assert_null(strstr(f->out, "| 2 |"));
+  assert_null(strstr(f->out, "Side by side")); /* one ledger: nothing to set beside it */
+}
+
+static void report_should_count_the_other_decisions_by_reason(void **state) {
+  fixture *f = *state;
+  const char *args[] = {f->ledger_a, f->ledger_b};
+  assert_int_equal(report(f, 2, args), 0);
+  assert_non_null(strstr(f->out, "- rejected: 2 — commonest: 2× \"new is N% slower than best "
+                                 "(needed > N%)\""));
+  assert_non_null(strstr(f->out, "- refused: 1 — commonest: 1× \"constraint 'k_tiles': K % BK "
+                                 "== N (every tile is full)\""));
+  assert_non_null(strstr(f->out, "- ambiguous: 0\n"));
+  assert_non_null(strstr(f->out, "- ambiguous: 1 — commonest: 1× \"event span says N% faster, "
+                                 "kernel time says N% slower\""));
+  assert_non_null(strstr(f->out, "- final best: BM=64, BK=128 — 71.00 µs (measured in "
+                                 "generation 5)"));
+  assert_non_null(strstr(f->out, "- final best: BM=128 — 40.00 µs (measured in generation 3)"));
+  assert_non_null(strstr(f->out, "- ended: generation budget (5) reached\n"));
+  assert_non_null(strstr(f->out, "- ended: running or interrupted"));
+  assert_non_null(strstr(f->out, "- generations: 5, rounds recorded: 7"));
+  assert_non_null(strstr(f->out, "- generations: 3, rounds recorded: 3"));
+}
+
+static void report_should_list_two_ledgers_of_one_device_apart(void **state) {
+  fixture *f = *state;
+  char copy[1100];
+  snprintf(copy, sizeof copy, "%s.copy.jsonl", f->ledger_a);
+  char *text = read_all(f->ledger_a);
+  FILE *fp = fopen(copy, "wb");
+  fputs(text, fp);
+  fclose(fp);
+  free(text);
+  const char *args[] = {f->ledger_a, copy};
+  assert_int_equal(report(f, 2, args), 0);
+  const char *first = strstr(f->out, "## testhost gpu0");
+  assert_non_null(first);
+  assert_non_null(strstr(first + 1, "## testhost gpu0"));
+  const char *side = strstr(f->out, "## Side by side");
+  assert_non_null(side);
+  const char *row = strstr(side, "| testhost gpu0");
+  assert_non_null(row);
+  assert_non_null(strstr(row + 1, "| testhost gpu0"));
+}
+
+static void report_should_skip_a_torn_last_line_with_a_note(void **state) {
+  fixture *f = *state;
+  FILE *fp = fopen(f->ledger_b, "ab");
+  fputs("{\"type\":\"generation\",\"generation\":4,\"deci", fp);
+  fclose(fp);
+  const char *args[] = {f->ledger_b};
+  assert_int_equal(report(f, 1, args), 0);
+  assert_non_null(strstr(f->err, "torn last line"));
+  assert_non_null(strstr(f->err, f->ledger_b));
+  assert_non_null(strstr(f->out, "- generations: 3, rounds recorded: 3"));
+}
+
+static void report_should_refuse_a_missing_file(void **state) {
+  fixture *f = *state;
+  char missing[512];
+  snprintf(missing, sizeof missing, "%s/no-such-ledger.jsonl", f->dir);
+  const char *args[] = {f->ledger_a, missing};
+  assert_int_equal(report(f, 2, args), 2);
+  assert_non_null(strstr(f->err, missing));
+  assert_string_equal(f->out, ""); /* no half report */
+}
+
+static void report_should_refuse_a_corrupt_line_naming_it(void **state) {
+  fixture *f = *state;
+  FILE *fp = fopen(f->ledger_b, "ab");
+  fputs("{not json\n{\"type\":\"end\",\"reason\":\"x\"}\n", fp);
+  fclose(fp);
+  const char *args[] = {f->dir};
+  assert_int_equal(report(f, 1, args), 2);
+  assert_non_null(strstr(f->err, f->ledger_b));
+  assert_non_null(strstr(f->err, "line 5"));
+  assert_string_equal(f->out, "");
+}
+
+static void report_should_refuse_a_file_that_is_not_a_ledger(void **state) {
+  fixture *f = *state;
+  char other[512];
+  snprintf(other, sizeof other, "%s/campaign.json", f->dir);
+  FILE *fp = fopen(other, "wb");
+  fputs("{\"template\":\"matmul\"}\n", fp);
+  fclose(fp);
+  const char *args[] = {other};
+  assert_int_equal(report(f, 1, args), 2);
+  assert_non_null(strstr(f->err, other));
+  assert_non_null(strstr(f->err, "line 1"));
+
+  fp = fopen(f->ledger_a, "ab");
+  fputs("{\"type\":\"generation\",\"generation\":6}\n{\"type\":\"end\"}\n", fp);
+  fclose(fp);
+  const char *args2[] = {f->ledger_a};
+  assert_int_equal(report(f, 1, args2), 2);
+  assert_non_null(strstr(f->err, "line 8"));
+  assert_non_null(strstr(f->err, "'decision'"));
+}
+
+static void report_should_answer_help_and_refuse_unknown_options(void **state) {
+  fixture *f = *state;
+  const char *help[] = {"--help"};
+  assert_int_equal(report(f, 1, help), 0);
+  assert_non_null(strstr(f->out, "usage: tunefarm report"));
+  const char *bad[] = {"--frobnicate"};
+  assert_int_equal(report(f, 1, bad), 2);
+  assert_non_null(strstr(f->err, "--frobnicate"));
+  assert_int_equal(report(f, 0, NULL), 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(report_should_show_both_devices_side_by_side, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_list_the_kept_generations, setup, teardown),
+      cmocka_unit_test_setup_teardown(report_should_count_the_other_decisions_by_reason, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_list_two_ledgers_of_one_device_apart, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_skip_a_torn_last_line_with_a_note, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_refuse_a_missing_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(report_should_refuse_a_corrupt_line_naming_it, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_refuse_a_file_that_is_not_a_ledger, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_answer_help_and_refuse_unknown_options, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* tunefarm: a tuning farm for GPU kernels. This file only dispatches commands.
+ *
+ *   run      (under mpirun)  coordinator/coordinator.h, worker/worker.h
+ *   audit    (mpirun or not) coordinator/audit.h
+ *   check                    coordinator/audit.h
+ *   measure  (the child)     worker/child.h
+ *   devices                  worker/devices.h
+ *   report                   coordinator/report.h
+ *   study                    coordinator/study.c
+ *   verify                   coordinator/verify.h */
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/mpimsg.h"
+#include "coordinator/audit.h"        // defines: check_main, audit_main
+#include "coordinator/coordinator.h"  // defines: coordinator_run
+#include "coordinator/report.h"       // defines: report_main
+#include "coordinator/verify.h"       // defines: verify_main
+#include "worker/child.h"             // defines: child_main, child_default_backend
+#include "worker/devices.h"           // defines: devices_main
+#include "worker/worker.h"            // defines: worker_run
+
+int study_main(int argc, char **argv);   /* coordinator/study.c */
+
+#define TUNEFARM_VERSION "0.1.0"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tunefarm COMMAND [OPTIONS]\n\n"
+          "  run CAMPAIGN       tune on every GPU of the node: mpirun -np G+1 tunefarm run C\n"
+          "  audit CAMPAIGN     compile every reachable configuration (mpirun spreads it)\n"
+          "  check CAMPAIGN     validate a campaign and count its space, compiling nothing\n"
+          "  report LEDGER|DIR  per-GPU markdown tables of what the searches kept\n"
+          "  verify LEDGER...   recompute every decision from its own recorded rounds\n"
+          "  devices            the GPUs of this node and their tags\n"
+          "  measure            the measure child (jobs on stdin, results on stdout)\n"
+          "  study              the decision rules on simulated A/A and known-gain streams\n\n"
+          "`tunefarm COMMAND --help` describes each. Exit status: 0 success, 1 failure,\n"
+          "2 bad input or usage.\n");
+}
+
+static void run_usage(FILE *f) {
+  fprintf(f,
+          "usage: mpirun -np G+1 tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
+          "                                   [--quiet] CAMPAIGN\n\n"
+          "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
+          "index picks it) and every GPU runs its own search with its own ledger:\n"
+          "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
+          "  --backend B   cuda or sim; default: cuda where the coordinator sees a GPU, else\n"
+          "                sim (the simulated device), said on the first line\n"
+          "  --ledgers D   ledgers folder (default: ledgers)\n"
+          "  --fresh       move existing ledgers aside and start again (needed after the\n"
+          "                campaign file changed)\n"
+          "  --quiet       no progress lines on stderr\n"
+          "Exit status: 0 done, 1 failure, 2 bad input (campaign, template, ledger).\n");
+}
+
+typedef struct run_args {
+  run_opts o;
+  int help;
+} run_args;
+
+static int parse_run(int argc, char **argv, run_args *a) {
+  static const struct option longs[] = {{"backend", required_argument, 0, 'b'},
+                                         {"ledgers", required_argument, 0, 'l'},
+                                         {"fresh", no_argument, 0, 'f'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "b:l:fqh", longs, NULL)) != -1) {
+    switch (c) {
+      case 'b': a->o.backend = optarg; break;
+      case 'l': a->o.ledgers = optarg; break;
+      case 'f': a->o.fresh = 1; break;
+      case 'q': a->o.quiet = 1; break;
+      case 'h': a->help = 1; return 0;
+      default: return -1;
+    }
+  }
+  if (optind != argc - 1) return -1;
+  if (a->o.backend && strcmp(a->o.backend, "cuda") && strcmp(a->o.backend, "sim")) return -1;
+  a->o.campaign = argv[optind];
+  return 0;
+}
+
+static int self_exe(char *buf, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  return 0;
+}
+
+/* Rank 0 picks the backend (and says why when it falls back to sim); all ranks learn it. */
+static const char *agree_backend(int rank, const char *asked) {
+  char choice[8] = "";
+  if (rank == 0) {
+    char why[256] = "";
+    const char *b = asked ? asked : child_default_backend(why, sizeof why);
+    if (!asked && strcmp(b, "sim") == 0)
+      fprintf(stderr, "tunefarm: no GPU here (%s): running on the simulated device (--backend sim)\n",
+              why);
+    snprintf(choice, sizeof choice, "%s", b);
+  }
+  MPI_Bcast(choice, sizeof choice, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return strcmp(choice, "cuda") == 0 ? "cuda" : "sim";
+}
+
+static int run_farm(int rank, int size, run_args *a) {
+  tf_err e = {0};
+  a->o.backend = agree_backend(rank, a->o.backend);
+  int index = -1, on_node = 0;
+  if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e)) {
+    fprintf(stderr, "tunefarm run: rank %d: %s\n", rank, e.msg);
+    return 1;
+  }
+  if (rank == 0) {
+    if (coordinator_run(MPI_COMM_WORLD, &a->o, &e) == 0) return 0;
+    fprintf(stderr, "tunefarm run: %s\n", e.msg);
+    return e.code ? e.code : 1;
+  }
+  char exe[4096];
+  if (self_exe(exe, sizeof exe)) snprintf(exe, sizeof exe, "tunefarm");
+  worker_opts w = {.exe = exe, .backend = a->o.backend, .device = index, .hello_s = 120.0};
+  (void)size;
+  if (worker_run(MPI_COMM_WORLD, &w, &e) == 0) return 0;
+  fprintf(stderr, "tunefarm run: worker rank %d: %s\n", rank, e.msg);
+  return 1;
+}
+
+static int cmd_run(int argc, char **argv) {
+  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr}};
+  int bad = parse_run(argc, argv, &a);
+  if (a.help) {
+    run_usage(stdout);
+    return 0;
+  }
+  MPI_Init(&argc, &argv);
+  mpimsg_init(MPI_COMM_WORLD);
+  int rank, size, rc;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (bad || size < 2) {
+    if (rank == 0) {
+      fprintf(stderr, bad ? "tunefarm run: bad arguments\n"
+                          : "tunefarm run: needs a coordinator and at least one worker: "
+                            "mpirun -np G+1 tunefarm run CAMPAIGN (G = GPUs on the node)\n");
+      run_usage(stderr);
+    }
+    MPI_Finalize();
+    return 2;
+  }
+  rc = run_farm(rank, size, &a);
+  MPI_Finalize();
+  return rc;
+}
+
+/* Under mpirun (the launcher sets these), audit spreads its compiles over the ranks. */
+static int under_mpirun(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+static int cmd_audit(int argc, char **argv) {
+  if (!under_mpirun()) return audit_main(argc, argv);
+  MPI_Init(&argc, &argv);
+  int rc = audit_main(argc, argv);
+  MPI_Finalize();
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  argc--;
+  argv++;
+  if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  if (!strcmp(cmd, "audit")) return cmd_audit(argc, argv);
+  if (!strcmp(cmd, "check")) return check_main(argc, argv);
+  if (!strcmp(cmd, "measure")) return child_main(argc, argv);
+  if (!strcmp(cmd, "devices")) return devices_main(argc, argv);
+  if (!strcmp(cmd, "report")) return report_main(argc, argv);
+  if (!strcmp(cmd, "study")) return study_main(argc, argv);
+  if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
+  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("tunefarm %s\n", TUNEFARM_VERSION);
+    return 0;
+  }
+  fprintf(stderr, "tunefarm: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 2;
+}

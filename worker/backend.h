@@ -1,0 +1,58 @@
+/* backend: the device side of the measure child, one table of functions per
+ * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c).
+ *
+ * The measurement protocol (worker/protocol.c) is written once against this
+ * table: the backend provides primitives, the protocol decides their order
+ * (correctness gate on every arm and input set, burn-in, rotated recorded
+ * rounds, clock screening). So the simulated device goes through exactly the
+ * steps the GPU does.
+ *
+ * Contract: every function returns 0 or -1 with *e filled. A failure the
+ * device cannot recover from (a sticky CUDA error: illegal address, trap)
+ * sets e->code = BACKEND_STICKY: the child reports a fault and exits, and the
+ * worker starts a fresh child. A `self` is owned by the backend: open
+ * allocates it, close frees it; prepare's resources are freed by finish. */
+#ifndef TF_BACKEND_H
+#define TF_BACKEND_H
+
+#include "common/err.h"
+#include "common/msg.h"
+
+/* e->code for errors after which this process must not touch the device again. */
+#define BACKEND_STICKY 3
+/* e->code for a program NVRTC refused (the job's result is RESULT_COMPILE_ERROR). */
+#define BACKEND_COMPILE 4
+
+typedef struct backend_opts {
+  int ordinal;              /* device index among the visible ones */
+  const char *cache_dir;    /* cubin cache; NULL: the default (common/cache.h) */
+} backend_opts;
+
+typedef struct backend_ops {
+  const char *name;
+  int (*open)(void **self, const backend_opts *o, tf_err *e);
+  int (*describe)(void *self, device_record *d, tf_err *e);
+  /* Compile (through the cache), load the three arms, allocate buffers and fill
+   * measure.input_sets input sets per arm from measure.seed. Sets r->compile_ms, r->cache_hit. */
+  int (*prepare)(void *self, const job *j, result *r, tf_err *e);
+  /* Poison the outputs, launch `arm` once on input set `set`, compare every output
+   * with the CPU reference: *rel_err = ||out - ref|| / ||ref|| (inf if any output is not finite). */
+  int (*check)(void *self, int arm, int set, double *rel_err, tf_err *e);
+  /* `samples` launches of `arm` on `set`, each between two events (L2 flushed
+   * before each when the job asks): medians of event span and kernel time, in
+   * microseconds (*kernel_us < 0 when no kernel-time instrument is available). */
+  int (*sample)(void *self, int arm, int set, int samples, double *us, double *kernel_us,
+                tf_err *e);
+  /* SM clock now, MHz, and the clock-event reasons bit mask; 0 and 0 when unknown. */
+  void (*clock)(void *self, double *mhz, unsigned long long *reasons);
+  void (*finish)(void *self);
+  void (*close)(void *self);
+} backend_ops;
+
+extern const backend_ops backend_sim;
+extern const backend_ops backend_cuda;
+
+/* The table for "cuda" or "sim", NULL for anything else. */
+const backend_ops *backend_find(const char *name);
+
+#endif

@@ -1,0 +1,208 @@
+#include "worker/child.h"
+
+#include <cuda_runtime_api.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonio.h"
+#include "common/msg.h"
+#include "worker/backend.h"
+#include "worker/protocol.h"
+
+#define CHILD_EXIT_STICKY 3
+#define CHILD_MAX_LINE (4L * 1024 * 1024)
+
+typedef struct child_opts {
+  const char *backend;
+  int device;
+} child_opts;
+
+const char *child_default_backend(char *why, size_t len) {
+  int n = 0;
+  cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc == cudaSuccess && n > 0) return "cuda";
+  snprintf(why, len, "%s", rc == cudaSuccess ? "the CUDA runtime sees no device"
+                                             : cudaGetErrorString(rc));
+  return "sim";
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tunefarm measure [--backend cuda|sim] [--device N]\n"
+          "\n"
+          "Measure jobs on one device: one JSON object per line on stdin, one result per\n"
+          "line on stdout. {\"type\":\"hello\"} answers with the device record. A ledger\n"
+          "record's job reruns with: jq -c .job LEDGER.jsonl | sed -n 3p | tunefarm measure\n"
+          "\n"
+          "  --backend B   cuda (the GPU) or sim (the simulated device); default: cuda\n"
+          "                where a GPU is visible, else sim (said on stderr)\n"
+          "  --device N    device ordinal among the visible ones (default 0)\n"
+          "  -h, --help    this text\n"
+          "Exit status: 0 at end of input, 2 bad usage, 3 after a job that left the\n"
+          "device unusable (the result says why), 1 if the device cannot be opened.\n");
+}
+
+static int parse_args(int argc, char **argv, child_opts *o) {
+  static const struct option longs[] = {{"backend", required_argument, 0, 'b'},
+                                         {"device", required_argument, 0, 'd'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "b:d:h", longs, NULL)) != -1) {
+    char *end;
+    switch (c) {
+      case 'b': o->backend = optarg; break;
+      case 'd':
+        o->device = (int)strtol(optarg, &end, 10);
+        if (*end || o->device < 0) {
+          fprintf(stderr, "tunefarm measure: --device wants a non-negative integer, not '%s'\n",
+                  optarg);
+          return 2;
+        }
+        break;
+      case 'h': usage(stdout); return 1;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "tunefarm measure: unexpected argument '%s' (jobs come on stdin)\n",
+            argv[optind]);
+    return 2;
+  }
+  return 0;
+}
+
+static void reply(cJSON *o) {
+  jsonio_write_line(stdout, o);
+  cJSON_Delete(o);
+}
+
+static void reply_error(const char *msg) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "error");
+  cJSON_AddStringToObject(o, "message", msg);
+  reply(o);
+}
+
+typedef struct child_state {
+  const backend_ops *ops;
+  void *self;
+  device_record dev;
+  int open;
+} child_state;
+
+static int ensure_open(child_state *st, const child_opts *o, tf_err *e) {
+  if (st->open) return 0;
+  backend_opts bo = {.ordinal = o->device, .cache_dir = NULL};
+  if (st->ops->open(&st->self, &bo, e)) return -1;
+  if (st->ops->describe(st->self, &st->dev, e)) {
+    st->ops->close(st->self);
+    return -1;
+  }
+  st->open = 1;
+  return 0;
+}
+
+static void do_hello(child_state *st, const child_opts *o) {
+  tf_err e = {0};
+  if (ensure_open(st, o, &e)) {
+    reply_error(e.msg);
+    return;
+  }
+  cJSON *out = cJSON_CreateObject();
+  cJSON_AddStringToObject(out, "type", "hello");
+  cJSON_AddItemToObject(out, "device", device_to_json(&st->dev));
+  reply(out);
+}
+
+/* Returns 1 when the device is unusable and the child must exit. */
+static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
+  static job j;     /* large: keep them off the stack */
+  static result r;
+  tf_err e = {0};
+  memset(&r, 0, sizeof r);
+  if (job_from_json(msg, &j, &e)) {
+    reply_error(e.msg);
+    return 0;
+  }
+  if (ensure_open(st, o, &e)) {
+    result_fault(&r, j.id, "", "cannot open the device: %s", e.msg);
+    reply(result_to_json(&r));
+    return 1;
+  }
+  int sticky = protocol_run(st->ops, st->self, &j, &r, &e) != 0;
+  if (sticky) result_fault(&r, j.id, st->dev.uuid, "device error: %s", e.msg);
+  snprintf(r.device, sizeof r.device, "%s", st->dev.uuid);
+  reply(result_to_json(&r));
+  return sticky;
+}
+
+/* Read one line of any length (up to CHILD_MAX_LINE); NULL at end of input. */
+static char *read_line(FILE *f) {
+  size_t cap = 0;
+  char *line = NULL;
+  ssize_t n = getline(&line, &cap, f);
+  if (n < 0 || n > CHILD_MAX_LINE) {
+    free(line);
+    return NULL;
+  }
+  return line;
+}
+
+static int serve(child_state *st, const child_opts *o) {
+  char *line;
+  while ((line = read_line(stdin))) {
+    if (strspn(line, " \t\r\n") == strlen(line)) {
+      free(line);
+      continue;
+    }
+    tf_err e = {0};
+    cJSON *msg = jsonio_parse(line, "message", &e);
+    free(line);
+    if (!msg) {
+      reply_error(e.msg);
+      continue;
+    }
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(msg, "type");
+    int stop = 0;
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "hello") == 0)
+      do_hello(st, o);
+    else if (cJSON_IsString(type) && strcmp(type->valuestring, "job") == 0)
+      stop = do_job(st, o, msg);
+    else
+      reply_error("message: 'type' must be \"hello\" or \"job\"");
+    cJSON_Delete(msg);
+    if (stop) return CHILD_EXIT_STICKY;
+  }
+  return 0;
+}
+
+int child_main(int argc, char **argv) {
+  child_opts o = {.backend = NULL, .device = 0};
+  int rc = parse_args(argc, argv, &o);
+  if (rc) return rc == 1 ? 0 : 2;
+  if (!o.backend) {
+    char why[256];
+    o.backend = child_default_backend(why, sizeof why);
+    if (strcmp(o.backend, "sim") == 0)
+      fprintf(stderr, "tunefarm measure: no GPU (%s): using the simulated device\n", why);
+  }
+  child_state st = {.ops = backend_find(o.backend)};
+  if (!st.ops) {
+    fprintf(stderr, "tunefarm measure: unknown backend '%s' (cuda or sim)\n", o.backend);
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  rc = serve(&st, &o);
+  if (st.open && rc == 0) st.ops->close(st.self);
+  return rc;
+}
+
+const backend_ops *backend_find(const char *name) {
+  if (strcmp(name, "cuda") == 0) return &backend_cuda;
+  if (strcmp(name, "sim") == 0) return &backend_sim;
+  return NULL;
+}

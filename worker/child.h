@@ -1,0 +1,21 @@
+/* child: `tunefarm measure`, the process that owns one device.
+ *
+ * Reads one JSON object per line on stdin and answers one per line on stdout:
+ *   {"type":"hello"}      -> {"type":"hello","device":{device record}}
+ *                            or {"type":"error","message":"..."}
+ *   {"type":"job", ...}   -> {"type":"result", ...} (common/msg.h)
+ * It exits 0 at end of input (so it ends on its own when its worker dies) and
+ * 3 right after answering a job that left the device unusable (sticky CUDA
+ * error): its worker starts a fresh child for the next job. Diagnostics go to
+ * stderr. Standalone: `tunefarm measure --backend sim < job.jsonl`. */
+#ifndef TF_CHILD_H
+#define TF_CHILD_H
+
+#include <stddef.h>
+
+int child_main(int argc, char **argv);
+
+/* "cuda" where the runtime sees a device, else "sim"; *why says why when it is sim. */
+const char *child_default_backend(char *why, size_t len);
+
+#endif

@@ -1,0 +1,807 @@
+/* cuda_backend: the measure child's real GPU (contract: worker/backend.h).
+ *
+ * One backend per process, bound to one visible device, with one non-blocking
+ * stream. Per job (prepare):
+ *   - the three arms are name expressions of ONE NVRTC program, compiled for
+ *     the device's exact sm_XY through the cubin cache (common/compile.h) and
+ *     loaded with cudaLibraryLoadData; each arm is a cudaKernel_t launched with
+ *     cudaLaunchKernel. Runtime API only: the binary never links libcuda.
+ *   - every buffer is allocated per input set and per arm; inputs come from
+ *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
+ *     set sees identical data. The host copies and the CPU references (double)
+ *     are kept across jobs of the same shape and seed: the reference is
+ *     computed once per shape and set, not once per generation.
+ * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs
+ * (a kernel that scribbles on its inputs during timing cannot skew the check),
+ * launches once and compares with the reference. sample times launches with
+ * two events each (L2 flushed before each when asked) and, for the same
+ * launches, CUPTI kernel records (worker/cupti_timer.h). NVML gives clocks.
+ *
+ * Faults injected by a job (job_arm.fault) happen for real in check: "crash"
+ * launches the arm with every buffer pointer replaced by an unmapped address
+ * (an illegal address on the GPU: sticky), "hang" blocks the stream with a host
+ * function that never returns (the worker's deadline must end the child),
+ * "wrong" overwrites half of the output on the device before it is compared.
+ *
+ * Notes (NVML or CUPTI missing) go to stderr once; stdout is the child's pipe. */
+#include "worker/backend.h"
+
+#include <cuda_runtime_api.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/compile.h"     /* defines: compile_program, compile_release, COMPILE_REFUSED */
+#include "kernels/reference.h"  /* defines: reference_fill, reference_compute, reference_rel_err */
+#include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
+#include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
+#include "worker/nvml.h"        /* defines: nvml_load, nvml_device, nvml_sm_mhz, ... */
+
+#define CB_MAX_SETS 8
+#define CB_MAX_SAMPLES 100000
+#define CB_SMEM_NO_OPTIN (48 * 1024) /* more per block needs the opt-in attribute */
+#define CB_LOG_EXCERPT 900
+#define CB_FLUSH_MIN (1u << 20)
+
+enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8 };
+
+/* One kernel argument's storage, zeroed first so that a parameter wider than the value
+ * (a long long where the spec says int) reads zeros above it. */
+typedef union cb_arg {
+  void *p;
+  int i;
+  long long ll;
+  float f;
+  double d;
+} cb_arg;
+
+/* Everything cudaLaunchKernel needs for one arm on one input set. */
+typedef struct cb_launch {
+  cudaKernel_t kern;
+  dim3 grid, block;
+  size_t smem;
+  cb_arg store[SPEC_MAX_ARGS];
+  void *argv[SPEC_MAX_ARGS];
+} cb_launch;
+
+/* What decides the host inputs and the reference: two jobs with equal shapes share them. */
+typedef struct cb_shape {
+  char family[32];
+  int ndims;
+  char dim_names[SPEC_MAX_DIMS][SPEC_NAME];
+  long long dims[SPEC_MAX_DIMS];
+  int nbuffers;
+  char buf_names[SPEC_MAX_BUFFERS][SPEC_NAME];
+  int buf_output[SPEC_MAX_BUFFERS];
+  long long count[SPEC_MAX_BUFFERS]; /* the largest count of any arm */
+  unsigned long long seed;
+  int nsets;
+} cb_shape;
+
+typedef struct cb_host {
+  int valid;
+  cb_shape shape;
+  float *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; outputs are zeros */
+  double *ref[CB_MAX_SETS];                  /* the reference's output per set */
+  int out;                                   /* the buffer the reference writes */
+} cb_host;
+
+typedef struct cb_job {
+  int active;
+  job j;
+  compile_result cr; /* holds the cubin until the library is unloaded */
+  int have_cr;
+  cudaLibrary_t lib;
+  int have_lib;
+  size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
+  cb_launch launch[CB_MAX_SETS][ARM_COUNT];
+  float *dev[CB_MAX_SETS][ARM_COUNT][SPEC_MAX_BUFFERS];
+  void *flush;
+  size_t flush_bytes;
+  float *out_host; /* one arm's output, copied back */
+  cudaEvent_t *ev; /* two per sample, created on demand */
+  int nev;
+  double *span, *kern; /* per-sample scratch */
+  int nscratch;
+} cb_job;
+
+typedef struct cuda_backend {
+  int ordinal;
+  char cache_dir[SPEC_PATH];
+  device_record dev;
+  size_t smem_optin;
+  int max_grid[3], max_block[3];
+  cudaStream_t stream;
+  int have_stream;
+  int sticky; /* a sticky error happened: touch the device no more */
+  tf_nvml nvml;
+  nvmlDevice_t nvdev;
+  int cupti_ok;
+  unsigned noted; /* NOTE_* already printed */
+  unsigned flush_value;
+  cb_host host;
+  cb_job job;
+} cuda_backend;
+
+static void cb_finish(void *self);
+static void cb_close(void *self);
+
+static void cb_note(cuda_backend *s, unsigned which, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cb_note(cuda_backend *s, unsigned which, const char *fmt, ...) {
+  if (s->noted & which) return;
+  s->noted |= which;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tunefarm (cuda, device %d): note: ", s->ordinal);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* Remember a sticky failure so that nothing touches the device again; returns -1. */
+static int cb_failed(cuda_backend *s, tf_err *e) {
+  if (e && e->code == BACKEND_STICKY) s->sticky = 1;
+  return -1;
+}
+
+static int cb_usable(cuda_backend *s, int arm, int set, tf_err *e) {
+  if (s->sticky)
+    return tf_fail(e, BACKEND_STICKY, "cuda device %d: the context is unusable after an earlier "
+                                      "error", s->ordinal);
+  if (!s->job.active) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no job prepared");
+  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no arm %d", arm);
+  if (set < 0 || set >= s->job.j.measure.input_sets)
+    return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no input set %d (the job has %d)", set,
+                   s->job.j.measure.input_sets);
+  return 0;
+}
+
+/* ---- open, describe, clock, close ------------------------------------------------------- */
+
+static void cb_open_cupti(cuda_backend *s) {
+  const char *off = getenv("TUNEFARM_NO_CUPTI");
+  if (off && off[0] && strcmp(off, "0") != 0) {
+    cb_note(s, NOTE_CUPTI, "TUNEFARM_NO_CUPTI is set: no kernel-only times (reported as -1)");
+    return;
+  }
+  tf_err ce;
+  tf_err_clear(&ce);
+  if (cupti_timer_open(&ce) == 0) {
+    s->cupti_ok = 1;
+    return;
+  }
+  cb_note(s, NOTE_CUPTI, "no kernel-only times (reported as -1): %s", ce.msg);
+}
+
+/* After describe (which read the clocks through s->nvml): the handle for later readings. */
+static void cb_open_nvml(cuda_backend *s) {
+  if (!s->nvml.ok) {
+    cb_note(s, NOTE_NVML, "NVML %s; SM clocks read as 0", s->nvml.why);
+    return;
+  }
+  tf_err ne;
+  tf_err_clear(&ne);
+  if (nvml_device(&s->nvml, s->dev.uuid, s->dev.pci_bus_id, &s->nvdev, &ne) != 0) {
+    s->nvdev = NULL;
+    cb_note(s, NOTE_NVML, "NVML does not know this device (%s); SM clocks read as 0", ne.msg);
+  }
+}
+
+static int cb_open(void **self, const backend_opts *o, tf_err *e) {
+  *self = NULL;
+  int n = 0, ordinal = o ? o->ordinal : 0;
+  if (cuda_device_count(&n, e)) return -1;
+  if (ordinal < 0 || ordinal >= n) {
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    return tf_fail(e, TF_EXIT_FAIL, "cuda device ordinal %d is out of range: %d device(s) "
+                   "visible%s%s%s", ordinal, n, vis ? " (CUDA_VISIBLE_DEVICES='" : "",
+                   vis ? vis : "", vis ? "')" : "");
+  }
+  cuda_backend *s = calloc(1, sizeof *s);
+  if (!s) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: out of memory");
+  s->ordinal = ordinal;
+  if (o && o->cache_dir) snprintf(s->cache_dir, sizeof s->cache_dir, "%s", o->cache_dir);
+  /* CUPTI first, so that it is attached when the context is created. */
+  cb_open_cupti(s);
+  int optin = 0;
+  if (CUDA_CHECK(cudaSetDevice(ordinal), e) ||
+      CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), e))
+    goto fail;
+  s->have_stream = 1;
+  if (CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal),
+                 e))
+    goto fail;
+  s->smem_optin = optin > 0 ? (size_t)optin : CB_SMEM_NO_OPTIN;
+  const enum cudaDeviceAttr grid_attr[3] = {cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY,
+                                            cudaDevAttrMaxGridDimZ};
+  const enum cudaDeviceAttr block_attr[3] = {cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
+                                             cudaDevAttrMaxBlockDimZ};
+  for (int d = 0; d < 3; d++)
+    if (CUDA_CHECK(cudaDeviceGetAttribute(&s->max_grid[d], grid_attr[d], ordinal), e) ||
+        CUDA_CHECK(cudaDeviceGetAttribute(&s->max_block[d], block_attr[d], ordinal), e))
+      goto fail;
+  nvml_load(&s->nvml);
+  if (cuda_describe(ordinal, &s->nvml, &s->dev, e)) goto fail;
+  cb_open_nvml(s);
+  *self = s;
+  return 0;
+fail:
+  cb_failed(s, e);
+  tf_wrap(e, "cuda device %d", ordinal);
+  cb_close(s);
+  return -1;
+}
+
+static int cb_describe(void *self, device_record *d, tf_err *e) {
+  cuda_backend *s = self;
+  (void)e;
+  *d = s->dev;
+  if (s->nvdev) d->cur_sm_mhz = (int)nvml_sm_mhz(&s->nvml, s->nvdev);
+  return 0;
+}
+
+static void cb_clock(void *self, double *mhz, unsigned long long *reasons) {
+  cuda_backend *s = self;
+  *mhz = s->nvdev ? (double)nvml_sm_mhz(&s->nvml, s->nvdev) : 0.0;
+  *reasons = s->nvdev ? nvml_clock_reasons(&s->nvml, s->nvdev) : 0;
+}
+
+static void cb_host_release(cb_host *h) {
+  for (int set = 0; set < CB_MAX_SETS; set++) {
+    for (int b = 0; b < SPEC_MAX_BUFFERS; b++) free(h->buf[set][b]);
+    free(h->ref[set]);
+  }
+  memset(h, 0, sizeof *h);
+}
+
+static void cb_close(void *self) {
+  cuda_backend *s = self;
+  if (!s) return;
+  cb_finish(s);
+  cb_host_release(&s->host);
+  if (s->have_stream && !s->sticky) (void)cudaStreamDestroy(s->stream);
+  /* After a sticky error CUPTI's flush could wait on a dead context; the process ends anyway. */
+  if (s->cupti_ok && !s->sticky) cupti_timer_close();
+  nvml_unload(&s->nvml);
+  free(s);
+}
+
+/* ---- prepare: compile, load, host data, device buffers, launches ------------------------ */
+
+static int cb_validate(const job *j, tf_err *e) {
+  const char *bad = NULL;
+  if (j->nsources < 1 || j->nsources > 2) bad = "nsources must be 1 or 2";
+  else if (j->nbuffers < 1 || j->nbuffers > SPEC_MAX_BUFFERS) bad = "nbuffers out of range";
+  else if (j->nargs < 0 || j->nargs > SPEC_MAX_ARGS) bad = "nargs out of range";
+  else if (j->ndims < 0 || j->ndims > SPEC_MAX_DIMS) bad = "ndims out of range";
+  else if (j->measure.input_sets < 1 || j->measure.input_sets > CB_MAX_SETS)
+    bad = "measure.input_sets must be in [1, 8]";
+  for (int a = 0; !bad && a < j->nargs; a++)
+    if (j->arg_kind[a] == SPEC_ARG_BUFFER && (j->arg_buffer[a] < 0 || j->arg_buffer[a] >= j->nbuffers))
+      bad = "an argument names a buffer that does not exist";
+  for (int k = 0; !bad && k < ARM_COUNT; k++) {
+    const launch_geom *g = &j->arm[k].geom;
+    if (!j->arm[k].name_expr[0]) bad = "an arm has no name expression";
+    for (int d = 0; !bad && d < 3; d++)
+      if (!g->grid[d] || !g->block[d]) bad = "an arm has an empty grid or block";
+    for (int b = 0; !bad && b < j->nbuffers; b++)
+      if (g->count[b] <= 0 || g->count[b] > SPEC_MAX_ELEMENTS) bad = "a buffer count is out of range";
+  }
+  if (bad) return tf_fail(e, TF_EXIT_INPUT, "job %lld: %s", j->id, bad);
+  return 0;
+}
+
+/* A source path as given when absolute or readable, else under the job's root. */
+static void cb_source_path(const job *j, int i, char *out, size_t len) {
+  const char *p = j->sources[i];
+  snprintf(out, len, "%s", p);
+  if (p[0] == '/' || !j->root[0] || access(p, R_OK) == 0) return;
+  snprintf(out, len, "%s/%s", j->root, p);
+}
+
+static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
+  cb_job *b = &s->job;
+  char paths[2][2 * SPEC_PATH + 2];
+  const char *srcs[2], *exprs[ARM_COUNT];
+  int nsrc = 0;
+  for (int i = 0; i < b->j.nsources; i++) {
+    if (!b->j.sources[i][0]) continue;
+    cb_source_path(&b->j, i, paths[nsrc], sizeof paths[nsrc]);
+    srcs[nsrc] = paths[nsrc];
+    nsrc++;
+  }
+  if (!nsrc) return tf_fail(e, TF_EXIT_INPUT, "job %lld names no source file", b->j.id);
+  for (int k = 0; k < ARM_COUNT; k++) exprs[k] = b->j.arm[k].name_expr;
+  compile_req req = {.source_paths = srcs, .nsources = nsrc, .name_exprs = exprs,
+                     .nexprs = ARM_COUNT, .arch = s->dev.arch,
+                     .cache_dir = s->cache_dir[0] ? s->cache_dir : NULL};
+  memset(&b->cr, 0, sizeof b->cr);
+  b->have_cr = 1; /* compile_release is safe on a zeroed or refused result */
+  if (compile_program(&req, &b->cr, e) == 0) {
+    if (r) {
+      r->compile_ms = b->cr.ms;
+      r->cache_hit = b->cr.cache_hit;
+    }
+    return 0;
+  }
+  if (e && e->code == COMPILE_REFUSED) {
+    char excerpt[CB_LOG_EXCERPT + 1];
+    snprintf(excerpt, sizeof excerpt, "%s", b->cr.log ? b->cr.log : "(no log)");
+    return tf_fail(e, BACKEND_COMPILE, "nvrtc refused the program for %s: %s", s->dev.arch,
+                   excerpt);
+  }
+  return tf_wrap(e, "compiling job %lld for %s", b->j.id, s->dev.arch);
+}
+
+/* Parameter sizes from the kernel itself, to catch a spec whose argument list does not match
+ * the kernel (which would otherwise read garbage on the GPU). Unknown (0) where the runtime
+ * cannot say. */
+static int cb_param_sizes(cuda_backend *s, int k, tf_err *e) {
+  cb_job *b = &s->job;
+  const void *f = (const void *)b->launch[0][k].kern;
+  size_t off = 0, size = 0;
+  if (b->j.nargs == 0) return 0;
+  if (cudaFuncGetParamInfo(f, 0, &off, &size) != cudaSuccess) {
+    (void)cudaGetLastError();
+    cb_note(s, NOTE_PARAMS, "cudaFuncGetParamInfo unavailable: kernel arguments not cross-checked");
+    return 0;
+  }
+  for (int a = 0; a <= b->j.nargs; a++) {
+    cudaError_t r = cudaFuncGetParamInfo(f, (size_t)a, &off, &size);
+    if (r != cudaSuccess) (void)cudaGetLastError();
+    if (a == b->j.nargs) {
+      if (r == cudaSuccess)
+        return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): the kernel takes more than the %d "
+                       "arguments the spec lists", arm_names[k], b->j.arm[k].name_expr, b->j.nargs);
+      break;
+    }
+    if (r != cudaSuccess)
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): the kernel takes %d arguments, the spec "
+                     "lists %d", arm_names[k], b->j.arm[k].name_expr, a, b->j.nargs);
+    int ok = b->j.arg_kind[a] == SPEC_ARG_BUFFER ? size == sizeof(void *) : (size == 4 || size == 8);
+    if (!ok)
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): kernel parameter %d is %zu bytes, which "
+                     "does not fit the spec's %s argument", arm_names[k], b->j.arm[k].name_expr,
+                     a, size, b->j.arg_kind[a] == SPEC_ARG_BUFFER ? "buffer" : "scalar");
+    b->param_size[k][a] = size;
+  }
+  return 0;
+}
+
+/* Resource limits of one loaded arm, checked against its geometry; the opt-in for large
+ * dynamic shared memory. */
+static int cb_arm_limits(cuda_backend *s, int k, tf_err *e) {
+  cb_job *b = &s->job;
+  const launch_geom *g = &b->j.arm[k].geom;
+  cudaKernel_t kern = b->launch[0][k].kern;
+  struct cudaFuncAttributes fa;
+  memset(&fa, 0, sizeof fa);
+  /* Also forces the (lazy) load of the module, so a bad cubin fails here, not at a launch. */
+  if (CUDA_CHECK(cudaFuncGetAttributes(&fa, (const void *)kern), e)) return -1;
+  for (int d = 0; d < 3; d++) {
+    if (s->max_grid[d] > 0 && g->grid[d] > (unsigned)s->max_grid[d])
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): grid %c is %u blocks, the device allows "
+                     "at most %d", arm_names[k], b->j.arm[k].name_expr, "xyz"[d], g->grid[d],
+                     s->max_grid[d]);
+    if (s->max_block[d] > 0 && g->block[d] > (unsigned)s->max_block[d])
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): block %c is %u threads, the device allows "
+                     "at most %d", arm_names[k], b->j.arm[k].name_expr, "xyz"[d], g->block[d],
+                     s->max_block[d]);
+  }
+  unsigned long long threads = (unsigned long long)g->block[0] * g->block[1] * g->block[2];
+  if (threads > (unsigned long long)fa.maxThreadsPerBlock)
+    return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): %llu threads per block, but this kernel "
+                   "allows at most %d on %s (%d registers per thread)", arm_names[k],
+                   b->j.arm[k].name_expr, threads, fa.maxThreadsPerBlock, s->dev.arch, fa.numRegs);
+  size_t total = (size_t)g->smem + fa.sharedSizeBytes;
+  if (total > s->smem_optin)
+    return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): needs %zu bytes of shared memory per block "
+                   "(%u dynamic + %zu static), the device allows %zu", arm_names[k],
+                   b->j.arm[k].name_expr, total, g->smem, fa.sharedSizeBytes, s->smem_optin);
+  if (total > CB_SMEM_NO_OPTIN &&
+      CUDA_CHECK(cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 (int)g->smem, s->ordinal), e))
+    return -1;
+  return cb_param_sizes(s, k, e);
+}
+
+static int cb_load(cuda_backend *s, tf_err *e) {
+  cb_job *b = &s->job;
+  if (CUDA_CHECK(cudaLibraryLoadData(&b->lib, b->cr.cubin, NULL, NULL, 0, NULL, NULL, 0), e))
+    return -1;
+  b->have_lib = 1;
+  for (int k = 0; k < ARM_COUNT; k++) {
+    cudaKernel_t kern = NULL;
+    if (CUDA_CHECK(cudaLibraryGetKernel(&kern, b->lib, b->cr.lowered[k]), e))
+      return tf_wrap(e, "arm '%s' (%s)", arm_names[k], b->j.arm[k].name_expr);
+    for (int set = 0; set < CB_MAX_SETS; set++) b->launch[set][k].kern = kern;
+    if (cb_arm_limits(s, k, e)) return -1;
+  }
+  return 0;
+}
+
+/* Independent streams of inputs per (seed, set, buffer): splitmix64's finaliser. */
+static unsigned long long cb_seed(unsigned long long seed, int set, int buffer) {
+  unsigned long long z =
+      seed + 0x9E3779B97F4A7C15ULL * (unsigned long long)(set * SPEC_MAX_BUFFERS + buffer + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+static void cb_shape_of(const job *j, cb_shape *sh) {
+  memset(sh, 0, sizeof *sh); /* padding too: shapes are compared with memcmp */
+  snprintf(sh->family, sizeof sh->family, "%s", j->family);
+  sh->ndims = j->ndims;
+  for (int d = 0; d < j->ndims; d++) {
+    memcpy(sh->dim_names[d], j->dim_names[d], SPEC_NAME);
+    sh->dim_names[d][SPEC_NAME - 1] = '\0';
+    sh->dims[d] = j->dims[d];
+  }
+  sh->nbuffers = j->nbuffers;
+  for (int b = 0; b < j->nbuffers; b++) {
+    memcpy(sh->buf_names[b], j->buf_names[b], SPEC_NAME);
+    sh->buf_names[b][SPEC_NAME - 1] = '\0';
+    sh->buf_output[b] = j->buf_output[b];
+    for (int k = 0; k < ARM_COUNT; k++)
+      if (j->arm[k].geom.count[b] > sh->count[b]) sh->count[b] = j->arm[k].geom.count[b];
+  }
+  sh->seed = j->measure.seed;
+  sh->nsets = j->measure.input_sets;
+}
+
+static int cb_host_reference(cb_host *h, int set, tf_err *e) {
+  const cb_shape *sh = &h->shape;
+  const char *dim_names[SPEC_MAX_DIMS], *buf_names[SPEC_MAX_BUFFERS];
+  const float *bufs[SPEC_MAX_BUFFERS];
+  for (int d = 0; d < sh->ndims; d++) dim_names[d] = sh->dim_names[d];
+  for (int b = 0; b < sh->nbuffers; b++) {
+    buf_names[b] = sh->buf_names[b];
+    bufs[b] = h->buf[set][b];
+  }
+  reference_io io = {.family = sh->family, .ndims = sh->ndims, .dim_names = dim_names,
+                     .dims = sh->dims, .nbuffers = sh->nbuffers, .buf_names = buf_names,
+                     .bufs = bufs, .counts = sh->count};
+  h->out = reference_output_index(&io);
+  if (h->out < 0)
+    return tf_fail(e, TF_EXIT_FAIL, "no CPU reference for family '%s' with this job's buffers",
+                   sh->family);
+  h->ref[set] = malloc((size_t)sh->count[h->out] * sizeof(double));
+  if (!h->ref[set]) return tf_fail(e, TF_EXIT_FAIL, "out of memory for the CPU reference");
+  if (reference_compute(&io, h->ref[set], e)) return tf_wrap(e, "cpu reference, input set %d", set);
+  return 0;
+}
+
+/* Host inputs and references for the job's shape; reused when the shape did not change. */
+static int cb_host_prepare(cuda_backend *s, tf_err *e) {
+  cb_host *h = &s->host;
+  cb_shape sh;
+  cb_shape_of(&s->job.j, &sh);
+  if (h->valid && memcmp(&h->shape, &sh, sizeof sh) == 0) return 0;
+  cb_host_release(h);
+  h->shape = sh;
+  for (int set = 0; set < sh.nsets; set++) {
+    for (int b = 0; b < sh.nbuffers; b++) {
+      size_t n = (size_t)sh.count[b];
+      h->buf[set][b] = malloc(n * sizeof(float));
+      if (!h->buf[set][b])
+        return tf_fail(e, TF_EXIT_FAIL, "out of memory for buffer '%s' (%zu floats)",
+                       sh.buf_names[b], n);
+      if (sh.buf_output[b])
+        memset(h->buf[set][b], 0, n * sizeof(float));
+      else
+        reference_fill(h->buf[set][b], n, cb_seed(sh.seed, set, b));
+    }
+    if (cb_host_reference(h, set, e)) return -1;
+  }
+  h->valid = 1;
+  return 0;
+}
+
+static int cb_device_alloc(cuda_backend *s, tf_err *e) {
+  cb_job *b = &s->job;
+  const cb_host *h = &s->host;
+  for (int k = 0; k < ARM_COUNT; k++)
+    if (b->j.arm[k].geom.count[h->out] != h->shape.count[h->out])
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s': output '%s' has %lld elements, another arm has "
+                     "%lld: the arms must share the output's shape", arm_names[k],
+                     h->shape.buf_names[h->out], b->j.arm[k].geom.count[h->out],
+                     h->shape.count[h->out]);
+  for (int set = 0; set < b->j.measure.input_sets; set++)
+    for (int k = 0; k < ARM_COUNT; k++)
+      for (int i = 0; i < b->j.nbuffers; i++) {
+        size_t bytes = (size_t)b->j.arm[k].geom.count[i] * sizeof(float);
+        void *p = NULL;
+        if (CUDA_CHECK(cudaMalloc(&p, bytes), e))
+          return tf_wrap(e, "buffer '%s' of arm '%s', set %d", b->j.buf_names[i], arm_names[k], set);
+        b->dev[set][k][i] = p;
+        if (h->shape.buf_output[i] ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
+                                   : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes,
+                                                                cudaMemcpyHostToDevice, s->stream), e))
+          return -1;
+      }
+  b->out_host = malloc((size_t)h->shape.count[h->out] * sizeof(float));
+  if (!b->out_host) return tf_fail(e, TF_EXIT_FAIL, "out of memory for the output copy");
+  if (b->j.measure.flush_l2) {
+    size_t l2 = s->dev.l2_bytes > 0 ? (size_t)s->dev.l2_bytes : 0;
+    b->flush_bytes = 2 * l2 > CB_FLUSH_MIN ? 2 * l2 : CB_FLUSH_MIN;
+    if (CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes), e))
+      return tf_wrap(e, "l2 flush buffer of %zu bytes", b->flush_bytes);
+  }
+  return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
+}
+
+static int cb_launch_args(cuda_backend *s, int set, int k, tf_err *e) {
+  cb_job *b = &s->job;
+  cb_launch *L = &b->launch[set][k];
+  const launch_geom *g = &b->j.arm[k].geom;
+  L->grid.x = g->grid[0], L->grid.y = g->grid[1], L->grid.z = g->grid[2];
+  L->block.x = g->block[0], L->block.y = g->block[1], L->block.z = g->block[2];
+  L->smem = g->smem;
+  for (int a = 0; a < b->j.nargs; a++) {
+    cb_arg *v = &L->store[a];
+    size_t size = b->param_size[k][a];
+    memset(v, 0, sizeof *v);
+    L->argv[a] = v;
+    if (b->j.arg_kind[a] == SPEC_ARG_BUFFER) {
+      v->p = b->dev[set][k][b->j.arg_buffer[a]];
+    } else if (b->j.arg_kind[a] == SPEC_ARG_FLOAT) {
+      if (size == 8) v->d = b->j.arg_float[a];
+      else v->f = (float)b->j.arg_float[a];
+    } else if (size == 8) {
+      v->ll = g->iarg[a];
+    } else if (g->iarg[a] < INT_MIN || g->iarg[a] > INT_MAX) {
+      return tf_fail(e, TF_EXIT_FAIL, "arm '%s': argument %d is %lld, beyond the kernel's int",
+                     arm_names[k], a, g->iarg[a]);
+    } else {
+      v->i = (int)g->iarg[a];
+    }
+  }
+  return 0;
+}
+
+static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
+  cuda_backend *s = self;
+  if (s->sticky)
+    return tf_fail(e, BACKEND_STICKY, "cuda device %d: the context is unusable", s->ordinal);
+  cb_finish(s);
+  if (cb_validate(j, e)) return -1;
+  cb_job *b = &s->job;
+  memset(b, 0, sizeof *b);
+  b->j = *j;
+  b->active = 1;
+  if (cb_compile(s, r, e) || cb_load(s, e) || cb_host_prepare(s, e) || cb_device_alloc(s, e))
+    goto fail;
+  for (int set = 0; set < j->measure.input_sets; set++)
+    for (int k = 0; k < ARM_COUNT; k++)
+      if (cb_launch_args(s, set, k, e)) goto fail;
+  return 0;
+fail:
+  cb_failed(s, e);
+  cb_finish(s);
+  return -1;
+}
+
+/* ---- launches, check, sample ------------------------------------------------------------ */
+
+static int cb_run(cuda_backend *s, cb_launch *L, tf_err *e) {
+  return CUDA_CHECK(cudaLaunchKernel((const void *)L->kern, L->grid, L->block, L->argv, L->smem,
+                                     s->stream), e);
+}
+
+/* Zero the buffers the arm's geometry asks to be cleared before each launch. */
+static int cb_clears(cuda_backend *s, int k, int set, tf_err *e) {
+  cb_job *b = &s->job;
+  const launch_geom *g = &b->j.arm[k].geom;
+  for (int i = 0; i < b->j.nbuffers; i++)
+    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][i], 0,
+                                                  (size_t)g->count[i] * sizeof(float), s->stream), e))
+      return -1;
+  return 0;
+}
+
+static void CUDART_CB cb_never_return(void *unused) {
+  (void)unused;
+  for (;;) pause();
+}
+
+/* The injected faults (see the top of the file); 1 when the fault replaced the launch. */
+static int cb_inject(cuda_backend *s, int k, int set, int *replaced, tf_err *e) {
+  const char *fault = s->job.j.arm[k].fault;
+  *replaced = 0;
+  if (!strcmp(fault, "crash")) {
+    cb_launch bad = s->job.launch[set][k];
+    for (int a = 0; a < s->job.j.nargs; a++)
+      if (s->job.j.arg_kind[a] == SPEC_ARG_BUFFER) bad.store[a].p = (void *)(uintptr_t)0x100;
+    for (int a = 0; a < s->job.j.nargs; a++) bad.argv[a] = &bad.store[a];
+    *replaced = 1;
+    return cb_run(s, &bad, e);
+  }
+  if (!strcmp(fault, "hang")) {
+    fprintf(stderr, "tunefarm (cuda, device %d): injected fault 'hang': the stream blocks\n",
+            s->ordinal);
+    return CUDA_CHECK(cudaLaunchHostFunc(s->stream, cb_never_return, NULL), e);
+  }
+  return 0;
+}
+
+static int cb_check_launch(cuda_backend *s, int k, int set, tf_err *e) {
+  cb_job *b = &s->job;
+  const launch_geom *g = &b->j.arm[k].geom;
+  for (int i = 0; i < b->j.nbuffers; i++) {
+    size_t bytes = (size_t)g->count[i] * sizeof(float);
+    int err = s->host.shape.buf_output[i]
+                  ? CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][i], 0xFF, bytes, s->stream), e)
+                  : CUDA_CHECK(cudaMemcpyAsync(b->dev[set][k][i], s->host.buf[set][i], bytes,
+                                               cudaMemcpyHostToDevice, s->stream), e);
+    if (err) return -1;
+  }
+  if (cb_clears(s, k, set, e)) return -1;
+  int replaced = 0;
+  if (cb_inject(s, k, set, &replaced, e)) return -1;
+  if (!replaced && cb_run(s, &b->launch[set][k], e)) return -1;
+  if (!strcmp(b->j.arm[k].fault, "wrong")) {
+    size_t half = (size_t)g->count[s->host.out] / 2 * sizeof(float);
+    if (CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][s->host.out], 0, half, s->stream), e)) return -1;
+  }
+  return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
+}
+
+static int cb_check(void *self, int arm, int set, double *rel_err, tf_err *e) {
+  cuda_backend *s = self;
+  if (cb_usable(s, arm, set, e)) return -1;
+  cb_job *b = &s->job;
+  size_t n = (size_t)s->host.shape.count[s->host.out];
+  if (cb_check_launch(s, arm, set, e) ||
+      CUDA_CHECK(cudaMemcpyAsync(b->out_host, b->dev[set][arm][s->host.out], n * sizeof(float),
+                                 cudaMemcpyDeviceToHost, s->stream), e) ||
+      CUDA_CHECK(cudaStreamSynchronize(s->stream), e)) {
+    cb_failed(s, e);
+    return tf_wrap(e, "check of arm '%s' (%s), input set %d", arm_names[arm],
+                   b->j.arm[arm].name_expr, set);
+  }
+  *rel_err = reference_rel_err(b->out_host, s->host.ref[set], n);
+  return 0;
+}
+
+/* Events and scratch for n samples (kept for the job; events are two per sample). */
+static int cb_reserve(cuda_backend *s, int n, tf_err *e) {
+  cb_job *b = &s->job;
+  if (n > b->nscratch) {
+    double *span = realloc(b->span, (size_t)n * sizeof *span);
+    if (span) b->span = span;
+    double *kern = realloc(b->kern, (size_t)n * sizeof *kern);
+    if (kern) b->kern = kern;
+    if (!span || !kern) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d samples", n);
+    b->nscratch = n;
+  }
+  if (2 * n > b->nev) {
+    cudaEvent_t *ev = realloc(b->ev, (size_t)(2 * n) * sizeof *ev);
+    if (!ev) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d events", 2 * n);
+    b->ev = ev;
+    for (; b->nev < 2 * n; b->nev++)
+      if (CUDA_CHECK(cudaEventCreate(&b->ev[b->nev]), e)) return -1;
+  }
+  return 0;
+}
+
+static int cb_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of v[0..n), n >= 1; sorts v. */
+static double cb_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cb_cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int cb_enqueue_samples(cuda_backend *s, int arm, int set, int n, tf_err *e) {
+  cb_job *b = &s->job;
+  for (int i = 0; i < n; i++) {
+    if (b->flush && CUDA_CHECK(cudaMemsetAsync(b->flush, (int)(s->flush_value++ & 0xFFu),
+                                               b->flush_bytes, s->stream), e))
+      return -1;
+    if (cb_clears(s, arm, set, e) || CUDA_CHECK(cudaEventRecord(b->ev[2 * i], s->stream), e) ||
+        cb_run(s, &b->launch[set][arm], e) ||
+        CUDA_CHECK(cudaEventRecord(b->ev[2 * i + 1], s->stream), e))
+      return -1;
+  }
+  return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
+}
+
+/* Median CUPTI kernel time of the batch's n launches, or -1 (with a note once) when the
+ * records do not account for exactly those launches. */
+static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n) {
+  cb_job *b = &s->job;
+  if (!cupti_batch) return -1.0;
+  tf_err ce;
+  tf_err_clear(&ce);
+  int got = cupti_timer_collect(b->kern, n, &ce);
+  if (got < 0) {
+    cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %s", ce.msg);
+    return -1.0;
+  }
+  if (got != n) {
+    cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %d kernel records for %d "
+            "launches", got, n);
+    return -1.0;
+  }
+  return cb_median(b->kern, n) / 1000.0;
+}
+
+static int cb_sample(void *self, int arm, int set, int samples, double *us, double *kernel_us,
+                     tf_err *e) {
+  cuda_backend *s = self;
+  *us = 0.0;
+  *kernel_us = -1.0;
+  if (cb_usable(s, arm, set, e)) return -1;
+  if (samples < 1 || samples > CB_MAX_SAMPLES)
+    return tf_fail(e, TF_EXIT_FAIL, "cuda backend: %d samples (allowed: 1 to %d)", samples,
+                   CB_MAX_SAMPLES);
+  if (cb_reserve(s, samples, e)) return cb_failed(s, e);
+  int cupti_batch = 0;
+  if (s->cupti_ok) {
+    tf_err ce;
+    tf_err_clear(&ce);
+    cupti_batch = cupti_timer_begin(&ce) == 0;
+    if (!cupti_batch) cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %s", ce.msg);
+  }
+  cb_job *b = &s->job;
+  if (cb_enqueue_samples(s, arm, set, samples, e)) {
+    cb_failed(s, e);
+    return tf_wrap(e, "sampling arm '%s' (%s), input set %d", arm_names[arm],
+                   b->j.arm[arm].name_expr, set);
+  }
+  for (int i = 0; i < samples; i++) {
+    float ms = 0.0f;
+    if (CUDA_CHECK(cudaEventElapsedTime(&ms, b->ev[2 * i], b->ev[2 * i + 1]), e))
+      return cb_failed(s, e);
+    b->span[i] = 1000.0 * (double)ms;
+  }
+  *us = cb_median(b->span, samples);
+  *kernel_us = cb_kernel_median(s, cupti_batch, samples);
+  return 0;
+}
+
+/* ---- finish ----------------------------------------------------------------------------- */
+
+static void cb_finish(void *self) {
+  cuda_backend *s = self;
+  cb_job *b = &s->job;
+  if (!b->active) return;
+  if (!s->sticky) {
+    (void)cudaStreamSynchronize(s->stream);
+    for (int set = 0; set < CB_MAX_SETS; set++)
+      for (int k = 0; k < ARM_COUNT; k++)
+        for (int i = 0; i < SPEC_MAX_BUFFERS; i++)
+          if (b->dev[set][k][i]) (void)cudaFree(b->dev[set][k][i]);
+    if (b->flush) (void)cudaFree(b->flush);
+    for (int i = 0; i < b->nev; i++) (void)cudaEventDestroy(b->ev[i]);
+    if (b->have_lib) (void)cudaLibraryUnload(b->lib);
+    (void)cudaGetLastError();
+  }
+  if (b->have_cr) compile_release(&b->cr);
+  free(b->out_host);
+  free(b->ev);
+  free(b->span);
+  free(b->kern);
+  memset(b, 0, sizeof *b);
+}
+
+const backend_ops backend_cuda = {
+    .name = "cuda",
+    .open = cb_open,
+    .describe = cb_describe,
+    .prepare = cb_prepare,
+    .check = cb_check,
+    .sample = cb_sample,
+    .clock = cb_clock,
+    .finish = cb_finish,
+    .close = cb_close,
+};

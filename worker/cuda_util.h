@@ -1,0 +1,38 @@
+/* cuda_util: what the cuda backend and `tunefarm devices` share: the CUDA
+ * runtime's check macro, sticky-error detection, the device count with a clear
+ * "no CUDA device" message, and the device record.
+ *
+ * Runtime API only (libcudart): nothing here links or calls libcuda, so a
+ * binary using it starts, and fails with words, on a machine without a driver. */
+#ifndef TF_CUDA_UTIL_H
+#define TF_CUDA_UTIL_H
+
+#include <cuda_runtime_api.h>
+
+#include "common/err.h"
+#include "common/msg.h"
+#include "worker/nvml.h"
+
+/* One check for every CUDA runtime call: fills *e with "<call> failed: <text> (<name>)
+ * [file:line]" and returns -1 unless r is cudaSuccess. e->code is BACKEND_STICKY
+ * (worker/backend.h) when the error leaves the context unusable, else TF_EXIT_FAIL. */
+int cuda_check(cudaError_t r, const char *call, const char *file, int line, tf_err *e);
+#define CUDA_CHECK(call, e) cuda_check((call), #call, __FILE__, __LINE__, (e))
+
+/* 1 if after `r` this process must not use the device again: the errors the runtime documents
+ * as leaving the process in an inconsistent state, or any error that cudaGetLastError cannot
+ * clear (this probe resets a clearable last error as a side effect). */
+int cuda_error_is_sticky(cudaError_t r);
+
+/* Number of visible devices (CUDA_VISIBLE_DEVICES applies). None, no driver, or a driver too
+ * old: -1 with e->msg "no CUDA device: <reason>". */
+int cuda_device_count(int *n, tf_err *e);
+
+/* The record of visible device `ordinal` (backend "cuda"); clocks from NVML when `nv` is
+ * usable (else the maximum from the runtime and a current clock of 0). Creates no context. */
+int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e);
+
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from cudaDeviceProp.uuid's 16 bytes. */
+void cuda_uuid_str(const cudaUUID_t *u, char *out, size_t len);
+
+#endif

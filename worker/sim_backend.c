@@ -1,0 +1,345 @@
+/* sim_backend: the simulated device, a backend of the measure child that needs
+ * no GPU. It serves CI, the statistical study of the decision rules and `run`
+ * on machines without a GPU, and it never pretends to be a GPU: its backend is
+ * "sim", its UUID starts with "SIM-", its name says what it is.
+ *
+ * Time of an arm: the job's noiseless sim_us (common/simcost.h, computed by
+ * job_build) times the seeded noise of worker/sim_noise.h. Faults are injected
+ * per arm through job_arm.fault, in check(): "wrong" reports a relative error
+ * of 0.5, "crash" raises SIGSEGV, "hang" never returns.
+ *
+ * Environment:
+ *   TUNEFARM_SIM_UUID   the UUID to report (tests put two workers on "one" device)
+ *   TUNEFARM_SIM_NOISE  noise parameters, "jitter=0.01,boost_p=0.1,..." (sim_noise.h)
+ *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call */
+// defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_from_env,
+//          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
+#include "worker/sim_noise.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+// defines: backend_ops, backend_opts
+#include "worker/backend.h"
+
+/* ---- random numbers: splitmix64 (Steele, Lea, Flood 2014), written out here ---- */
+
+static unsigned long long mix64(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static unsigned long long next64(unsigned long long *state) {
+  *state += 0x9e3779b97f4a7c15ULL;
+  return mix64(*state);
+}
+
+/* Uniform in (0, 1): 53 random bits, never 0 (log is taken of it). */
+static double uniform01(unsigned long long *state) {
+  return ((double)(next64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Standard normal by Box-Muller; one of the pair is discarded to keep no hidden state. */
+static double normal01(unsigned long long *state) {
+  double u1 = uniform01(state), u2 = uniform01(state);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* ---- the noise model ---- */
+
+void sim_noise_defaults(sim_noise_params *p) {
+  p->jitter = 0.01;
+  p->round = 0.005;
+  p->boost_p = 0.10;
+  p->boost = 0.10;
+  p->drift = 0.002;
+  p->cold = 0.05;
+  p->cold_tau = 3.0;
+  p->kjitter = 0.002;
+}
+
+typedef struct noise_key {
+  const char *name;
+  size_t offset;
+  double lo, hi; /* accepted range, inclusive */
+} noise_key;
+
+static const noise_key noise_keys[] = {
+    {"jitter", offsetof(sim_noise_params, jitter), 0.0, 1.0},
+    {"round", offsetof(sim_noise_params, round), 0.0, 1.0},
+    {"boost_p", offsetof(sim_noise_params, boost_p), 0.0, 1.0},
+    {"boost", offsetof(sim_noise_params, boost), 0.0, 10.0},
+    {"drift", offsetof(sim_noise_params, drift), 0.0, 1.0},
+    {"cold", offsetof(sim_noise_params, cold), 0.0, 10.0},
+    {"cold_tau", offsetof(sim_noise_params, cold_tau), 0.001, 1e6},
+    {"kjitter", offsetof(sim_noise_params, kjitter), 0.0, 1.0},
+};
+#define NOISE_NKEYS (sizeof noise_keys / sizeof noise_keys[0])
+
+static int parse_pair(const char *item, size_t len, sim_noise_params *p, char *err,
+                      size_t errlen) {
+  char buf[128];
+  if (len >= sizeof buf) {
+    snprintf(err, errlen, "'%.40s...' is too long", item);
+    return -1;
+  }
+  memcpy(buf, item, len);
+  buf[len] = '\0';
+  char *eq = strchr(buf, '=');
+  if (!eq) {
+    snprintf(err, errlen, "'%s' is not key=value", buf);
+    return -1;
+  }
+  *eq = '\0';
+  const char *key = buf, *val = eq + 1;
+  for (size_t i = 0; i < NOISE_NKEYS; i++) {
+    if (strcmp(noise_keys[i].name, key) != 0) continue;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (end == val || *end != '\0' || errno != 0 || !isfinite(v)) {
+      snprintf(err, errlen, "key '%s' needs a number, got '%s'", key, val);
+      return -1;
+    }
+    if (v < noise_keys[i].lo || v > noise_keys[i].hi) {
+      snprintf(err, errlen, "key '%s' must be in [%g, %g], got %g", key, noise_keys[i].lo,
+               noise_keys[i].hi, v);
+      return -1;
+    }
+    *(double *)(void *)((char *)p + noise_keys[i].offset) = v;
+    return 0;
+  }
+  snprintf(err, errlen,
+           "unknown key '%s' (known: jitter, round, boost_p, boost, drift, cold, cold_tau, "
+           "kjitter)",
+           key);
+  return -1;
+}
+
+int sim_noise_parse(const char *text, sim_noise_params *p, char *err, size_t errlen) {
+  const char *s = text;
+  while (s && *s) {
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    if (len > 0 && parse_pair(s, len, p, err, errlen) != 0) return -1;
+    s = comma ? comma + 1 : NULL;
+  }
+  return 0;
+}
+
+int sim_noise_from_env(sim_noise_params *p, tf_err *e) {
+  sim_noise_defaults(p);
+  const char *text = getenv("TUNEFARM_SIM_NOISE");
+  if (!text) return 0;
+  char err[256];
+  if (sim_noise_parse(text, p, err, sizeof err) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_NOISE '%s': %s", text, err);
+  return 0;
+}
+
+void sim_noise_start(sim_noise *n, const sim_noise_params *p, unsigned long long seed, int ordinal,
+                     long long job_id) {
+  memset(n, 0, sizeof *n);
+  n->p = *p;
+  n->key = mix64(mix64(mix64(seed ^ 0x5eedULL) ^ (unsigned long long)(unsigned)ordinal) ^
+                 (unsigned long long)job_id);
+  n->rng = n->key;
+  n->last_arm = -1;
+}
+
+int sim_noise_boosted(const sim_noise *n, int arm, int round) {
+  if (n->p.boost_p <= 0.0) return 0;
+  unsigned long long h = mix64(n->key ^ mix64(((unsigned long long)(unsigned)round << 8) |
+                                              (unsigned long long)(unsigned)arm));
+  double u = ((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  return u < n->p.boost_p;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double sim_noise_sample(sim_noise *n, int arm, double sim_us, int samples, double *kernel_us) {
+  if (arm < 0 || arm >= SIM_NOISE_ARMS) arm = 0;
+  if (samples < 1) samples = 1;
+  if (samples > 4096) samples = 4096;
+  int round = n->arm_round[arm]++;
+  int boosted = sim_noise_boosted(n, arm, round);
+  n->log_drift += n->p.drift * normal01(&n->rng);
+  double state = exp(n->p.round * normal01(&n->rng));
+  double boost = boosted ? 1.0 / (1.0 + n->p.boost) : 1.0;
+  double cold = 1.0 + n->p.cold * exp(-(double)n->calls / n->p.cold_tau);
+  double base = sim_us * state * boost * cold * exp(n->log_drift);
+  double draws[4096];
+  for (int j = 0; j < samples; j++) draws[j] = base * exp(n->p.jitter * normal01(&n->rng));
+  qsort(draws, (size_t)samples, sizeof draws[0], cmp_double);
+  double med = samples % 2 ? draws[samples / 2]
+                           : 0.5 * (draws[samples / 2 - 1] + draws[samples / 2]);
+  double k = med * SIM_KERNEL_SHARE * exp(n->p.kjitter * normal01(&n->rng));
+  if (kernel_us) *kernel_us = k;
+  n->calls++;
+  n->last_arm = arm;
+  n->last_boosted = boosted;
+  return med;
+}
+
+double sim_noise_mhz(const sim_noise *n) {
+  return n->last_boosted ? SIM_NOMINAL_MHZ * (1.0 + n->p.boost) : SIM_NOMINAL_MHZ;
+}
+
+/* ---- the backend ---- */
+
+typedef struct sim_dev {
+  int ordinal;
+  sim_noise_params params;
+  double sleep_factor;     /* TUNEFARM_SIM_SLEEP, 0 when unset */
+  int have_job;
+  job j;                   /* the job prepare() was given */
+  sim_noise noise;
+} sim_dev;
+
+static int sim_open(void **self, const backend_opts *o, tf_err *e) {
+  sim_dev *d = calloc(1, sizeof *d);
+  if (!d) return tf_fail(e, TF_EXIT_FAIL, "sim device: out of memory");
+  d->ordinal = o ? o->ordinal : 0;
+  if (sim_noise_from_env(&d->params, e) != 0) {
+    free(d);
+    return -1;
+  }
+  const char *sleep_text = getenv("TUNEFARM_SIM_SLEEP");
+  if (sleep_text && *sleep_text) {
+    char *end = NULL;
+    double f = strtod(sleep_text, &end);
+    if (end == sleep_text || *end != '\0' || !isfinite(f) || f < 0.0 || f > 1e6) {
+      free(d);
+      return tf_fail(e, TF_EXIT_INPUT,
+                     "TUNEFARM_SIM_SLEEP '%s' must be a non-negative number (a factor of the "
+                     "simulated time)",
+                     sleep_text);
+    }
+    d->sleep_factor = f;
+  }
+  *self = d;
+  return 0;
+}
+
+/* 128 bits of identity from (host, ordinal), as 32 hex digits. */
+static void sim_uuid(const char *host, int ordinal, char *out, size_t len) {
+  unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a over the host name */
+  for (const char *p = host; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+  unsigned long long a = mix64(h ^ mix64((unsigned long long)(unsigned)ordinal + 1));
+  unsigned long long b = mix64(a ^ 0x51adeULL);
+  snprintf(out, len, "SIM-%016llx%016llx", a, b);
+}
+
+static int sim_describe(void *self, device_record *rec, tf_err *e) {
+  (void)e;
+  sim_dev *d = self;
+  memset(rec, 0, sizeof *rec);
+  snprintf(rec->backend, sizeof rec->backend, "sim");
+  snprintf(rec->name, sizeof rec->name, "tunefarm simulated device");
+  if (gethostname(rec->host, sizeof rec->host) != 0) snprintf(rec->host, sizeof rec->host, "localhost");
+  rec->host[sizeof rec->host - 1] = '\0';
+  const char *forced = getenv("TUNEFARM_SIM_UUID");
+  if (forced && *forced)
+    snprintf(rec->uuid, sizeof rec->uuid, "%s", forced);
+  else
+    sim_uuid(rec->host, d->ordinal, rec->uuid, sizeof rec->uuid);
+  snprintf(rec->pci_bus_id, sizeof rec->pci_bus_id, "sim:%02x", (unsigned)d->ordinal & 0xffu);
+  rec->cc_major = 9;
+  rec->cc_minor = 0;
+  snprintf(rec->arch, sizeof rec->arch, "sm_90");
+  rec->sm_count = 132;
+  rec->mem_bytes = 141LL * 1000 * 1000 * 1000;
+  rec->l2_bytes = 50LL * 1024 * 1024;
+  rec->max_sm_mhz = (int)SIM_NOMINAL_MHZ;
+  rec->cur_sm_mhz = (int)SIM_NOMINAL_MHZ;
+  rec->ordinal = d->ordinal; /* driver, runtime and NVRTC versions stay 0: there are none */
+  return 0;
+}
+
+static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
+  sim_dev *d = self;
+  for (int a = 0; a < ARM_COUNT; a++) {
+    if (!(j->arm[a].sim_us > 0.0) || !isfinite(j->arm[a].sim_us))
+      return tf_fail(e, TF_EXIT_FAIL, "sim device: job %lld: arm '%s' has no simulated time",
+                     j->id, arm_names[a]);
+  }
+  d->j = *j;
+  d->have_job = 1;
+  sim_noise_start(&d->noise, &d->params, j->measure.seed, d->ordinal, j->id);
+  if (r) {
+    r->compile_ms = 0.0;
+    r->cache_hit = 0;
+  }
+  return 0;
+}
+
+static int sim_check(void *self, int arm, int set, double *rel_err, tf_err *e) {
+  (void)set;
+  sim_dev *d = self;
+  if (!d->have_job) return tf_fail(e, TF_EXIT_FAIL, "sim device: check before prepare");
+  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "sim device: no arm %d", arm);
+  const char *fault = d->j.arm[arm].fault;
+  if (strcmp(fault, "crash") == 0) raise(SIGSEGV);
+  if (strcmp(fault, "hang") == 0) {
+    for (;;) sleep(1); /* the worker's deadline ends this child */
+  }
+  *rel_err = strcmp(fault, "wrong") == 0 ? 0.5 : 0.0;
+  return 0;
+}
+
+static void sleep_us(double us) {
+  if (!(us > 0.0)) return;
+  struct timespec ts;
+  ts.tv_sec = (time_t)(us / 1e6);
+  ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static int sim_sample(void *self, int arm, int set, int samples, double *us, double *kernel_us,
+                      tf_err *e) {
+  (void)set;
+  sim_dev *d = self;
+  if (!d->have_job) return tf_fail(e, TF_EXIT_FAIL, "sim device: sample before prepare");
+  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "sim device: no arm %d", arm);
+  double k = 0.0;
+  *us = sim_noise_sample(&d->noise, arm, d->j.arm[arm].sim_us, samples, &k);
+  if (kernel_us) *kernel_us = k;
+  if (d->sleep_factor > 0.0) sleep_us(d->sleep_factor * *us * (samples > 0 ? samples : 1));
+  return 0;
+}
+
+static void sim_clock(void *self, double *mhz, unsigned long long *reasons) {
+  sim_dev *d = self;
+  *mhz = sim_noise_mhz(&d->noise);
+  *reasons = 0;
+}
+
+static void sim_finish(void *self) {
+  sim_dev *d = self;
+  d->have_job = 0;
+}
+
+static void sim_close(void *self) { free(self); }
+
+const backend_ops backend_sim = {
+    .name = "sim",
+    .open = sim_open,
+    .describe = sim_describe,
+    .prepare = sim_prepare,
+    .check = sim_check,
+    .sample = sim_sample,
+    .clock = sim_clock,
+    .finish = sim_finish,
+    .close = sim_close,
+};

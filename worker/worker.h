@@ -1,0 +1,23 @@
+/* worker: ranks 1..G. Each binds one GPU by its node-local worker index,
+ * keeps one measure child alive for it, and relays jobs and results between
+ * the coordinator and the child. It never exits because a child failed: a
+ * crash, a sticky error or a hang past the job's deadline becomes a `fault`
+ * result naming the cause, and the next job gets a fresh child. */
+#ifndef TF_WORKER_H
+#define TF_WORKER_H
+
+#include <mpi.h>
+
+#include "common/err.h"
+
+typedef struct worker_opts {
+  const char *exe;      /* the tunefarm binary, to start `tunefarm measure` */
+  const char *backend;  /* "cuda" or "sim" */
+  int device;           /* node-local worker index = device ordinal */
+  double hello_s;       /* how long the child may take to open its device */
+} worker_opts;
+
+/* Serve the coordinator (rank 0 of comm) until STOP. */
+int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e);
+
+#endif
