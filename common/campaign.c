@@ -244,6 +244,18 @@ static int load_control(campaign *c, const cJSON *root, tf_err *e) {
   return 0;
 }
 
+/* A configuration of the template at `key` must pass every constraint and launch. */
+static int check_config(campaign *c, const char *key, const config *cfg, tf_err *e) {
+  int bad;
+  if (spec_check(&c->tmpl, c->dims, cfg, &bad, e)) return -1;
+  if (bad >= 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' breaks constraint '%s': %s", c->path,
+                   key, c->tmpl.cons[bad].name, c->tmpl.cons[bad].reason);
+  launch_geom g;
+  if (spec_launch(&c->tmpl, c->dims, cfg, &g, e)) return tf_wrap(e, "key '%s'", key);
+  return 0;
+}
+
 static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"doc", "template", "problem", "start", "control", "search",
                                      "measure", "decide", "inject", NULL};
@@ -259,13 +271,11 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
       load_control(c, root, e) || load_search(c, root, e) || load_measure(c, root, e) ||
       load_decide(c, root, e) || load_inject(c, root, e))
     return -1;
-  int bad;
-  if (spec_check(&c->tmpl, c->dims, &c->start, &bad, e)) return -1;
-  if (bad >= 0)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'start' breaks constraint '%s': %s", c->path,
-                   c->tmpl.cons[bad].name, c->tmpl.cons[bad].reason);
+  if (check_config(c, "start", &c->start, e)) return -1;
+  /* the control and a pair are measured every generation and never pass the proposer's check */
+  if (!c->control_is_kernel && check_config(c, "control", &c->control_cfg, e)) return -1;
+  if (c->search.fixed && check_config(c, "search.pair", &c->search.pair, e)) return -1;
   launch_geom g;
-  if (spec_launch(&c->tmpl, c->dims, &c->start, &g, e)) return tf_wrap(e, "key 'start'");
   if (c->control_is_kernel && spec_launch(&c->control_kernel, c->dims, &c->control_cfg, &g, e))
     return tf_wrap(e, "key 'control'");
   return 0;

@@ -65,6 +65,25 @@ static void line_col(const char *text, size_t off, int *line, int *col) {
   }
 }
 
+/* Unclosed braces or brackets at the end (outside strings): the file was cut short. */
+static int looks_truncated(const char *text, size_t len) {
+  int depth = 0, in_str = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_str) {
+      if (c == '\\') i++;
+      else if (c == '"') in_str = 0;
+    } else if (c == '"') {
+      in_str = 1;
+    } else if (c == '{' || c == '[') {
+      depth++;
+    } else if (c == '}' || c == ']') {
+      depth--;
+    }
+  }
+  return in_str || depth > 0;
+}
+
 static cJSON *parse_object(const char *text, size_t len, const char *what, const char *path,
                            tf_err *e) {
   const char *end = NULL;
@@ -74,7 +93,7 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
     size_t off = end ? (size_t)(end - text) : 0;
     int line, col;
     line_col(text, off, &line, &col);
-    if (off >= len)
+    if (off >= len || looks_truncated(text, len))
       tf_fail(e, TF_EXIT_INPUT, "%s '%s': not valid JSON: ends early (truncated?) at line %d",
               what, path, line);
     else

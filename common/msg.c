@@ -151,6 +151,12 @@ static int build_arm(job_arm *a, const campaign *c, const spec *s, const config 
   return 0;
 }
 
+int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e) {
+  if (build_arm(&j->arm[arm], c, &c->tmpl, cfg, e)) return -1;
+  if (arm == ARM_CONTROL) j->nsources = 1; /* the template alone now */
+  return 0;
+}
+
 static void build_layout(job *j, const campaign *c) {
   const spec *s = &c->tmpl;
   j->ndims = s->ndims;

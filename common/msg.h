@@ -86,6 +86,8 @@ typedef struct job {
 /* Build the job for one generation of campaign c (geometry evaluated, sim times computed). */
 int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
               const config *new_cfg, tf_err *e);
+/* Replace one arm by a configuration of the template (the audit's correctness sweep). */
+int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e);
 cJSON *job_to_json(const job *j);
 int job_from_json(const cJSON *o, job *j, tf_err *e);
 

@@ -9,7 +9,7 @@
 
 #include "common/jsonio.h"
 
-#define WHAT "template"
+#define WHAT "spec"
 
 /* Everything an expression may name: the knobs and the problem sizes. */
 typedef struct binding {
@@ -71,6 +71,8 @@ static int load_dims(spec *s, const cJSON *root, tf_err *e) {
                      s->path, SPEC_MAX_DIMS);
     spec_dim *d = &s->dims[s->ndims];
     if (copy_name(s, k, it->string, d->name, sizeof d->name, e)) return -1;
+    if (spec_dim_index(s, d->name) >= 0) /* JSON parsers keep both copies of a repeated key */
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' appears more than once", s->path, k);
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
         !cJSON_IsNumber(cJSON_GetArrayItem(it, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(it, 1)))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be [lo, hi]", s->path, k);
@@ -96,6 +98,8 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
                    SPEC_MAX_KNOBS);
   spec_knob *kn = &s->knobs[s->nknobs];
   if (copy_name(s, k, it->string, kn->name, sizeof kn->name, e)) return -1;
+  if (spec_knob_index(s, kn->name) >= 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' appears more than once", s->path, k);
   if (!cJSON_IsObject(it))
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
   if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
@@ -248,6 +252,10 @@ static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
         copy_name(s, k, name, b->name, sizeof b->name, e) ||
         jsonio_str(s->path, WHAT, it, k, "role", 1, 16, &role, e))
       return -1;
+    for (int j = 0; j < s->nbuffers; j++)
+      if (strcmp(s->bufs[j].name, b->name) == 0)
+        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.name': '%s' appears more than once",
+                       s->path, k, b->name);
     if (strcmp(role, "input") && strcmp(role, "output"))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.role' must be \"input\" or \"output\"",
                      s->path, k);
@@ -424,23 +432,23 @@ int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, con
                           config *out, tf_err *e) {
   const cJSON *it;
   if (!cJSON_IsObject(obj))
-    return tf_fail(e, TF_EXIT_INPUT, "'%s': key '%s' must be an object of knob values", file,
+    return tf_fail(e, TF_EXIT_INPUT, "file '%s': key '%s' must be an object of knob values", file,
                    where);
   cJSON_ArrayForEach(it, obj) if (spec_knob_index(s, it->string) < 0) return tf_fail(
-      e, TF_EXIT_INPUT, "'%s': key '%s.%s': template '%s' has no knob '%s'", file, where,
+      e, TF_EXIT_INPUT, "file '%s': key '%s.%s': template '%s' has no knob '%s'", file, where,
       it->string, s->name, it->string);
   memset(out, 0, sizeof *out);
   out->n = s->nknobs;
   for (int k = 0; k < s->nknobs; k++) {
     long long v;
-    if (jsonio_int(file, "", obj, where, s->knobs[k].name, 1, -1000000000LL, 1000000000LL, &v, e))
+    if (jsonio_int(file, "file", obj, where, s->knobs[k].name, 1, -1000000000LL, 1000000000LL, &v, e))
       return -1;
     if (spec_value_index(s, k, v) < 0) {
       char dom[256] = "";
       for (int i = 0; i < s->knobs[k].nvalues; i++)
         snprintf(dom + strlen(dom), sizeof dom - strlen(dom), "%s%lld", i ? ", " : "",
                  s->knobs[k].values[i]);
-      return tf_fail(e, TF_EXIT_INPUT, "'%s': key '%s.%s': %lld is not in the knob's domain {%s}",
+      return tf_fail(e, TF_EXIT_INPUT, "file '%s': key '%s.%s': %lld is not in the knob's domain {%s}",
                      file, where, s->knobs[k].name, v, dom);
     }
     out->v[k] = v;
@@ -466,10 +474,10 @@ int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const
                         long long *dims, tf_err *e) {
   const cJSON *it;
   cJSON_ArrayForEach(it, obj) if (spec_dim_index(s, it->string) < 0) return tf_fail(
-      e, TF_EXIT_INPUT, "'%s': key '%s.%s': template '%s' has no problem dimension '%s'", file,
+      e, TF_EXIT_INPUT, "file '%s': key '%s.%s': template '%s' has no problem dimension '%s'", file,
       where, it->string, s->name, it->string);
   for (int d = 0; d < s->ndims; d++)
-    if (jsonio_int(file, "", obj, where, s->dims[d].name, 1, s->dims[d].lo, s->dims[d].hi,
+    if (jsonio_int(file, "file", obj, where, s->dims[d].name, 1, s->dims[d].lo, s->dims[d].hi,
                    &dims[d], e))
       return -1;
   return 0;

@@ -40,7 +40,7 @@ typedef struct spec_knob {
 
 typedef struct spec_constraint {
   char name[SPEC_NAME];
-  char reason[256];
+  char reason[600];
   char text[512];
   expr *e;
 } spec_constraint;

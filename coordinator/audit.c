@@ -10,6 +10,9 @@
 #include "common/compile.h"
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
+#include "common/msg.h"
+#include "worker/backend.h"
+#include <cuda_runtime_api.h>
 
 #define SPACE_MAX (1LL << 24)
 
@@ -125,18 +128,21 @@ typedef struct audit_opts {
   const char *arch;
   int batch;
   int verbose;
+  int run;     /* also launch every reachable configuration on the GPU and check it */
 } audit_opts;
 
 static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*usage)(FILE *)) {
   static const struct option longs[] = {{"arch", required_argument, 0, 'a'},
                                          {"batch", required_argument, 0, 'b'},
                                          {"verbose", no_argument, 0, 'v'},
+                                         {"run", no_argument, 0, 'r'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "a:b:vh", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "a:b:vrh", longs, NULL)) != -1) {
     switch (c) {
+      case 'r': o->run = 1; break;
       case 'a': o->arch = optarg; break;
       case 'b': o->batch = atoi(optarg); break;
       case 'v': o->verbose = 1; break;
@@ -209,7 +215,7 @@ int check_main(int argc, char **argv) {
 /* ---- audit: compile every reachable configuration ---- */
 
 typedef struct audit_tally {
-  int compiled, failed, cache_hits, programs;
+  int compiled, failed, cache_hits, programs, checked;
   cJSON *failures; /* [{"config": "...", "log": "..."}] */
 } audit_tally;
 
@@ -237,7 +243,7 @@ static int compile_names(const char *const *sources, int nsrc, const char *const
 static int audit_batch(const campaign *c, const config *cfgs, int n, const char *arch,
                        audit_tally *t) {
   char names[COMPILE_MAX_EXPRS][256];
-  const char *ptrs[COMPILE_MAX_EXPRS];
+  const char *ptrs[COMPILE_MAX_EXPRS] = {0};
   const char *src[1] = {c->tmpl.source_path};
   for (int i = 0; i < n; i++) {
     spec_name_expr(&c->tmpl, &cfgs[i], names[i], sizeof names[i]);
@@ -305,12 +311,82 @@ static void run_share(const campaign *c, const space_view *v, const audit_opts *
   if (rank == 0) audit_control(c, o->arch, t);
 }
 
+/* ---- --run: every reachable configuration launched on the GPU and checked ---- */
+
+static void check_arms(const backend_ops *ops, void *self, const job *j, const config *cfg[3],
+                       const campaign *c, audit_tally *t, int *sticky) {
+  for (int a = 0; a < ARM_COUNT && !*sticky; a++)
+    for (int set = 0; set < j->measure.input_sets && !*sticky; set++) {
+      double err = 0;
+      tf_err e = {0};
+      char name[512], msg[128];
+      spec_config_str(&c->tmpl, cfg[a], name, sizeof name);
+      if (ops->check(self, a, set, &err, &e)) {
+        *sticky = e.code == BACKEND_STICKY;
+        add_failure(t, name, e.msg, "");
+      } else if (!(err <= j->tolerance)) {
+        snprintf(msg, sizeof msg, "wrong result: relative error %.3g over tolerance %.3g (set %d)",
+                 err, j->tolerance, set);
+        add_failure(t, name, msg, "");
+      }
+    }
+}
+
+/* Three configurations a job (best, new, control arms), as a measurement would run them. */
+static int run_triple(const backend_ops *ops, void *self, const campaign *c, const config *cfg[3],
+                      long long id, audit_tally *t) {
+  static job j;
+  static result r;
+  tf_err e = {0};
+  int sticky = 0;
+  if (job_build(&j, c, id, 0, cfg[0], cfg[1], &e) ||
+      job_set_template_arm(&j, c, ARM_CONTROL, cfg[2], &e)) {
+    add_failure(t, "(job)", e.msg, "");
+    return 0;
+  }
+  j.measure.input_sets = 2;
+  if (ops->prepare(self, &j, &r, &e)) {
+    char name[512];
+    spec_config_str(&c->tmpl, cfg[0], name, sizeof name);
+    add_failure(t, name, e.msg, "");
+    sticky = e.code == BACKEND_STICKY;
+  } else {
+    check_arms(ops, self, &j, cfg, c, t, &sticky);
+  }
+  if (!sticky) ops->finish(self);
+  t->checked += 3;
+  return sticky ? -1 : 0;
+}
+
+static void run_checks(const campaign *c, const space_view *v, int rank, int size,
+                       audit_tally *t) {
+  int ndev = 0;
+  void *self = NULL;
+  tf_err e = {0};
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) ndev = 1;
+  backend_opts bo = {.ordinal = rank % ndev, .cache_dir = NULL};
+  if (backend_cuda.open(&self, &bo, &e)) {
+    add_failure(t, "(device)", e.msg, "");
+    return;
+  }
+  for (int i = 3 * rank; i < v->nreachable; i += 3 * size) {
+    const config *cfg[3];
+    for (int k = 0; k < 3; k++) cfg[k] = &v->reachable[i + k < v->nreachable ? i + k : i];
+    if (run_triple(&backend_cuda, self, c, cfg, i, t)) {
+      add_failure(t, "(device)", "a sticky CUDA error: the rest of this rank's share is unchecked", "");
+      return; /* the context is gone: never touch the device again */
+    }
+  }
+  backend_cuda.close(self);
+}
+
 static cJSON *tally_json(const audit_tally *t) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "compiled", t->compiled);
   cJSON_AddNumberToObject(o, "failed", t->failed);
   cJSON_AddNumberToObject(o, "cache_hits", t->cache_hits);
   cJSON_AddNumberToObject(o, "programs", t->programs);
+  cJSON_AddNumberToObject(o, "checked", t->checked);
   cJSON_AddItemToObject(o, "failures", cJSON_Duplicate(t->failures, 1));
   return o;
 }
@@ -319,6 +395,7 @@ static void merge(audit_tally *t, const cJSON *o) {
   t->compiled += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "compiled"));
   t->cache_hits += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "cache_hits"));
   t->programs += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "programs"));
+  t->checked += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "checked"));
   const cJSON *f;
   cJSON_ArrayForEach(f, cJSON_GetObjectItem(o, "failures")) {
     cJSON_AddItemToArray(t->failures, cJSON_Duplicate(f, 1));
@@ -355,17 +432,22 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
   printf("audit: %d reachable configurations; compiled %d, failed %d; %d NVRTC programs "
          "(%d from the cache) on %d rank(s) in %.1f s\n",
          v->nreachable, t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
+  if (t->checked)
+    printf("run: %d arms launched on the GPU and checked against the CPU reference on 2 input "
+           "sets each\n", t->checked);
 }
 
 static void audit_usage(FILE *f) {
   fprintf(f,
-          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] CAMPAIGN\n"
+          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] CAMPAIGN\n"
           "       mpirun -np R tunefarm audit CAMPAIGN   (spreads the compiles over R ranks)\n\n"
           "Enumerate the campaign's reachable configurations, check each statically, and\n"
           "compile every accepted one with NVRTC for --arch (default sm_90), N instantiations\n"
           "per program (default 16), through the cubin cache ($TUNEFARM_CACHE, else\n"
           "$XDG_CACHE_HOME/tunefarm, else ~/.cache/tunefarm). Prints every failure with\n"
-          "its NVRTC log. --verbose also lists every reachable configuration.\n"
+          "its NVRTC log. --verbose also lists every reachable configuration. --run also\n"
+          "launches every reachable configuration on the GPU (three per job, as a measurement\n"
+          "runs them) and checks it against the CPU reference on two fresh input sets.\n"
           "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
 }
 
@@ -398,6 +480,7 @@ int audit_main(int argc, char **argv) {
   double t0 = now_s();
   audit_tally t = {.failures = cJSON_CreateArray()};
   run_share(&c, &v, &o, rank, size, &t);
+  if (o.run) run_checks(&c, &v, rank, size, &t);
   if (inited) gather(MPI_COMM_WORLD, rank, size, &t);
   if (rank == 0) print_audit(&t, &v, now_s() - t0, size);
   rc = t.failed ? 1 : 0;

@@ -180,7 +180,7 @@ static void end_search(farm *f, search *s, const char *why, tf_err *e) {
 static int record_static_refusal(farm *f, search *s, int bad, tf_err *e) {
   const spec_constraint *k = &f->c.tmpl.cons[bad];
   cJSON *rec = base_record(f, s, &s->cand);
-  char reason[512];
+  char reason[700];
   snprintf(reason, sizeof reason, "breaks constraint '%s': %s", k->name, k->reason);
   cJSON_AddStringToObject(rec, "decision", "refused");
   cJSON_AddStringToObject(rec, "reason", reason);

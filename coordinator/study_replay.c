@@ -291,7 +291,8 @@ static int seen_before(study_replay *sr, const char *path, tf_err *e) {
   char **v = realloc(sr->seen, (size_t)(sr->nseen + 1) * sizeof *v);
   if (!v) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
   sr->seen = v;
-  if (!(sr->seen[sr->nseen] = strdup(real))) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
+  sr->seen[sr->nseen] = strdup(real);
+  if (!sr->seen[sr->nseen]) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
   sr->nseen++;
   return 0;
 }
@@ -320,7 +321,8 @@ static int walk_filter(const struct dirent *de) { return de->d_name[0] != '.'; }
 static int add_dir(study_replay *sr, const char *dir, long *found, tf_err *e) {
   struct dirent **list = NULL;
   int n = scandir(dir, &list, walk_filter, alphasort);
-  if (n < 0) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
+  if (n < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
   int rc = 0;
   for (int i = 0; i < n; i++) {
     char p[PATH_MAX];
@@ -340,11 +342,13 @@ static int add_dir(study_replay *sr, const char *dir, long *found, tf_err *e) {
 
 int study_replay_add(study_replay *sr, const char *path, tf_err *e) {
   struct stat st;
-  if (stat(path, &st) != 0) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path, strerror(errno));
+  if (stat(path, &st) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path, strerror(errno));
   if (!S_ISDIR(st.st_mode)) return add_file(sr, path, e);
   long found = 0;
   if (add_dir(sr, path, &found, e)) return -1;
-  if (found == 0) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': no ledgers (*.jsonl) in it", path);
+  if (found == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "folder '%s': no ledgers (*.jsonl) in it", path);
   return 0;
 }
 

@@ -89,22 +89,55 @@ struct Tile {
   int mrem, nrem, krem;
 };
 
-// ---- staging: thread tid moves chunks i = 0.. of the A tile at rows r0 + i*RA (RA = T/AQ rows
-// apart), column kc, and of the B tile at rows k0 + i*RB, column nc. A warp's chunks of one
-// row are contiguous, so every copy instruction is coalesced; destinations differ by
-// compile-time offsets and sources by a run-time row stride, added as the loop goes.
+// ---- staging: which chunks (VEC floats of one row) of the A and B tiles thread tid moves.
+// B, and A when row-major: chunk i lies at row r0 + i*R (R = threads / chunks per row),
+// column c0; a warp's chunks of one row are contiguous, so every copy is coalesced and the
+// float4 stores to shared memory are conflict-free.
+// A when k-major (AK 1): a warp moves patches of WR rows x 32 bytes (WK chunks), one patch
+// per chunk index i. Its transposed stores A[r][k] -> As[k][r] then land in 32 distinct banks
+// (row stride BM+4 = 4 mod 32 banks: bank = 4k + r), where whole-row chunks would put 8
+// lanes on each bank; every 32-byte sector it reads is still used whole.
+// Destinations differ by compile-time offsets from the first chunk, sources by compile-time
+// multiples of the run-time row stride.
 
 template <class G>
 struct Lanes {
-  enum : int { RA = G::T / G::AQ, RB = G::T / G::BQ };  // rows between a thread's chunks
+  enum : int { RA = G::T / G::AQ, RB = G::T / G::BQ };        // row-major: rows between chunks
+  enum : int { WK = 8 / G::VEC, WR = 32 / WK };                // k-major A: patch of a warp
+  enum : int { NW = G::T / 32, PK = G::AQ / WK };              // warps; patches across the tile
+  enum : int { WIDE = NW % PK == 0 };                          // a warp keeps one patch column
   int ra, kc, rb, nc;                                          // this thread's first chunks
   __device__ __forceinline__ explicit Lanes(int tid)
-      : ra(tid / G::AQ), kc((tid % G::AQ) * G::VEC), rb(tid / G::BQ), nc((tid % G::BQ) * G::VEC) {}
+      : rb(tid / G::BQ), nc((tid % G::BQ) * G::VEC) {
+    if (G::AK) {
+      const int w = tid / 32, lane = tid % 32;
+      ra = (WIDE ? w / PK : 0) * WR + lane / WK;
+      kc = ((WIDE ? w % PK : w) * WK + lane % WK) * G::VEC;
+    } else {
+      ra = tid / G::AQ;
+      kc = (tid % G::AQ) * G::VEC;
+    }
+  }
+  // Offsets of A chunk i from the first: rows, and columns (floats). Compile-time after unrolling.
+  __device__ __forceinline__ static constexpr int a_dr(int i) {
+    return !G::AK ? i * RA : WIDE ? i * (NW / PK) * WR : (i / (PK / NW)) * WR;
+  }
+  __device__ __forceinline__ static constexpr int a_dc(int i) {
+    return !G::AK || WIDE ? 0 : (i % (PK / NW)) * NW * WK * G::VEC;
+  }
+  // Source step from A chunk i to chunk i+1, for a pointer walked along the chunks.
+  __device__ __forceinline__ static int a_step(int i, int K) {
+    return (a_dr(i + 1) - a_dr(i)) * K + (a_dc(i + 1) - a_dc(i));
+  }
   // Shared-memory offsets (floats) of chunk i.
   __device__ __forceinline__ int a_dst(int i) const {
-    return G::AK ? kc * G::SA + ra + i * RA : (ra + i * RA) * G::SA + kc;
+    return G::AK ? (kc + a_dc(i)) * G::SA + ra + a_dr(i) : (ra + a_dr(i)) * G::SA + kc;
   }
   __device__ __forceinline__ int b_dst(int i) const { return (rb + i * RB) * G::SB + nc; }
+  // Is A chunk i inside the matrix? (With VEC 4, K % 4 == 0: a quad is wholly in or out.)
+  __device__ __forceinline__ bool a_in(int i, const Tile &t) const {
+    return ra + a_dr(i) < t.mrem && kc + a_dc(i) < t.krem;
+  }
 };
 
 template <class G>
@@ -152,24 +185,25 @@ __device__ __forceinline__ void async_copy(float *dst, const float *src, bool ok
 template <class G, bool GUARD, bool ASYNC>
 __device__ __forceinline__ void move_split(float *as, float *bs, const Tile &t, const float *zero,
                                            int N, int K, const Lanes<G> &l) {
+  using L = Lanes<G>;
   const float *pa = t.a + l.ra * K + l.kc;
   const float *pb = t.b + l.rb * N + l.nc;
-  const bool ka = l.kc < t.krem, nb = l.nc < t.nrem;
+  const bool nb = l.nc < t.nrem;
   if constexpr (ASYNC) {
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K)
-      async_copy<G::VEC, GUARD>(as + l.a_dst(i), pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, zero);
+    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K))
+      async_copy<G::VEC, GUARD>(as + l.a_dst(i), pa, l.a_in(i, t), zero);
 #pragma unroll
-    for (int i = 0; i < G::IB; ++i, pb += Lanes<G>::RB * N)
-      async_copy<G::VEC, GUARD>(bs + l.b_dst(i), pb, nb && l.rb + i * Lanes<G>::RB < t.krem, zero);
+    for (int i = 0; i < G::IB; ++i, pb += L::RB * N)
+      async_copy<G::VEC, GUARD>(bs + l.b_dst(i), pb, nb && l.rb + i * L::RB < t.krem, zero);
   } else {
     float va[G::IA][G::VEC], vb[G::IB][G::VEC];
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K)
-      load<G::VEC>(pa, !GUARD || (ka && l.ra + i * Lanes<G>::RA < t.mrem), va[i]);
+    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K))
+      load<G::VEC>(pa, !GUARD || l.a_in(i, t), va[i]);
 #pragma unroll
-    for (int i = 0; i < G::IB; ++i, pb += Lanes<G>::RB * N)
-      load<G::VEC>(pb, !GUARD || (nb && l.rb + i * Lanes<G>::RB < t.krem), vb[i]);
+    for (int i = 0; i < G::IB; ++i, pb += L::RB * N)
+      load<G::VEC>(pb, !GUARD || (nb && l.rb + i * L::RB < t.krem), vb[i]);
 #pragma unroll
     for (int i = 0; i < G::IA; ++i) store_a<G>(as, l.a_dst(i), va[i]);
 #pragma unroll
@@ -182,21 +216,22 @@ template <class G, bool ASYNC>
 __device__ __forceinline__ void move_joint(float *as, float *bs, const Tile &t, const float *zero,
                                            int N, int K, const Lanes<G> &l) {
   static_assert(G::IA == G::IB, "staging form 0 needs A and B tiles of one size (BM == BN)");
+  using L = Lanes<G>;
   const float *pa = t.a + l.ra * K + l.kc;
   const float *pb = t.b + l.rb * N + l.nc;
-  const bool ka = l.kc < t.krem, nb = l.nc < t.nrem;
+  const bool nb = l.nc < t.nrem;
   if constexpr (ASYNC) {
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K, pb += Lanes<G>::RB * N) {
-      async_copy<G::VEC, true>(as + l.a_dst(i), pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, zero);
-      async_copy<G::VEC, true>(bs + l.b_dst(i), pb, nb && l.rb + i * Lanes<G>::RB < t.krem, zero);
+    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K), pb += L::RB * N) {
+      async_copy<G::VEC, true>(as + l.a_dst(i), pa, l.a_in(i, t), zero);
+      async_copy<G::VEC, true>(bs + l.b_dst(i), pb, nb && l.rb + i * L::RB < t.krem, zero);
     }
   } else {
     float va[G::IA][G::VEC], vb[G::IB][G::VEC];
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += Lanes<G>::RA * K, pb += Lanes<G>::RB * N) {
-      load<G::VEC>(pa, ka && l.ra + i * Lanes<G>::RA < t.mrem, va[i]);
-      load<G::VEC>(pb, nb && l.rb + i * Lanes<G>::RB < t.krem, vb[i]);
+    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K), pb += L::RB * N) {
+      load<G::VEC>(pa, l.a_in(i, t), va[i]);
+      load<G::VEC>(pb, nb && l.rb + i * L::RB < t.krem, vb[i]);
     }
 #pragma unroll
     for (int i = 0; i < G::IA; ++i) {
@@ -304,7 +339,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   static_assert(BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0, "register tile");
   static_assert(G::T % 32 == 0 && G::T <= 1024, "whole warps");
   static_assert((BM * BK) % (G::T * VEC) == 0 && (BK * BN) % (G::T * VEC) == 0, "load loops");
-  static_assert(G::T % G::AQ == 0 && G::T % G::BQ == 0, "a thread's chunks share one column");
+  static_assert(G::T % G::BQ == 0 && (AK || G::T % G::AQ == 0), "a thread's chunks share one column");
+  static_assert(!AK || (G::AQ % (8 / VEC) == 0 && BM % (32 * VEC / 8) == 0 &&
+                        ((G::T / 32) % (G::AQ * VEC / 8) == 0 || (G::AQ * VEC / 8) % (G::T / 32) == 0)),
+                "k-major staging patches of 32 bytes x 32/(8/VEC) rows must tile the A tile");
   static_assert(BK % 4 == 0 && (VEC == 1 || VEC == 4), "vector width");
   static_assert(PIPE == 0 || PIPE == 2 || PIPE == 3, "pipeline depth");
   static_assert(!(PIPE && AK && VEC == 4), "cp.async cannot transpose a 16-byte chunk");

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p camp
-sed -e 's/"measure": {/"inject": [{"when": {"BK": 32}, "fault": "crash"}, {"when": {"BK": 64}, "fault": "hang"}],\n  "measure": {"deadline_s": 3, /' \
+sed -e 's/"measure": {/"inject": [{"when": {"BK": 32}, "fault": "crash"}, {"when": {"PIPE": 2}, "fault": "hang"}],\n  "measure": {"deadline_s": 3, /' \
   "$SRC/campaigns/matmul-1024.json" >camp/faulty.json
 export TUNEFARM_ROOT="$SRC"
 "$TF" check camp/faulty.json >/dev/null || fail "the fault campaign does not load"

@@ -6,7 +6,7 @@ cd "$WORK"
 cmd=("${MPIRUN[@]}" -np 3 "$TF" run --backend sim --ledgers "$WORK/ledgers" --quiet
      "$SRC/campaigns/matmul-1024.json")
 # Slow the simulated device down so the kill lands mid-campaign.
-TUNEFARM_SIM_SLEEP=2000 setsid "${cmd[@]}" >first.out 2>&1 &
+TUNEFARM_SIM_SLEEP=50 setsid "${cmd[@]}" >first.out 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
   n=$(cat "$WORK"/ledgers/matmul-1024/*.jsonl 2>/dev/null | grep -c '"type":"generation"' || true)

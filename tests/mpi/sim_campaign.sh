@@ -17,6 +17,6 @@ grep -q '"simulated":true' "${ledgers[0]}" || fail "sim records do not say so"
 "$TF" verify "${ledgers[@]}" | tee verify.out
 grep -q ' 0 differ' verify.out || fail "decisions do not recompute"
 "$TF" report "$WORK/ledgers" >report.md
-grep -c '^## ' report.md | grep -q 2 || fail "report does not show two devices"
+[ "$(grep -c '^## .* gpu[0-9]' report.md)" -eq 2 ] || fail "report does not show two devices"
 grep -q "search ends" run.err || fail "no progress lines"
 echo "ok: ${ledgers[*]}"

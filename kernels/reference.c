@@ -1,0 +1,191 @@
+/* reference: the CPU references every kernel output is checked against, in double, and the
+ * seeded input generator. The contract is kernels/reference.h.
+ *
+ * matmul is blocked i-k-j (4 rows of C by 512 columns accumulate in a 16 KB double block
+ * that stays in L1 while B streams through it): 1024^3 takes well under a second on one
+ * core, 4096^3 (64 times the work) tens of seconds. */
+#include "kernels/reference.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- generator */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void reference_fill(float *x, size_t n, unsigned long long seed) {
+  /* Mix the seed once, so that seeds s and s + the generator's increment do not give
+   * shifted copies of one stream. */
+  uint64_t state = seed;
+  state = splitmix64(&state);
+  int nonzero = 0;
+  for (size_t i = 0; i < n; i++) {
+    /* 24 random bits -> k/2^23 - 1 in [-1, 1), exactly representable in float. */
+    int32_t k = (int32_t)(splitmix64(&state) >> 40);
+    x[i] = (float)(k - (1 << 23)) * 0x1p-23f;
+    nonzero |= x[i] != 0.0f;
+  }
+  if (n > 0 && !nonzero) x[0] = 0.5f; /* all zeros would hide unwritten outputs */
+}
+
+/* ---------------------------------------------------------------- layouts */
+
+typedef struct family_desc {
+  const char *name;
+  const char *output;
+} family_desc;
+
+static const family_desc families[] = {
+    {"matmul", "C"},
+    {"layernorm", "y"},
+    {"scale2", "y"},
+};
+
+static const family_desc *family_find(const char *name) {
+  for (size_t i = 0; name && i < sizeof families / sizeof families[0]; i++)
+    if (!strcmp(families[i].name, name)) return &families[i];
+  return NULL;
+}
+
+static int buffer_index(const reference_io *io, const char *name) {
+  for (int i = 0; i < io->nbuffers; i++)
+    if (io->buf_names[i] && !strcmp(io->buf_names[i], name)) return i;
+  return -1;
+}
+
+int reference_output_index(const reference_io *io) {
+  const family_desc *f = io ? family_find(io->family) : NULL;
+  return f ? buffer_index(io, f->output) : -1;
+}
+
+static int dim_get(const reference_io *io, const char *name, long long *v, tf_err *e) {
+  for (int i = 0; i < io->ndims; i++)
+    if (io->dim_names[i] && !strcmp(io->dim_names[i], name)) {
+      if (io->dims[i] < 1)
+        return tf_fail(e, TF_EXIT_INPUT, "reference '%s': dimension '%s' is %lld, must be positive",
+                       io->family, name, io->dims[i]);
+      *v = io->dims[i];
+      return 0;
+    }
+  return tf_fail(e, TF_EXIT_INPUT, "reference '%s': no dimension named '%s'", io->family, name);
+}
+
+/* Buffer `name` with exactly `want` elements; inputs must have host data. */
+static int buf_get(const reference_io *io, const char *name, long long want, int input,
+                   const float **p, tf_err *e) {
+  int i = buffer_index(io, name);
+  if (i < 0) return tf_fail(e, TF_EXIT_INPUT, "reference '%s': no buffer named '%s'", io->family, name);
+  if (io->counts[i] != want)
+    return tf_fail(e, TF_EXIT_INPUT, "reference '%s': buffer '%s' holds %lld elements, expected %lld",
+                   io->family, name, io->counts[i], want);
+  if (input && !io->bufs[i])
+    return tf_fail(e, TF_EXIT_INPUT, "reference '%s': input buffer '%s' has no data", io->family, name);
+  if (p) *p = io->bufs[i];
+  return 0;
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+enum { MM_ROWS = 4, MM_COLS = 512 };
+
+static void matmul(const float *A, const float *B, double *C, size_t M, size_t N, size_t K) {
+  double acc[MM_ROWS][MM_COLS];
+  for (size_t i0 = 0; i0 < M; i0 += MM_ROWS) {
+    size_t ni = M - i0 < MM_ROWS ? M - i0 : MM_ROWS;
+    for (size_t j0 = 0; j0 < N; j0 += MM_COLS) {
+      size_t nj = N - j0 < MM_COLS ? N - j0 : MM_COLS;
+      for (size_t r = 0; r < ni; r++) memset(acc[r], 0, nj * sizeof(double));
+      for (size_t k = 0; k < K; k++) {
+        const float *b = B + k * N + j0;
+        for (size_t r = 0; r < ni; r++) {
+          const double a = A[(i0 + r) * K + k];
+          double *c = acc[r];
+          for (size_t j = 0; j < nj; j++) c[j] += a * (double)b[j];
+        }
+      }
+      for (size_t r = 0; r < ni; r++) memcpy(C + (i0 + r) * N + j0, acc[r], nj * sizeof(double));
+    }
+  }
+}
+
+static int matmul_io(const reference_io *io, double *out, tf_err *e) {
+  long long M, N, K;
+  const float *A, *B;
+  if (dim_get(io, "M", &M, e) || dim_get(io, "N", &N, e) || dim_get(io, "K", &K, e)) return -1;
+  if (buf_get(io, "A", M * K, 1, &A, e) || buf_get(io, "B", K * N, 1, &B, e) ||
+      buf_get(io, "C", M * N, 0, NULL, e))
+    return -1;
+  matmul(A, B, out, (size_t)M, (size_t)N, (size_t)K);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- layernorm */
+
+static void layernorm(const float *x, const float *gamma, const float *beta, double *y, size_t R,
+                      size_t D) {
+  for (size_t r = 0; r < R; r++) {
+    const float *xr = x + r * D;
+    double sum = 0.0, sq = 0.0;
+    for (size_t i = 0; i < D; i++) sum += xr[i];
+    const double mean = sum / (double)D;
+    for (size_t i = 0; i < D; i++) {
+      const double d = xr[i] - mean;
+      sq += d * d;
+    }
+    const double rstd = 1.0 / sqrt(sq / (double)D + REFERENCE_LN_EPS);
+    for (size_t i = 0; i < D; i++) y[r * D + i] = (xr[i] - mean) * rstd * gamma[i] + beta[i];
+  }
+}
+
+static int layernorm_io(const reference_io *io, double *out, tf_err *e) {
+  long long R, D;
+  const float *x, *gamma, *beta;
+  if (dim_get(io, "R", &R, e) || dim_get(io, "D", &D, e)) return -1;
+  if (buf_get(io, "x", R * D, 1, &x, e) || buf_get(io, "gamma", D, 1, &gamma, e) ||
+      buf_get(io, "beta", D, 1, &beta, e) || buf_get(io, "y", R * D, 0, NULL, e))
+    return -1;
+  layernorm(x, gamma, beta, out, (size_t)R, (size_t)D);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- scale2 */
+
+static int scale2_io(const reference_io *io, double *out, tf_err *e) {
+  long long N;
+  const float *x;
+  if (dim_get(io, "N", &N, e)) return -1;
+  if (buf_get(io, "x", N, 1, &x, e) || buf_get(io, "y", N, 0, NULL, e)) return -1;
+  for (long long i = 0; i < N; i++) out[i] = 2.0 * (double)x[i];
+  return 0;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+int reference_compute(const reference_io *io, double *out, tf_err *e) {
+  if (!io || !out) return tf_fail(e, TF_EXIT_FAIL, "reference: no job or no output space");
+  const family_desc *f = family_find(io->family);
+  if (!f)
+    return tf_fail(e, TF_EXIT_INPUT, "reference: unknown family '%s' (known: matmul, layernorm, scale2)",
+                   io->family ? io->family : "(null)");
+  if (!strcmp(f->name, "matmul")) return matmul_io(io, out, e);
+  if (!strcmp(f->name, "layernorm")) return layernorm_io(io, out, e);
+  return scale2_io(io, out, e);
+}
+
+double reference_rel_err(const float *got, const double *ref, size_t n) {
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(got[i])) return INFINITY;
+    const double d = (double)got[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  if (den == 0.0) return num == 0.0 ? 0.0 : INFINITY;
+  return sqrt(num / den);
+}

@@ -1,0 +1,491 @@
+/* Unit tests of common/msg.c: the device record, job and result codecs.
+ *
+ * Every round trip goes through text (print, then parse), as the messages do
+ * over MPI and the child's pipes, and compares every field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/msg.h"
+
+static const char *source_dir(void) {
+  const char *s = getenv("TF_SOURCE_DIR");
+  return s && s[0] ? s : TF_SOURCE_DIR;
+}
+
+/* o -> text -> a new tree (caller deletes); frees o. */
+static cJSON *through_text(cJSON *o) {
+  char *text = cJSON_PrintUnformatted(o);
+  assert_non_null(text);
+  cJSON_Delete(o);
+  cJSON *back = cJSON_Parse(text);
+  if (!back) fail_msg("printed message does not parse: %s", text);
+  free(text);
+  return back;
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), t = strlen(tail);
+  return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* ------------------------------------------------------------------ device record */
+
+static device_record sample_device(void) {
+  device_record d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.backend, sizeof d.backend, "cuda");
+  snprintf(d.name, sizeof d.name, "NVIDIA H200");
+  snprintf(d.uuid, sizeof d.uuid, "GPU-3f2a9c1d-7b44-1e2f-9a0b-5c6d7e8f9012");
+  snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "00000000:19:00.0");
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  snprintf(d.arch, sizeof d.arch, "sm_90");
+  d.sm_count = 132;
+  d.mem_bytes = 150121414656LL;
+  d.l2_bytes = 62914560LL;
+  d.max_sm_mhz = 1980;
+  d.cur_sm_mhz = 1755;
+  d.driver_version = 12080;
+  d.runtime_version = 12060;
+  d.nvrtc_major = 12;
+  d.nvrtc_minor = 6;
+  snprintf(d.host, sizeof d.host, "node-07");
+  d.ordinal = 3;
+  return d;
+}
+
+static void device_should_round_trip_every_field(void **state) {
+  (void)state;
+  device_record d = sample_device(), b;
+  tf_err e = {0};
+  cJSON *o = through_text(device_to_json(&d));
+  if (device_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_string_equal(b.backend, d.backend);
+  assert_string_equal(b.name, d.name);
+  assert_string_equal(b.uuid, d.uuid);
+  assert_string_equal(b.pci_bus_id, d.pci_bus_id);
+  assert_int_equal(b.cc_major, 9);
+  assert_int_equal(b.cc_minor, 0);
+  assert_string_equal(b.arch, "sm_90");
+  assert_int_equal(b.sm_count, 132);
+  assert_int_equal(b.mem_bytes, d.mem_bytes);
+  assert_int_equal(b.l2_bytes, d.l2_bytes);
+  assert_int_equal(b.max_sm_mhz, 1980);
+  assert_int_equal(b.cur_sm_mhz, 1755);
+  assert_int_equal(b.driver_version, 12080);
+  assert_int_equal(b.runtime_version, 12060);
+  assert_int_equal(b.nvrtc_major, 12);
+  assert_int_equal(b.nvrtc_minor, 6);
+  assert_string_equal(b.host, "node-07");
+  assert_int_equal(b.ordinal, 3);
+  assert_memory_equal(&b, &d, sizeof d); /* and nothing else differs */
+}
+
+static void device_should_refuse_a_record_without_identity(void **state) {
+  (void)state;
+  static const char *const keys[] = {"uuid", "backend", "host", "ordinal"};
+  for (int i = 0; i < 4; i++) {
+    device_record d = sample_device(), b;
+    tf_err e = {0};
+    cJSON *o = device_to_json(&d);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, keys[i]);
+    if (device_from_json(o, &b, &e) == 0) fail_msg("a record without '%s' was accepted", keys[i]);
+    assert_non_null(strstr(e.msg, "device record"));
+    cJSON_Delete(o);
+  }
+  device_record b;
+  tf_err e = {0};
+  cJSON *arr = cJSON_CreateArray();
+  assert_int_equal(device_from_json(arr, &b, &e), -1);
+  cJSON_Delete(arr);
+}
+
+static void device_uuid8_should_take_eight_hex_digits_after_the_prefix(void **state) {
+  (void)state;
+  device_record d = sample_device();
+  char out[9];
+  device_uuid8(&d, out);
+  assert_string_equal(out, "3f2a9c1d");
+  snprintf(d.uuid, sizeof d.uuid, "SIM-00ab");
+  device_uuid8(&d, out);
+  assert_string_equal(out, "00ab0000"); /* short ids are padded, never overrun */
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+static void load_campaign(const char *name, campaign *c) {
+  char path[1024];
+  tf_err e = {0};
+  unsetenv("TUNEFARM_ROOT");
+  snprintf(path, sizeof path, "%s/campaigns/%s", source_dir(), name);
+  if (campaign_load(c, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
+}
+
+static void assert_arm_equal(const job *j, int a, const job_arm *x, const job_arm *y) {
+  const char *n = arm_names[a];
+  if (strcmp(x->name_expr, y->name_expr)) fail_msg("%s: name_expr '%s' != '%s'", n, x->name_expr, y->name_expr);
+  assert_int_equal(x->from_template, y->from_template);
+  assert_true(config_equal(&x->cfg, &y->cfg));
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(x->geom.grid[i], y->geom.grid[i]);
+    assert_int_equal(x->geom.block[i], y->geom.block[i]);
+  }
+  assert_int_equal(x->geom.smem, y->geom.smem);
+  for (int b = 0; b < j->nbuffers; b++) {
+    assert_int_equal(x->geom.count[b], y->geom.count[b]);
+    assert_int_equal(x->geom.clear[b], y->geom.clear[b]);
+  }
+  for (int i = 0; i < j->nargs; i++) assert_int_equal(x->geom.iarg[i], y->geom.iarg[i]);
+  if (!(x->sim_us == y->sim_us)) fail_msg("%s: sim_us %.17g != %.17g", n, x->sim_us, y->sim_us);
+  assert_string_equal(x->fault, y->fault);
+}
+
+static void assert_job_equal(const job *x, const job *y) {
+  assert_int_equal(x->id, y->id);
+  assert_int_equal(x->generation, y->generation);
+  assert_string_equal(x->campaign, y->campaign);
+  assert_string_equal(x->family, y->family);
+  assert_string_equal(x->root, y->root);
+  assert_int_equal(x->nsources, y->nsources);
+  for (int i = 0; i < x->nsources; i++) assert_string_equal(x->sources[i], y->sources[i]);
+  assert_int_equal(x->ndims, y->ndims);
+  for (int d = 0; d < x->ndims; d++) {
+    assert_string_equal(x->dim_names[d], y->dim_names[d]);
+    assert_int_equal(x->dims[d], y->dims[d]);
+  }
+  assert_int_equal(x->nbuffers, y->nbuffers);
+  for (int b = 0; b < x->nbuffers; b++) {
+    assert_string_equal(x->buf_names[b], y->buf_names[b]);
+    assert_int_equal(x->buf_output[b], y->buf_output[b]);
+  }
+  assert_int_equal(x->nargs, y->nargs);
+  for (int a = 0; a < x->nargs; a++) {
+    assert_int_equal(x->arg_kind[a], y->arg_kind[a]);
+    assert_int_equal(x->arg_buffer[a], y->arg_buffer[a]);
+    assert_true(x->arg_float[a] == y->arg_float[a]);
+  }
+  for (int a = 0; a < ARM_COUNT; a++) assert_arm_equal(x, a, &x->arm[a], &y->arm[a]);
+  assert_true(x->tolerance == y->tolerance);
+  const measure_opts *m = &x->measure, *n = &y->measure;
+  assert_int_equal(m->burn_in, n->burn_in);
+  assert_int_equal(m->rounds, n->rounds);
+  assert_int_equal(m->samples, n->samples);
+  assert_int_equal(m->input_sets, n->input_sets);
+  assert_int_equal(m->flush_l2, n->flush_l2);
+  assert_true(m->deadline_s == n->deadline_s);
+  assert_int_equal(m->seed, n->seed);
+  const decide_opts *d = &x->decide, *f = &y->decide;
+  assert_string_equal(d->rule, f->rule);
+  assert_true(d->min_gain == f->min_gain);
+  assert_true(d->drift_tolerance == f->drift_tolerance);
+  assert_int_equal(d->max_requeue, f->max_requeue);
+  assert_true(d->alpha == f->alpha);
+  assert_true(d->beta == f->beta);
+  assert_int_equal(d->min_rounds, f->min_rounds);
+  assert_true(d->clock_skew == f->clock_skew);
+  assert_true(d->throttle_mhz == f->throttle_mhz);
+  assert_int_equal(d->max_screened, f->max_screened);
+}
+
+static void job_build_should_resolve_matmul_1024(void **state) {
+  (void)state;
+  static campaign c;
+  static job j;
+  load_campaign("matmul-1024.json", &c);
+  config nw = c.start;
+  nw.v[spec_knob_index(&c.tmpl, "BK")] = 32;
+  nw.v[spec_knob_index(&c.tmpl, "SPLITK")] = 2;
+  tf_err e = {0};
+  if (job_build(&j, &c, 17, 5, &c.start, &nw, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(j.id, 17);
+  assert_int_equal(j.generation, 5);
+  assert_string_equal(j.campaign, "matmul-1024");
+  assert_string_equal(j.family, "matmul");
+  assert_string_equal(j.root, c.root);
+  assert_int_equal(j.nsources, 2);
+  assert_true(ends_with(j.sources[0], "/templates/matmul.cu"));
+  assert_true(ends_with(j.sources[1], "/kernels/matmul_regtile.cu"));
+  assert_int_equal(j.ndims, 3);
+  assert_string_equal(j.dim_names[2], "K");
+  assert_int_equal(j.dims[2], 1024);
+  assert_int_equal(j.nbuffers, 3);
+  assert_string_equal(j.buf_names[2], "C");
+  assert_int_equal(j.buf_output[2], 1);
+  assert_int_equal(j.nargs, 6);
+  assert_int_equal(j.arg_kind[2], SPEC_ARG_BUFFER);
+  assert_int_equal(j.arg_buffer[2], 2);
+  assert_int_equal(j.arg_kind[5], SPEC_ARG_INT);
+  /* the arms */
+  const job_arm *best = &j.arm[ARM_BEST], *nu = &j.arm[ARM_NEW], *ctl = &j.arm[ARM_CONTROL];
+  assert_string_equal(best->name_expr, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1>");
+  assert_string_equal(nu->name_expr, "tf_matmul<64, 64, 32, 4, 8, 0, 1, 2, 0, 2>");
+  assert_string_equal(ctl->name_expr, "tf_matmul_regtile");
+  assert_int_equal(best->from_template, 1);
+  assert_int_equal(ctl->from_template, 0);
+  assert_int_equal(ctl->cfg.n, 0);
+  assert_true(config_equal(&best->cfg, &c.start));
+  assert_true(config_equal(&nu->cfg, &nw));
+  assert_int_equal(best->geom.grid[0], 16);
+  assert_int_equal(best->geom.grid[2], 1);
+  assert_int_equal(best->geom.block[0], 128);
+  assert_int_equal(nu->geom.grid[2], 2);
+  assert_int_equal(nu->geom.clear[2], 1);
+  assert_int_equal(best->geom.clear[2], 0);
+  assert_int_equal(ctl->geom.grid[0], 8);
+  assert_int_equal(ctl->geom.block[0], 256);
+  for (int a = 0; a < ARM_COUNT; a++) {
+    assert_int_equal(j.arm[a].geom.count[0], 1024 * 1024);
+    assert_int_equal(j.arm[a].geom.iarg[3], 1024);
+    assert_true(j.arm[a].sim_us > 0);
+    assert_string_equal(j.arm[a].fault, "");
+  }
+  assert_true(j.tolerance == c.tmpl.tolerance);
+  assert_int_equal(j.measure.samples, c.measure.samples);
+  assert_string_equal(j.decide.rule, c.decide.rule);
+  campaign_release(&c);
+}
+
+static void job_should_round_trip_every_field(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  load_campaign("matmul-1024.json", &c);
+  config nw = c.start;
+  nw.v[spec_knob_index(&c.tmpl, "PIPE")] = 2;
+  nw.v[spec_knob_index(&c.tmpl, "SPLITK")] = 2;
+  tf_err e = {0};
+  if (job_build(&j, &c, 123456789012LL, 39, &c.start, &nw, &e)) fail_msg("%s", e.msg);
+  snprintf(j.arm[ARM_NEW].fault, sizeof j.arm[ARM_NEW].fault, "hang");
+  j.decide.alpha = 0.025;
+  j.decide.throttle_mhz = 1500.5;
+  cJSON *o = through_text(job_to_json(&j));
+  if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_job_equal(&j, &b);
+  campaign_release(&c);
+}
+
+/* A control given as a configuration of the template: one source, three template arms;
+ * layernorm adds a float argument. */
+static void job_should_round_trip_a_template_control(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  load_campaign("layernorm-4096x768.json", &c);
+  tf_err e = {0};
+  if (job_build(&j, &c, 1, 0, &c.start, &c.start, &e)) fail_msg("%s", e.msg);
+  int f = -1;
+  for (int a = 0; a < j.nargs; a++)
+    if (j.arg_kind[a] == SPEC_ARG_FLOAT) f = a;
+  assert_true(f >= 0);
+  assert_true(j.arg_float[f] == 1e-5);
+  if (job_set_template_arm(&j, &c, ARM_CONTROL, &c.start, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(j.nsources, 1);
+  assert_int_equal(j.arm[ARM_CONTROL].from_template, 1);
+  cJSON *o = through_text(job_to_json(&j));
+  if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_job_equal(&j, &b);
+  campaign_release(&c);
+}
+
+static void job_from_json_should_refuse_malformed_jobs(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  load_campaign("matmul-1024.json", &c);
+  tf_err e = {0};
+  if (job_build(&j, &c, 1, 0, &c.start, &c.start, &e)) fail_msg("%s", e.msg);
+  campaign_release(&c);
+  static const char *const drop[] = {"sources", "arms", "buffers", "args", "dims"};
+  for (int i = 0; i < 5; i++) {
+    cJSON *o = job_to_json(&j);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, drop[i]);
+    memset(&e, 0, sizeof e);
+    if (job_from_json(o, &b, &e) == 0) fail_msg("a job without '%s' was accepted", drop[i]);
+    assert_true(strlen(e.msg) > 0);
+    cJSON_Delete(o);
+  }
+  /* an arm whose buffer count is empty, and a round count out of range */
+  cJSON *o = job_to_json(&j);
+  cJSON *counts = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "arms"), 1), "counts");
+  cJSON_ReplaceItemInArray(counts, 0, cJSON_CreateNumber(0));
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  cJSON_Delete(o);
+  o = job_to_json(&j);
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "measure"), "rounds",
+                                         cJSON_CreateNumber(MSG_MAX_ROUNDS + 1));
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "measure"));
+  cJSON_Delete(o);
+}
+
+/* ------------------------------------------------------------------ results */
+
+static round_rec sample_round(int i) {
+  round_rec r;
+  memset(&r, 0, sizeof r);
+  for (int a = 0; a < ARM_COUNT; a++) {
+    r.order[a] = (a + i) % ARM_COUNT;
+    r.us[a] = 100.0 + 10.0 * a + 0.125 * i;
+    r.kernel_us[a] = 95.0 + 10.0 * a + 0.0625 * i;
+    r.arm_mhz[a] = 1980.0 - (double)a;
+  }
+  r.sm_mhz[0] = 1980;
+  r.sm_mhz[1] = 1965;
+  r.reasons[0] = 0;
+  r.reasons[1] = 0x40ULL | (1ULL << 40);
+  return r;
+}
+
+static void assert_round_equal(int i, const round_rec *x, const round_rec *y) {
+  for (int a = 0; a < ARM_COUNT; a++) {
+    assert_int_equal(x->order[a], y->order[a]);
+    if (!(x->us[a] == y->us[a])) fail_msg("round %d arm %d: us %g != %g", i, a, x->us[a], y->us[a]);
+    if (x->kernel_us[a] < 0)
+      assert_true(y->kernel_us[a] < 0);
+    else
+      assert_true(x->kernel_us[a] == y->kernel_us[a]);
+    assert_true(x->arm_mhz[a] == y->arm_mhz[a]);
+  }
+  for (int k = 0; k < 2; k++) {
+    assert_true(x->sm_mhz[k] == y->sm_mhz[k]);
+    assert_int_equal(x->reasons[k], y->reasons[k]);
+  }
+  assert_int_equal(x->screened, y->screened);
+}
+
+static void result_should_round_trip_every_field(void **state) {
+  (void)state;
+  static result r, b;
+  memset(&r, 0, sizeof r);
+  r.id = 9876543210LL;
+  r.status = RESULT_OK;
+  snprintf(r.detail, sizeof r.detail, "fine: \"quoted\" and a\nnewline");
+  snprintf(r.device, sizeof r.device, "GPU-3f2a9c1d-7b44-1e2f-9a0b-5c6d7e8f9012");
+  r.correct = 1;
+  r.rel_err[ARM_BEST] = 3.25e-7;
+  r.rel_err[ARM_NEW] = INFINITY; /* a kernel that wrote inf */
+  r.rel_err[ARM_CONTROL] = NAN;  /* and one that wrote nan */
+  r.nrounds = 3;
+  for (int i = 0; i < 3; i++) r.rounds[i] = sample_round(i);
+  for (int a = 0; a < ARM_COUNT; a++) r.rounds[1].kernel_us[a] = -1.0; /* no CUPTI time this round */
+  r.rounds[2].screened = 1;
+  r.burn_in = 4;
+  r.compile_ms = 1234.5;
+  r.cache_hit = 1;
+  r.wall_s = 7.75;
+  tf_err e = {0};
+  cJSON *o = through_text(result_to_json(&r));
+  /* the null kernel times are written as null, not as a number */
+  cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "rounds"), 1);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "new_kernel_us")));
+  if (result_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_int_equal(b.id, r.id);
+  assert_int_equal(b.status, RESULT_OK);
+  assert_string_equal(b.detail, r.detail);
+  assert_string_equal(b.device, r.device);
+  assert_int_equal(b.correct, 1);
+  assert_true(b.rel_err[ARM_BEST] == 3.25e-7);
+  assert_false(isfinite(b.rel_err[ARM_NEW]));
+  assert_false(isfinite(b.rel_err[ARM_CONTROL]));
+  /* whatever comes back must still fail any tolerance */
+  assert_false(b.rel_err[ARM_NEW] <= 1e-5);
+  assert_false(b.rel_err[ARM_CONTROL] <= 1e-5);
+  assert_int_equal(b.nrounds, 3);
+  for (int i = 0; i < 3; i++) assert_round_equal(i, &r.rounds[i], &b.rounds[i]);
+  assert_true(b.rounds[1].kernel_us[ARM_NEW] < 0);
+  assert_int_equal(b.burn_in, 4);
+  assert_true(b.compile_ms == 1234.5);
+  assert_int_equal(b.cache_hit, 1);
+  assert_true(b.wall_s == 7.75);
+}
+
+static void result_should_round_trip_every_status(void **state) {
+  (void)state;
+  static result r, b;
+  static const result_status all[] = {RESULT_OK, RESULT_FAULT, RESULT_COMPILE_ERROR, RESULT_ERROR};
+  for (int i = 0; i < 4; i++) {
+    memset(&r, 0, sizeof r);
+    r.id = i;
+    r.status = all[i];
+    tf_err e = {0};
+    cJSON *o = through_text(result_to_json(&r));
+    if (result_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+    cJSON_Delete(o);
+    assert_int_equal(b.status, all[i]);
+    assert_int_equal(b.nrounds, 0);
+  }
+}
+
+static void result_from_json_should_refuse_malformed_results(void **state) {
+  (void)state;
+  static result b;
+  tf_err e = {0};
+  cJSON *o = cJSON_Parse("{\"type\": \"result\", \"id\": 1, \"status\": \"melted\"}");
+  assert_int_equal(result_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "unknown status 'melted'"));
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": [{\"order\": [\"best\", \"new\"]}]}");
+  assert_int_equal(result_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "round 0"));
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": [{\"order\": [\"best\", \"new\", \"control\"],"
+                  " \"best_us\": 1, \"new_us\": null, \"control_us\": 1}]}");
+  assert_int_equal(result_from_json(o, &b, &e), -1); /* a round without a time is not a round */
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": 3}");
+  assert_int_equal(result_from_json(o, &b, &e), -1);
+  cJSON_Delete(o);
+}
+
+static void result_fault_should_describe_a_dead_child(void **state) {
+  (void)state;
+  static result r, b;
+  memset(&r, 0x5a, sizeof r); /* whatever was there before */
+  result_fault(&r, 42, "GPU-abc", "child %s after %d s", "overran", 120);
+  assert_int_equal(r.id, 42);
+  assert_int_equal(r.status, RESULT_FAULT);
+  assert_string_equal(r.device, "GPU-abc");
+  assert_string_equal(r.detail, "child overran after 120 s");
+  assert_int_equal(r.correct, 0);
+  assert_int_equal(r.nrounds, 0);
+  assert_int_equal(r.cache_hit, 0);
+  result_fault(&r, 43, NULL, "signal %d", 11);
+  assert_string_equal(r.device, "");
+  tf_err e = {0};
+  cJSON *o = through_text(result_to_json(&r));
+  if (result_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_int_equal(b.status, RESULT_FAULT);
+  assert_int_equal(b.id, 43);
+  assert_string_equal(b.detail, "signal 11");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(device_should_round_trip_every_field),
+      cmocka_unit_test(device_should_refuse_a_record_without_identity),
+      cmocka_unit_test(device_uuid8_should_take_eight_hex_digits_after_the_prefix),
+      cmocka_unit_test(job_build_should_resolve_matmul_1024),
+      cmocka_unit_test(job_should_round_trip_every_field),
+      cmocka_unit_test(job_should_round_trip_a_template_control),
+      cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
+      cmocka_unit_test(result_should_round_trip_every_field),
+      cmocka_unit_test(result_should_round_trip_every_status),
+      cmocka_unit_test(result_from_json_should_refuse_malformed_results),
+      cmocka_unit_test(result_fault_should_describe_a_dead_child),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

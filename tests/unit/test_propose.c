@@ -1,0 +1,589 @@
+/* Unit tests of coordinator/propose.c (the next configuration to try) and of
+ * coordinator/audit.c's space_enumerate (the space, what the constraints
+ * accept and what a search can reach from the start).
+ *
+ * The proposer's specs are built by hand (it reads only the knobs); the space
+ * is enumerated on a toy campaign written into a scratch project and on
+ * campaigns/matmul-1024.json. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coordinator/audit.h"
+#include "coordinator/propose.h"
+
+/* ------------------------------------------------------------------ hand-built specs */
+
+/* Knob k is named "K<k>" and takes nvalues[k] values 1, 2, 4, 8, ... */
+static void toy_spec(spec *s, int nknobs, const int *nvalues) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->kernel, sizeof s->kernel, "toy");
+  s->nknobs = nknobs;
+  for (int k = 0; k < nknobs; k++) {
+    snprintf(s->knobs[k].name, sizeof s->knobs[k].name, "K%d", k);
+    s->knobs[k].nvalues = nvalues[k];
+    for (int i = 0; i < nvalues[k]; i++) s->knobs[k].values[i] = 1LL << i;
+  }
+}
+
+/* The configuration at value indices idx[] of s. */
+static config at(const spec *s, const int *idx) {
+  config c;
+  memset(&c, 0, sizeof c);
+  c.n = s->nknobs;
+  for (int k = 0; k < s->nknobs; k++) c.v[k] = s->knobs[k].values[idx[k]];
+  return c;
+}
+
+/* Knobs that differ between a and b; *which = the last one. */
+static int changed(const config *a, const config *b, int *which) {
+  int n = 0;
+  for (int k = 0; k < a->n; k++)
+    if (a->v[k] != b->v[k]) {
+      n++;
+      if (which) *which = k;
+    }
+  return n;
+}
+
+/* How many domain positions knob k moved between a and b. */
+static int distance(const spec *s, const config *a, const config *b, int k) {
+  int d = spec_value_index(s, k, a->v[k]) - spec_value_index(s, k, b->v[k]);
+  return d < 0 ? -d : d;
+}
+
+/* ------------------------------------------------------------------ tried set */
+
+static void tried_should_grow_and_ignore_duplicates(void **state) {
+  (void)state;
+  tried_set t = {0};
+  config c = {3, {0, 0, 0}};
+  assert_false(tried_has(&t, &c));
+  for (int i = 0; i < 300; i++) {
+    c.v[0] = i;
+    c.v[2] = -i;
+    assert_int_equal(tried_add(&t, &c), 0);
+    assert_int_equal(t.n, i + 1);
+    assert_true(t.cap >= t.n);
+  }
+  for (int i = 0; i < 300; i++) {
+    c.v[0] = i;
+    c.v[2] = -i;
+    assert_true(tried_has(&t, &c));
+    assert_int_equal(tried_add(&t, &c), 0); /* already there: not added again */
+  }
+  assert_int_equal(t.n, 300);
+  c.v[0] = 5;
+  c.v[2] = 5; /* differs from the stored one in one knob only */
+  assert_false(tried_has(&t, &c));
+  config shorter = {2, {0, 0}};
+  assert_false(tried_has(&t, &shorter)); /* another knob count is another configuration */
+  tried_release(&t);
+  assert_int_equal(t.n, 0);
+  assert_null(t.v);
+  c.v[0] = 0;
+  c.v[2] = 0;
+  assert_false(tried_has(&t, &c));
+}
+
+/* ------------------------------------------------------------------ proposals */
+
+/* Propose until exhausted, adding each proposal to t; returns how many, with their change counts. */
+static int drain(const proposer *p, const config *best, tried_set *t, int prefer_two, config *out,
+                 int *nch, int max) {
+  int n = 0;
+  config c;
+  int k;
+  while (propose_next(p, best, t, prefer_two, &c, &k)) {
+    if (n == max) fail_msg("more than %d proposals", max);
+    if (tried_has(t, &c)) fail_msg("proposal %d was tried already", n);
+    if (config_equal(&c, best)) fail_msg("proposal %d is best itself", n);
+    if (changed(&c, best, NULL) != k) fail_msg("proposal %d changes %d knobs, says %d", n, changed(&c, best, NULL), k);
+    assert_int_equal(tried_add(t, &c), 0);
+    if (out) out[n] = c;
+    if (nch) nch[n] = k;
+    n++;
+  }
+  return n;
+}
+
+static void propose_should_never_propose_a_tried_config(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[3] = {3, 4, 2};
+  toy_spec(&s, 3, nv);
+  proposer p;
+  proposer_init(&p, &s, 7);
+  static const int mid[3] = {1, 1, 0};
+  config best = at(&s, mid);
+  tried_set t = {0};
+  /* some configurations already tried on this device */
+  static const int pre[][3] = {{2, 1, 0}, {1, 2, 0}, {0, 0, 1}, {2, 2, 1}};
+  for (int i = 0; i < 4; i++) {
+    config c = at(&s, pre[i]);
+    assert_int_equal(tried_add(&t, &c), 0);
+  }
+  static config got[64];
+  int n = drain(&p, &best, &t, 0, got, NULL, 64);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < 4; j++) {
+      config c = at(&s, pre[j]);
+      assert_false(config_equal(&got[i], &c));
+    }
+  assert_int_equal(t.n, 4 + n);
+  /* nothing is left: another call finds nothing either way */
+  config c;
+  int k;
+  assert_int_equal(propose_next(&p, &best, &t, 0, &c, &k), 0);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 0);
+  tried_release(&t);
+}
+
+static void propose_should_try_single_moves_before_two_knob_moves(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[3] = {3, 4, 2};
+  toy_spec(&s, 3, nv);
+  proposer p;
+  proposer_init(&p, &s, 1);
+  static const int mid[3] = {1, 1, 0};
+  config best = at(&s, mid);
+  tried_set t = {0};
+  int nch[64];
+  int n = drain(&p, &best, &t, 0, NULL, nch, 64);
+  int singles = (3 - 1) + (4 - 1) + (2 - 1); /* every other value of one knob */
+  assert_true(n > singles);
+  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < singles ? 1 : 2);
+  tried_release(&t);
+}
+
+static void propose_should_start_with_two_knob_moves_when_asked(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[3] = {3, 4, 2};
+  toy_spec(&s, 3, nv);
+  proposer p;
+  proposer_init(&p, &s, 1);
+  static const int mid[3] = {1, 1, 0};
+  config best = at(&s, mid);
+  tried_set t = {0};
+  int nch[64];
+  int n = drain(&p, &best, &t, 1, NULL, nch, 64);
+  int singles = 6, twos = n - singles;
+  assert_true(twos > 0);
+  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < twos ? 2 : 1); /* then the singles */
+  tried_release(&t);
+}
+
+static void propose_should_try_the_nearest_value_first(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[1] = {5};
+  toy_spec(&s, 1, nv); /* values 1, 2, 4, 8, 16 */
+  proposer p;
+  proposer_init(&p, &s, 3);
+  static const int mid[1] = {2};
+  config best = at(&s, mid); /* 4 */
+  tried_set t = {0};
+  config got[8];
+  assert_int_equal(drain(&p, &best, &t, 0, got, NULL, 8), 4);
+  /* one position up, one down, then two (domain positions, not numeric distance) */
+  assert_int_equal(got[0].v[0], 8);
+  assert_int_equal(got[1].v[0], 2);
+  assert_int_equal(got[2].v[0], 16);
+  assert_int_equal(got[3].v[0], 1);
+  tried_release(&t);
+
+  /* with several knobs every one-position move comes before any two-position move */
+  static spec s3;
+  static const int nv3[3] = {5, 5, 5};
+  toy_spec(&s3, 3, nv3);
+  proposer_init(&p, &s3, 3);
+  static const int mid3[3] = {2, 2, 2};
+  best = at(&s3, mid3);
+  memset(&t, 0, sizeof t);
+  static config g3[256];
+  int nch[256];
+  int n = drain(&p, &best, &t, 0, g3, nch, 256);
+  int last = 0;
+  for (int i = 0; i < n && nch[i] == 1; i++) {
+    int k = -1;
+    changed(&g3[i], &best, &k);
+    int d = distance(&s3, &g3[i], &best, k);
+    assert_true(d >= last);
+    last = d;
+  }
+  assert_int_equal(last, 2);
+  tried_release(&t);
+}
+
+/* The knob the first single move changes. */
+static int first_knob(const proposer *p, const config *best) {
+  tried_set t = {0};
+  config c;
+  int k, which = -1;
+  assert_int_equal(propose_next(p, best, &t, 0, &c, &k), 1);
+  assert_int_equal(k, 1);
+  changed(&c, best, &which);
+  return which;
+}
+
+static void propose_should_order_knobs_by_payoff_after_feedback(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[3] = {3, 3, 3};
+  toy_spec(&s, 3, nv);
+  proposer p;
+  proposer_init(&p, &s, 11);
+  static const int mid[3] = {1, 1, 1};
+  config best = at(&s, mid);
+  int a = first_knob(&p, &best); /* the seeded tie-break's first */
+  int b = (a + 1) % 3;
+  /* a keep on knob b puts it first */
+  config cand = best;
+  cand.v[b] = s.knobs[b].values[2];
+  propose_feedback(&p, &best, &cand, 1);
+  assert_true(p.payoff[b] == 1.0);
+  assert_true(p.payoff[a] == 0.0);
+  assert_int_equal(first_knob(&p, &best), b);
+  /* rejections cost a little: eleven of them outweigh one keep, and b goes last */
+  for (int i = 0; i < 11; i++) propose_feedback(&p, &best, &cand, 0);
+  assert_true(p.payoff[b] < 0);
+  int order[3], n = 0;
+  tried_set t = {0};
+  config c;
+  int k;
+  while (n < 3 && propose_next(&p, &best, &t, 0, &c, &k)) {
+    int which = -1;
+    changed(&c, &best, &which);
+    if (n == 0 || order[n - 1] != which) order[n++] = which;
+    assert_int_equal(tried_add(&t, &c), 0);
+  }
+  assert_int_equal(n, 3);
+  assert_int_equal(order[2], b);
+  tried_release(&t);
+  /* a two-knob keep credits both knobs */
+  proposer q;
+  proposer_init(&q, &s, 11);
+  cand = best;
+  cand.v[0] = s.knobs[0].values[0];
+  cand.v[2] = s.knobs[2].values[0];
+  propose_feedback(&q, &best, &cand, 1);
+  assert_true(q.payoff[0] == 1.0 && q.payoff[2] == 1.0 && q.payoff[1] == 0.0);
+}
+
+static void propose_should_break_ties_by_the_seed(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[4] = {3, 3, 3, 3};
+  toy_spec(&s, 4, nv);
+  static const int mid[4] = {1, 1, 1, 1};
+  config best = at(&s, mid);
+  proposer p, q;
+  int seen[4] = {0};
+  for (unsigned long long seed = 1; seed <= 32; seed++) {
+    proposer_init(&p, &s, seed);
+    proposer_init(&q, &s, seed);
+    int k = first_knob(&p, &best);
+    assert_int_equal(first_knob(&q, &best), k); /* the same seed, the same order */
+    seen[k] = 1;
+  }
+  assert_true(seen[0] + seen[1] + seen[2] + seen[3] >= 2); /* devices do not all start alike */
+}
+
+static void propose_should_exhaust_a_two_knob_space(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[2] = {3, 3};
+  toy_spec(&s, 2, nv);
+  proposer p;
+  proposer_init(&p, &s, 5);
+  static const int mid[2] = {1, 1};
+  config best = at(&s, mid);
+  tried_set t = {0};
+  config got[16];
+  int nch[16];
+  /* from the centre every other point is one single or one diagonal move away */
+  assert_int_equal(drain(&p, &best, &t, 0, got, nch, 16), 8);
+  int singles = 0;
+  for (int i = 0; i < 8; i++) singles += nch[i] == 1;
+  assert_int_equal(singles, 4);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      int idx[2] = {i, j};
+      config c = at(&s, idx);
+      if (!config_equal(&c, &best)) assert_true(tried_has(&t, &c));
+    }
+  config c;
+  int k;
+  assert_int_equal(propose_next(&p, &best, &t, 0, &c, &k), 0);
+  tried_release(&t);
+
+  /* a 2 x 2 space from a corner: two singles and the opposite corner */
+  static const int nv2[2] = {2, 2};
+  toy_spec(&s, 2, nv2);
+  proposer_init(&p, &s, 5);
+  static const int corner[2] = {0, 0};
+  best = at(&s, corner);
+  memset(&t, 0, sizeof t);
+  assert_int_equal(drain(&p, &best, &t, 0, got, nch, 16), 3);
+  assert_int_equal(nch[2], 2);
+  assert_int_equal(got[2].v[0], 2);
+  assert_int_equal(got[2].v[1], 2);
+  tried_release(&t);
+
+  /* a knob with a single value never moves */
+  static const int nv1[2] = {1, 1};
+  toy_spec(&s, 2, nv1);
+  proposer_init(&p, &s, 5);
+  best = at(&s, corner);
+  memset(&t, 0, sizeof t);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 0);
+}
+
+/* ------------------------------------------------------------------ the space */
+
+typedef struct fixture {
+  char dir[256];
+  char path[512];
+} fixture;
+
+static void rm_rf(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[2048];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      rm_rf(p);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  if (!f) fail_msg("cannot write '%s'", p);
+  assert_true(fputs(text, f) >= 0);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* A, B in {0, 1} and C in {0, 1, 2}: 12 points.
+ *   ab_equal   A == B                          refuses A != B: 2 x 3 = 6
+ *   c_by_a     A == 1 ? C == 2 : C < 2         refuses A=0,C=2 (2) and A=1,C<2 (4): 6
+ *   n_even     N % 2 == 0                      refuses nothing at N = 1024
+ * Both of the first two refuse (0,1,2), (1,0,0), (1,0,1): 3, so 12 - (6 + 6 - 3) = 3 accepted:
+ * (0,0,0), (0,0,1) and (1,1,2). The last differs from both others in all three knobs, so
+ * from the start (0,0,0) one- and two-knob moves reach 2 of them. */
+static const char space_template[] =
+    "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"family\": \"scale2\",\n"
+    " \"problem\": {\"N\": [1, 65536]},\n"
+    " \"knobs\": {\"A\": {\"values\": [0, 1]}, \"B\": {\"values\": [0, 1]}, \"C\": {\"values\": [0, 1, 2]}},\n"
+    " \"constraints\": [\n"
+    "   {\"name\": \"ab_equal\", \"expr\": \"A == B\", \"reason\": \"r0\"},\n"
+    "   {\"name\": \"c_by_a\", \"expr\": \"A == 1 ? C == 2 : C < 2\", \"reason\": \"r1\"},\n"
+    "   {\"name\": \"n_even\", \"expr\": \"N % 2 == 0\", \"reason\": \"r2\"}],\n"
+    " \"launch\": {\"grid\": [\"ceil_div(N, 256)\", 1, 1], \"block\": [256, 1, 1]},\n"
+    " \"buffers\": [{\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
+    "             {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
+    " \"args\": [\"x\", \"y\", \"N\"]}\n";
+
+static const char space_campaign[] =
+    "{\"template\": \"space\", \"problem\": {\"N\": 1024}, \"start\": {\"A\": 0, \"B\": 0, \"C\": 0},"
+    " \"control\": {\"A\": 0, \"B\": 0, \"C\": 1}, \"search\": {}}\n";
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  snprintf(f->dir, sizeof f->dir, "/tmp/tf-test-space-XXXXXX");
+  if (!mkdtemp(f->dir)) return -1;
+  char p[512];
+  snprintf(p, sizeof p, "%s/templates", f->dir);
+  if (mkdir(p, 0700)) return -1;
+  write_file(p, "space.json", space_template);
+  write_file(p, "space.cu", "template <int A, int B, int C> __global__ void space_kernel(const float *x, float *y, int n) {}\n");
+  snprintf(p, sizeof p, "%s/campaigns", f->dir);
+  if (mkdir(p, 0700)) return -1;
+  write_file(p, "space.json", space_campaign);
+  snprintf(f->path, sizeof f->path, "%s/campaigns/space.json", f->dir);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rm_rf(f->dir);
+  free(f);
+  return 0;
+}
+
+static void space_should_count_accepted_reachable_and_refusals(void **state) {
+  fixture *f = *state;
+  static campaign c;
+  tf_err e = {0};
+  unsetenv("TUNEFARM_ROOT");
+  if (campaign_load(&c, f->path, &e)) fail_msg("%s", e.msg);
+  space_view v;
+  if (space_enumerate(&c, &v, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(v.size, 12);
+  assert_int_equal(v.accepted, 3);
+  assert_int_equal(v.refused_by[0], 6);
+  assert_int_equal(v.refused_by[1], 6);
+  assert_int_equal(v.refused_by[2], 0);
+  assert_int_equal(v.nreachable, 2);
+  assert_true(config_equal(&v.reachable[0], &c.start)); /* start first */
+  config other = {3, {0, 0, 1}};
+  assert_true(config_equal(&v.reachable[1], &other));
+  space_release(&v);
+  assert_null(v.reachable);
+  campaign_release(&c);
+
+  /* an odd N: the third constraint refuses everything but the start must pass it,
+   * so the campaign itself is refused */
+  char p[512];
+  snprintf(p, sizeof p, "%s/campaigns", f->dir);
+  write_file(p, "space.json",
+             "{\"template\": \"space\", \"problem\": {\"N\": 1023}, \"start\": {\"A\": 0, \"B\": 0, \"C\": 0},"
+             " \"control\": {\"A\": 0, \"B\": 0, \"C\": 1}}\n");
+  assert_int_equal(campaign_load(&c, f->path, &e), -1);
+  assert_non_null(strstr(e.msg, "n_even"));
+}
+
+static void space_should_join_islands_through_two_knob_moves(void **state) {
+  fixture *f = *state;
+  /* Drop c_by_a's pairing: with A == B only, (0,0,c) and (1,1,c) are two knobs apart. */
+  char p[512];
+  snprintf(p, sizeof p, "%s/templates", f->dir);
+  char t[sizeof space_template + 64];
+  const char *at = strstr(space_template, "\"A == 1 ? C == 2 : C < 2\"");
+  assert_non_null(at);
+  snprintf(t, sizeof t, "%.*s\"C >= 0\"%s", (int)(at - space_template), space_template,
+           at + strlen("\"A == 1 ? C == 2 : C < 2\""));
+  write_file(p, "space.json", t);
+  static campaign c;
+  tf_err e = {0};
+  unsetenv("TUNEFARM_ROOT");
+  if (campaign_load(&c, f->path, &e)) fail_msg("%s", e.msg);
+  space_view v;
+  if (space_enumerate(&c, &v, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(v.size, 12);
+  assert_int_equal(v.accepted, 6);
+  assert_int_equal(v.refused_by[0], 6);
+  assert_int_equal(v.refused_by[1], 0);
+  assert_int_equal(v.nreachable, 6);
+  space_release(&v);
+  campaign_release(&c);
+}
+
+static int in_view(const space_view *v, const config *c) {
+  for (int i = 0; i < v->nreachable; i++)
+    if (config_equal(&v->reachable[i], c)) return 1;
+  return 0;
+}
+
+/* On matmul-1024: the counts agree with spec_check point by point, and a search that
+ * keeps every accepted proposal never leaves the reachable set. */
+static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
+  (void)state;
+  static campaign c;
+  char path[1024];
+  const char *src = getenv("TF_SOURCE_DIR");
+  tf_err e = {0};
+  unsetenv("TUNEFARM_ROOT");
+  snprintf(path, sizeof path, "%s/campaigns/matmul-1024.json", src && src[0] ? src : TF_SOURCE_DIR);
+  if (campaign_load(&c, path, &e)) fail_msg("%s", e.msg);
+  const spec *s = &c.tmpl;
+  space_view v;
+  if (space_enumerate(&c, &v, &e)) fail_msg("%s", e.msg);
+  long long size = 1, accepted = 0, refused[SPEC_MAX_CONSTRAINTS] = {0};
+  for (int k = 0; k < s->nknobs; k++) size *= s->knobs[k].nvalues;
+  assert_int_equal(v.size, size);
+  for (long long i = 0; i < size; i++) {
+    config cfg = {s->nknobs, {0}};
+    long long r = i;
+    for (int k = s->nknobs - 1; k >= 0; k--) {
+      cfg.v[k] = s->knobs[k].values[r % s->knobs[k].nvalues];
+      r /= s->knobs[k].nvalues;
+    }
+    unsigned char broken[SPEC_MAX_CONSTRAINTS];
+    int bad;
+    assert_int_equal(spec_check_all(s, c.dims, &cfg, broken, &e), 0);
+    assert_int_equal(spec_check(s, c.dims, &cfg, &bad, &e), 0);
+    int any = 0;
+    for (int k = 0; k < s->nconstraints; k++) {
+      refused[k] += broken[k];
+      any |= broken[k];
+    }
+    assert_int_equal(any, bad >= 0);
+    accepted += !any;
+  }
+  assert_int_equal(v.accepted, accepted);
+  for (int k = 0; k < s->nconstraints; k++) assert_int_equal(v.refused_by[k], refused[k]);
+  assert_true(v.nreachable > 1 && v.nreachable <= accepted);
+  assert_true(config_equal(&v.reachable[0], &c.start));
+  for (int i = 0; i < v.nreachable; i++) {
+    int bad;
+    assert_int_equal(spec_check(s, c.dims, &v.reachable[i], &bad, &e), 0);
+    assert_int_equal(bad, -1);
+    for (int j = 0; j < i; j++) assert_false(config_equal(&v.reachable[i], &v.reachable[j]));
+  }
+  /* a greedy search that keeps every accepted proposal, single and two-knob moves alike */
+  proposer p;
+  proposer_init(&p, s, 1);
+  tried_set t = {0};
+  config best = c.start, cand;
+  int k, steps = 0, stale = 0;
+  assert_int_equal(tried_add(&t, &best), 0);
+  while (steps < 4000 && propose_next(&p, &best, &t, stale >= 3, &cand, &k)) {
+    int bad;
+    assert_int_equal(tried_add(&t, &cand), 0);
+    assert_int_equal(spec_check(s, c.dims, &cand, &bad, &e), 0);
+    if (bad < 0) {
+      if (!in_view(&v, &cand)) fail_msg("an accepted proposal at step %d is not reachable", steps);
+      int keep = (steps % 3) == 0; /* keep some, so best wanders */
+      propose_feedback(&p, &best, &cand, keep);
+      if (keep) best = cand;
+      stale = keep ? 0 : stale + 1;
+    }
+    steps++;
+  }
+  assert_true(steps > 10);
+  tried_release(&t);
+  space_release(&v);
+  campaign_release(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
+      cmocka_unit_test(propose_should_never_propose_a_tried_config),
+      cmocka_unit_test(propose_should_try_single_moves_before_two_knob_moves),
+      cmocka_unit_test(propose_should_start_with_two_knob_moves_when_asked),
+      cmocka_unit_test(propose_should_try_the_nearest_value_first),
+      cmocka_unit_test(propose_should_order_knobs_by_payoff_after_feedback),
+      cmocka_unit_test(propose_should_break_ties_by_the_seed),
+      cmocka_unit_test(propose_should_exhaust_a_two_knob_space),
+      cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
+      cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,274 @@
+/* Unit tests of kernels/reference.c: the CPU references and the input generator.
+ * Standalone: gcc -std=c11 -I. common/err.c kernels/reference.c tests/unit/test_reference.c -lcmocka -lm */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/reference.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *const mm_dims[] = {"M", "N", "K"};
+static const char *const mm_bufs[] = {"A", "B", "C"};
+static const char *const ln_dims[] = {"R", "D"};
+static const char *const ln_bufs[] = {"x", "gamma", "beta", "y"};
+
+static reference_io matmul_io(const float *A, const float *B, const long long *dims,
+                              const long long *counts, const float **bufs) {
+  bufs[0] = A, bufs[1] = B, bufs[2] = NULL;
+  return (reference_io){.family = "matmul", .ndims = 3, .dim_names = mm_dims, .dims = dims,
+                        .nbuffers = 3, .buf_names = mm_bufs, .bufs = bufs, .counts = counts};
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+static void matmul_should_match_a_hand_computed_2x3x2_product(void **state) {
+  (void)state;
+  /* A is 2x3 (M=2, K=3), B is 3x2 (N=2). */
+  const float A[] = {1, 2, 3, 4, 5, 6};
+  const float B[] = {7, 8, 9, 10, 11, 12};
+  const long long dims[] = {2, 2, 3}, counts[] = {6, 6, 4};
+  const float *bufs[3];
+  reference_io io = matmul_io(A, B, dims, counts, bufs);
+  double C[4];
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, C, &e), 0);
+  /* [1 2 3; 4 5 6] * [7 8; 9 10; 11 12] = [58 64; 139 154] */
+  assert_true(C[0] == 58.0 && C[1] == 64.0 && C[2] == 139.0 && C[3] == 154.0);
+  assert_int_equal(reference_output_index(&io), 2);
+}
+
+static void matmul_should_accumulate_in_double(void **state) {
+  (void)state;
+  /* 1 + 1023 terms of 2^-30: in float each small term vanishes against 1, in double they add up. */
+  enum { K = 1024 };
+  float A[K], B[K];
+  for (int k = 0; k < K; k++) A[k] = 1.0f, B[k] = k == 0 ? 1.0f : 0x1p-30f;
+  const long long dims[] = {1, 1, K}, counts[] = {K, K, 1};
+  const float *bufs[3];
+  reference_io io = matmul_io(A, B, dims, counts, bufs);
+  double C;
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, &C, &e), 0);
+  assert_true(C == 1.0 + (K - 1) * 0x1p-30);
+}
+
+static void matmul_should_refuse_wrong_buffer_names_and_sizes(void **state) {
+  (void)state;
+  const float A[6] = {0}, B[6] = {0};
+  const long long dims[] = {2, 2, 3}, counts[] = {6, 6, 4}, short_counts[] = {5, 6, 4};
+  const float *bufs[3] = {A, B, NULL};
+  static const char *const wrong[] = {"A", "Bt", "C"};
+  double C[4];
+  tf_err e = {0};
+  reference_io io = {.family = "matmul", .ndims = 3, .dim_names = mm_dims, .dims = dims,
+                     .nbuffers = 3, .buf_names = wrong, .bufs = bufs, .counts = counts};
+  assert_int_equal(reference_compute(&io, C, &e), -1);
+  assert_non_null(strstr(e.msg, "'B'"));
+  io.buf_names = mm_bufs;
+  io.counts = short_counts;
+  tf_err_clear(&e);
+  assert_int_equal(reference_compute(&io, C, &e), -1);
+  assert_non_null(strstr(e.msg, "'A'"));
+  io.counts = counts;
+  static const char *const wrong_dims[] = {"M", "N", "L"};
+  io.dim_names = wrong_dims;
+  tf_err_clear(&e);
+  assert_int_equal(reference_compute(&io, C, &e), -1);
+  assert_non_null(strstr(e.msg, "'K'"));
+}
+
+static void reference_should_refuse_an_unknown_family(void **state) {
+  (void)state;
+  const float x[1] = {1};
+  const float *bufs[1] = {x};
+  static const char *const names[] = {"x"};
+  static const char *const dnames[] = {"N"};
+  const long long dims[] = {1}, counts[] = {1};
+  reference_io io = {.family = "softmax", .ndims = 1, .dim_names = dnames, .dims = dims,
+                     .nbuffers = 1, .buf_names = names, .bufs = bufs, .counts = counts};
+  double out[1];
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, out, &e), -1);
+  assert_non_null(strstr(e.msg, "'softmax'"));
+  assert_int_equal(reference_output_index(&io), -1);
+}
+
+/* ---------------------------------------------------------------- layernorm */
+
+static void layernorm_rows_should_have_mean_zero_and_variance_one(void **state) {
+  (void)state;
+  enum { R = 5, D = 300 };
+  float *x = malloc(R * D * sizeof *x), gamma[D], beta[D];
+  double *y = malloc(R * D * sizeof *y);
+  assert_non_null(x);
+  assert_non_null(y);
+  reference_fill(x, R * D, 7);
+  for (int r = 0; r < R; r++) /* rows with offsets and scales of their own */
+    for (int i = 0; i < D; i++) x[r * D + i] = x[r * D + i] * (float)(r + 1) + (float)(3 * r);
+  for (int i = 0; i < D; i++) gamma[i] = 1.0f, beta[i] = 0.0f;
+  const long long dims[] = {R, D}, counts[] = {R * D, D, D, R * D};
+  const float *bufs[] = {x, gamma, beta, NULL};
+  reference_io io = {.family = "layernorm", .ndims = 2, .dim_names = ln_dims, .dims = dims,
+                     .nbuffers = 4, .buf_names = ln_bufs, .bufs = bufs, .counts = counts};
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, y, &e), 0);
+  assert_int_equal(reference_output_index(&io), 3);
+  for (int r = 0; r < R; r++) {
+    double m = 0, v = 0;
+    for (int i = 0; i < D; i++) m += y[r * D + i];
+    m /= D;
+    for (int i = 0; i < D; i++) v += (y[r * D + i] - m) * (y[r * D + i] - m);
+    v /= D;
+    assert_true(fabs(m) < 1e-12);
+    /* var / (var + eps): exactly 1 only without eps */
+    assert_true(fabs(v - 1.0) < 1e-3);
+    assert_true(v < 1.0);
+  }
+  free(x);
+  free(y);
+}
+
+static void layernorm_should_apply_gamma_and_beta(void **state) {
+  (void)state;
+  /* One row {-1, 1}: mean 0, var 1, so x_hat = x / sqrt(1 + eps). */
+  const float x[] = {-1.0f, 1.0f}, gamma[] = {2.0f, 3.0f}, beta[] = {0.5f, -0.5f};
+  const long long dims[] = {1, 2}, counts[] = {2, 2, 2, 2};
+  const float *bufs[] = {x, gamma, beta, NULL};
+  reference_io io = {.family = "layernorm", .ndims = 2, .dim_names = ln_dims, .dims = dims,
+                     .nbuffers = 4, .buf_names = ln_bufs, .bufs = bufs, .counts = counts};
+  double y[2];
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, y, &e), 0);
+  const double s = 1.0 / sqrt(1.0 + REFERENCE_LN_EPS);
+  assert_true(fabs(y[0] - (-2.0 * s + 0.5)) < 1e-15);
+  assert_true(fabs(y[1] - (3.0 * s - 0.5)) < 1e-15);
+}
+
+static void layernorm_should_refuse_a_gamma_of_the_wrong_width(void **state) {
+  (void)state;
+  const float x[4] = {0}, g[4] = {0}, b[4] = {0};
+  const long long dims[] = {2, 2}, counts[] = {4, 3, 2, 4};
+  const float *bufs[] = {x, g, b, NULL};
+  reference_io io = {.family = "layernorm", .ndims = 2, .dim_names = ln_dims, .dims = dims,
+                     .nbuffers = 4, .buf_names = ln_bufs, .bufs = bufs, .counts = counts};
+  double y[4];
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, y, &e), -1);
+  assert_non_null(strstr(e.msg, "'gamma'"));
+}
+
+/* ---------------------------------------------------------------- scale2 */
+
+static void scale2_should_double_its_input(void **state) {
+  (void)state;
+  const float x[] = {0.25f, -3.0f, 7.5f};
+  static const char *const names[] = {"x", "y"};
+  static const char *const dnames[] = {"N"};
+  const long long dims[] = {3}, counts[] = {3, 3};
+  const float *bufs[] = {x, NULL};
+  reference_io io = {.family = "scale2", .ndims = 1, .dim_names = dnames, .dims = dims,
+                     .nbuffers = 2, .buf_names = names, .bufs = bufs, .counts = counts};
+  double y[3];
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, y, &e), 0);
+  assert_true(y[0] == 0.5 && y[1] == -6.0 && y[2] == 15.0);
+  assert_int_equal(reference_output_index(&io), 1);
+}
+
+/* ---------------------------------------------------------------- rel_err */
+
+static void rel_err_should_be_zero_for_identical_and_infinite_for_nan(void **state) {
+  (void)state;
+  const float got[] = {1.0f, -2.0f, 3.5f};
+  const double ref[] = {1.0, -2.0, 3.5};
+  assert_true(reference_rel_err(got, ref, 3) == 0.0);
+  const float nan[] = {1.0f, NAN, 3.5f};
+  assert_true(isinf(reference_rel_err(nan, ref, 3)));
+  const float inf[] = {1.0f, -2.0f, INFINITY};
+  assert_true(isinf(reference_rel_err(inf, ref, 3)));
+  const float off[] = {1.0f, -2.0f, 4.5f}; /* ||(0,0,1)|| / ||(1,-2,3.5)|| */
+  assert_true(fabs(reference_rel_err(off, ref, 3) - 1.0 / sqrt(1.0 + 4.0 + 12.25)) < 1e-15);
+  const double zero[] = {0.0, 0.0};
+  const float zeros[] = {0.0f, 0.0f}, ones[] = {1.0f, 0.0f};
+  assert_true(reference_rel_err(zeros, zero, 2) == 0.0);
+  assert_true(isinf(reference_rel_err(ones, zero, 2)));
+}
+
+/* ---------------------------------------------------------------- generator */
+
+static void fill_should_be_deterministic_per_seed_and_differ_across_seeds(void **state) {
+  (void)state;
+  enum { N = 4096 };
+  float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *c = malloc(N * sizeof *c);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  reference_fill(a, N, 42);
+  reference_fill(b, N, 42);
+  reference_fill(c, N, 43);
+  assert_memory_equal(a, b, N * sizeof *a);
+  int same = 0;
+  for (int i = 0; i < N; i++) same += a[i] == c[i];
+  assert_true(same < N / 100);
+  /* seeds one generator step apart must not give shifted copies of one stream */
+  reference_fill(c, N, 42 + 0x9e3779b97f4a7c15ULL);
+  same = 0;
+  for (int i = 0; i + 1 < N; i++) same += a[i + 1] == c[i];
+  assert_true(same < N / 100);
+  free(a);
+  free(b);
+  free(c);
+}
+
+static void fill_should_stay_in_range_and_never_be_all_zeros(void **state) {
+  (void)state;
+  enum { N = 100000 };
+  float *x = malloc(N * sizeof *x);
+  assert_non_null(x);
+  for (unsigned long long seed = 0; seed < 4; seed++) {
+    reference_fill(x, N, seed);
+    double sum = 0.0, sq = 0.0;
+    int nonzero = 0;
+    float lo = 1.0f, hi = -1.0f;
+    for (int i = 0; i < N; i++) {
+      assert_true(x[i] >= -1.0f && x[i] < 1.0f);
+      nonzero += x[i] != 0.0f;
+      lo = fminf(lo, x[i]), hi = fmaxf(hi, x[i]);
+      sum += x[i], sq += (double)x[i] * x[i];
+    }
+    assert_true(nonzero > N - 10);
+    assert_true(lo < -0.99f && hi > 0.99f);
+    assert_true(fabs(sum / N) < 0.02);            /* uniform on [-1, 1): mean 0 */
+    assert_true(fabs(sq / N - 1.0 / 3.0) < 0.02); /* and variance 1/3 */
+  }
+  for (unsigned long long seed = 0; seed < 64; seed++) { /* even a single element */
+    float one;
+    reference_fill(&one, 1, seed);
+    assert_true(one != 0.0f);
+  }
+  free(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(matmul_should_match_a_hand_computed_2x3x2_product),
+      cmocka_unit_test(matmul_should_accumulate_in_double),
+      cmocka_unit_test(matmul_should_refuse_wrong_buffer_names_and_sizes),
+      cmocka_unit_test(reference_should_refuse_an_unknown_family),
+      cmocka_unit_test(layernorm_rows_should_have_mean_zero_and_variance_one),
+      cmocka_unit_test(layernorm_should_apply_gamma_and_beta),
+      cmocka_unit_test(layernorm_should_refuse_a_gamma_of_the_wrong_width),
+      cmocka_unit_test(scale2_should_double_its_input),
+      cmocka_unit_test(rel_err_should_be_zero_for_identical_and_infinite_for_nan),
+      cmocka_unit_test(fill_should_be_deterministic_per_seed_and_differ_across_seeds),
+      cmocka_unit_test(fill_should_stay_in_range_and_never_be_all_zeros),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
