@@ -191,7 +191,7 @@ __device__ __forceinline__ void move_split(float *as, float *bs, const Tile &t, 
   const bool nb = l.nc < t.nrem;
   if constexpr (ASYNC) {
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K))
+    for (int i = 0; i < G::IA; pa += L::a_step(i, K), ++i)
       async_copy<G::VEC, GUARD>(as + l.a_dst(i), pa, l.a_in(i, t), zero);
 #pragma unroll
     for (int i = 0; i < G::IB; ++i, pb += L::RB * N)
@@ -199,7 +199,7 @@ __device__ __forceinline__ void move_split(float *as, float *bs, const Tile &t, 
   } else {
     float va[G::IA][G::VEC], vb[G::IB][G::VEC];
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K))
+    for (int i = 0; i < G::IA; pa += L::a_step(i, K), ++i)
       load<G::VEC>(pa, !GUARD || l.a_in(i, t), va[i]);
 #pragma unroll
     for (int i = 0; i < G::IB; ++i, pb += L::RB * N)
@@ -222,14 +222,14 @@ __device__ __forceinline__ void move_joint(float *as, float *bs, const Tile &t, 
   const bool nb = l.nc < t.nrem;
   if constexpr (ASYNC) {
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K), pb += L::RB * N) {
+    for (int i = 0; i < G::IA; pa += L::a_step(i, K), pb += L::RB * N, ++i) {
       async_copy<G::VEC, true>(as + l.a_dst(i), pa, l.a_in(i, t), zero);
       async_copy<G::VEC, true>(bs + l.b_dst(i), pb, nb && l.rb + i * L::RB < t.krem, zero);
     }
   } else {
     float va[G::IA][G::VEC], vb[G::IB][G::VEC];
 #pragma unroll
-    for (int i = 0; i < G::IA; ++i, pa += L::a_step(i, K), pb += L::RB * N) {
+    for (int i = 0; i < G::IA; pa += L::a_step(i, K), pb += L::RB * N, ++i) {
       load<G::VEC>(pa, l.a_in(i, t), va[i]);
       load<G::VEC>(pb, nb && l.rb + i * L::RB < t.krem, vb[i]);
     }

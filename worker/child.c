@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "common/jsonio.h"
 #include "common/msg.h"
@@ -180,8 +183,18 @@ static int serve(child_state *st, const child_opts *o) {
   return 0;
 }
 
+/* A child must never outlive its worker: a hung kernel would hold the GPU for good. */
+static void tie_to_parent(void) {
+  pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(0); /* the worker died before the line above */
+  /* Descriptors a worker rank had open (MPI's sockets) are not ours to keep. */
+  for (int fd = 3; fd < 1024; fd++) close(fd);
+}
+
 int child_main(int argc, char **argv) {
   child_opts o = {.backend = NULL, .device = 0};
+  tie_to_parent();
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;
   if (!o.backend) {

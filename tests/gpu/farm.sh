@@ -2,7 +2,7 @@
 # On the GPU(s): a short real run of each family, one worker per GPU; every arm correct,
 # both instruments and the clocks in every recorded round, decisions recompute.
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib_gpu.sh"
+source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"
 for c in matmul-1024 layernorm-4096x768; do
   sed -E 's/"budget": [0-9]+/"budget": 3/' "$SRC/campaigns/$c.json" >"$c.json"

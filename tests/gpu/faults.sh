@@ -3,7 +3,7 @@
 # measure child; the next job runs on a fresh child on the same GPU; a wrong result is
 # rejected with its error; the campaign goes on to its end.
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib_gpu.sh"
+source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"
 "${MPIRUN[@]}" -np 2 "$TF" run --backend cuda --ledgers "$WORK/ledgers" "$SRC/campaigns/faulty.json" \
   2>run.err || { cat run.err; fail "run failed"; }

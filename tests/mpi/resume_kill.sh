@@ -6,7 +6,7 @@ cd "$WORK"
 cmd=("${MPIRUN[@]}" -np 3 "$TF" run --backend sim --ledgers "$WORK/ledgers" --quiet
      "$SRC/campaigns/matmul-1024.json")
 # Slow the simulated device down so the kill lands mid-campaign.
-TUNEFARM_SIM_SLEEP=50 setsid "${cmd[@]}" >first.out 2>&1 &
+TUNEFARM_SIM_SLEEP=50 "${cmd[@]}" >first.out 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
   n=$(cat "$WORK"/ledgers/matmul-1024/*.jsonl 2>/dev/null | grep -c '"type":"generation"' || true)
@@ -14,9 +14,13 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [ "$n" -ge 6 ] || { cat first.out; fail "the first run never got going"; }
-kill -9 -- -"$pid"
+# The whole farm dies at once, as in a node crash: mpirun and every rank (Open MPI puts each
+# rank in its own process group, so the group of mpirun is not enough).
+pkill -9 -f -- "--ledgers $WORK/ledgers" || true
 wait "$pid" 2>/dev/null || true
-sleep 0.5
+for _ in $(seq 1 100); do pgrep -f -- "--ledgers $WORK/ledgers" >/dev/null || break; sleep 0.1; done
+pgrep -f -- "--ledgers $WORK/ledgers" >/dev/null && fail "processes of the killed run survive"
+
 before=$(cat "$WORK"/ledgers/matmul-1024/*.jsonl | grep -c '"type":"generation"')
 grep -q '"type":"end"' "$WORK"/ledgers/matmul-1024/*.jsonl && fail "killed too late: a search had ended"
 "${cmd[@]}" 2>second.err || { cat second.err; fail "the resumed run failed"; }

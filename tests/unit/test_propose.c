@@ -259,11 +259,11 @@ static void propose_should_order_knobs_by_payoff_after_feedback(void **state) {
   /* rejections cost a little: eleven of them outweigh one keep, and b goes last */
   for (int i = 0; i < 11; i++) propose_feedback(&p, &best, &cand, 0);
   assert_true(p.payoff[b] < 0);
-  int order[3], n = 0;
+  int order[3], n = 0, calls = 0;
   tried_set t = {0};
   config c;
   int k;
-  while (n < 3 && propose_next(&p, &best, &t, 0, &c, &k)) {
+  while (n < 3 && calls++ < 100 && propose_next(&p, &best, &t, 0, &c, &k)) {
     int which = -1;
     changed(&c, &best, &which);
     if (n == 0 || order[n - 1] != which) order[n++] = which;
