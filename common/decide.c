@@ -73,7 +73,7 @@ const char *const decision_names[] = {"keep", "reject", "refused", "ambiguous"};
 
 void decide_defaults(decide_opts *o) {
   memset(o, 0, sizeof *o);
-  snprintf(o->rule, sizeof o->rule, "median");
+  snprintf(o->rule, sizeof o->rule, "sequential");
   o->min_gain = 0.01;
   o->drift_tolerance = 0.03;
   o->max_requeue = 2;

@@ -224,7 +224,7 @@ static void campaign_should_load_matmul_1024_as_written(void **state) {
   assert_int_equal(c.search.max_stale, 12);
   assert_int_equal(c.measure.samples, 10);
   assert_int_equal(c.measure.flush_l2, 1);
-  assert_string_equal(c.decide.rule, "median");
+  assert_string_equal(c.decide.rule, "sequential");
   assert_int_equal(c.decide.max_requeue, 2);
   campaign_release(&c);
 }
@@ -248,7 +248,7 @@ static void campaign_defaults_should_match_the_schema(void **state) {
   assert_int_equal(c.measure.flush_l2, 1);
   assert_true(c.measure.deadline_s == 120.0);
   assert_int_equal(c.measure.seed, 1);
-  assert_string_equal(c.decide.rule, "median");
+  assert_string_equal(c.decide.rule, "sequential");
   assert_true(c.decide.min_gain == 0.01);
   assert_true(c.decide.drift_tolerance == 0.03);
   assert_int_equal(c.decide.max_requeue, 2);

@@ -84,7 +84,7 @@ static void defaults_should_match_the_documented_values(void **state) {
   (void)state;
   decide_opts o;
   decide_defaults(&o);
-  assert_string_equal(o.rule, "median");
+  assert_string_equal(o.rule, "sequential");
   assert_true(o.min_gain == 0.01);
   assert_true(o.drift_tolerance == 0.03);
   assert_int_equal(o.max_requeue, 2);
