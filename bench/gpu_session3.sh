@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Device call 3 (nvidia-h200-x2): the real 3-rank campaigns, one worker per GPU, from their
+# start configurations, with the campaigns' default (sequential) rule; reports and verify.
+set -uo pipefail
+source bench/gpu_env.sh
+OUT=${OUT:-/tmp/out}
+R=$PWD/gpu-results
+rm -rf "$R"; mkdir -p "$R/logs" "$R/ledgers" "$OUT"
+S="$R/summary.txt"
+say() { echo "$*" | tee -a "$S"; }
+finish() {
+  tar czf "$OUT/logs.tgz" -C "$R" logs summary.txt 2>/dev/null
+  tar czf "$OUT/ledgers.tgz" -C "$R" ledgers 2>/dev/null
+  cp "$S" "$OUT/summary.txt"
+}
+trap finish EXIT
+{
+  date -u
+  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
+  cmake -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j 32
+} >"$R/logs/build.log" 2>&1 || { tail -40 "$R/logs/build.log"; exit 1; }
+say "$(date -u) built"
+export TUNEFARM_CACHE=$PWD/build/cache
+build/tunefarm devices >"$R/logs/devices.txt" 2>&1
+G=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)
+for c in matmul-1024 layernorm-4096x768; do
+  t0=$(date +%s)
+  timeout 240 mpirun --oversubscribe --bind-to none -np $((G + 1)) build/tunefarm run --backend cuda \
+    --ledgers "$R/ledgers" "campaigns/$c.json" >"$R/logs/run-$c.log" 2>&1
+  say "mpirun -np $((G + 1)) build/tunefarm run --backend cuda campaigns/$c.json: rc=$? $(( $(date +%s) - t0 )) s"
+  build/tunefarm report "$R/ledgers/$c" >"$R/logs/report-$c.md" 2>&1
+  build/tunefarm verify "$R"/ledgers/$c/*.jsonl | tail -1 | tee -a "$S"
+  grep -A3 '^  gpu' "$R/logs/run-$c.log" | tee -a "$S"
+done
