@@ -412,7 +412,7 @@ static void instruments_disagreeing_should_be_ambiguous(void **state) {
   add_rounds(r, 8, 0.97);
   for (int i = 0; i < 8; i++) {
     r->rounds[i].kernel_us[ARM_BEST] = 90.0;
-    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 0.99; /* the kernel says 1%, the span 3% */
+    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 0.997; /* the kernel says 0.3%, the span 3% */
     r->rounds[i].kernel_us[ARM_CONTROL] = 72.0;
   }
   decision d = run("sequential", r);
@@ -424,6 +424,31 @@ static void instruments_disagreeing_should_be_ambiguous(void **state) {
     r->rounds[i].kernel_us[ARM_NEW] = 90.0 * r->rounds[i].us[ARM_NEW] / 100.0;
   d = run("sequential", r);
   assert_int_equal(d.kind, DECISION_KEEP);
+  decision_release(&d);
+  for (int i = 0; i < 8; i++) /* diluted but backing: the kernel says 2%, the span 3% */
+    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 0.98;
+  d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  decision_release(&d);
+  free(r);
+}
+
+static void instruments_both_saying_slower_should_not_be_ambiguous(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 1.05); /* the span says 5% slower */
+  for (int i = 0; i < 8; i++) {
+    r->rounds[i].kernel_us[ARM_BEST] = 90.0;
+    r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 1.09; /* the kernel 9% slower */
+    r->rounds[i].kernel_us[ARM_CONTROL] = 72.0;
+  }
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  decision_release(&d);
+  for (int i = 0; i < 8; i++) r->rounds[i].kernel_us[ARM_NEW] = 90.0 * 0.97; /* kernel: 3% faster */
+  d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_AMBIGUOUS);
+  assert_reason_has(&d, "would reject");
   decision_release(&d);
   free(r);
 }
@@ -480,6 +505,7 @@ int main(void) {
       cmocka_unit_test(screen_should_use_clocks_around_the_round_and_the_throttle),
       cmocka_unit_test(too_many_screened_rounds_should_be_refused_as_noisy),
       cmocka_unit_test(instruments_disagreeing_should_be_ambiguous),
+      cmocka_unit_test(instruments_both_saying_slower_should_not_be_ambiguous),
       cmocka_unit_test(sequential_at_the_cap_should_decide_by_the_median),
       cmocka_unit_test(median_rule_should_need_all_its_rounds),
   };
