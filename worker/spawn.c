@@ -33,6 +33,14 @@ static void close_fds(childproc *c) {
 
 int childproc_running(const childproc *c) { return c->pid > 0; }
 
+int childproc_reap_if_exited(childproc *c) {
+  if (c->pid <= 0) return 0;
+  if (waitpid(c->pid, NULL, WNOHANG) != c->pid) return 0;
+  c->pid = 0;
+  close_fds(c);
+  return 1;
+}
+
 int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   int in[2], out[2];
   memset(c, 0, sizeof *c);

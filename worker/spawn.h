@@ -43,5 +43,7 @@ int childproc_recv(childproc *c, double deadline_s, cJSON **out, char *why, size
 void childproc_stop(childproc *c, double grace_s);
 void childproc_kill(childproc *c);
 int childproc_running(const childproc *c);
+/* 1 (and the handle released) if the child has already exited, else 0. */
+int childproc_reap_if_exited(childproc *c);
 
 #endif

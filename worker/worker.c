@@ -74,6 +74,7 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(jobmsg, "measure");
   const cJSON *dl = cJSON_GetObjectItemCaseSensitive(m, "deadline_s");
   double deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
+  childproc_reap_if_exited(&w->child); /* a child that ended after its last answer */
   if (!childproc_running(&w->child)) {
     cJSON *dev = start_child(w, why, sizeof why);
     if (!dev) return fault_json(id, w->uuid, why);
@@ -95,6 +96,10 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
     cJSON_Delete(reply);
     return fault_json(id, w->uuid, why);
   }
+  /* A fault result means the child found its device unusable and is exiting: the next
+   * job must not be sent to it, or that job would be blamed for this one's fault. */
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(reply, "status");
+  if (cJSON_IsString(st) && strcmp(st->valuestring, "fault") == 0) childproc_stop(&w->child, 10.0);
   return reply;
 }
 

@@ -11,6 +11,9 @@ l=$(ls "$WORK"/ledgers/faulty/*.jsonl)
 cat run.err
 grep -q '"new":{"FAULT":1}.*"status":"fault"' "$l" || fail "illegal address not recorded as a fault"
 grep -q '"new":{"FAULT":2}.*"status":"fault"' "$l" || fail "trap not recorded as a fault"
+# Each fault must be blamed on its own configuration: the cause names the device error,
+# never the exit of the previous job's child.
+! grep -q 'exited with status 3' "$l" || fail "a job was blamed for the previous child's exit"
 grep -q '"new":{"FAULT":3}.*timeout' "$l" || fail "hang not caught by the deadline"
 grep -q '"new":{"FAULT":4}.*"correct":false' "$l" || fail "wrong result not rejected"
 grep -q '"type":"end"' "$l" || fail "the campaign did not go on to its end"
