@@ -23,8 +23,10 @@ say "$(date -u) built"
 export TUNEFARM_CACHE=$PWD/build/cache
 build/tunefarm devices >"$R/logs/devices.txt" 2>&1
 G=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)
+(cd build && timeout 120 ctest -L gpu --output-on-failure) >"$R/logs/ctest-gpu.log" 2>&1
+say "ctest gpu: $(grep -E 'tests passed|tests failed' "$R/logs/ctest-gpu.log")"
 python3 bench/peers.py >"$R/logs/peers.jsonl" 2>&1; say "peers: $(wc -l <"$R/logs/peers.jsonl") lines"
-for c in matmul-1024 layernorm-4096x768; do
+for c in faulty matmul-1024 layernorm-4096x768; do
   t0=$(date +%s)
   timeout 240 mpirun --oversubscribe --bind-to none -np $((G + 1)) build/tunefarm run --backend cuda \
     --ledgers "$R/ledgers" "campaigns/$c.json" >"$R/logs/run-$c.log" 2>&1
