@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/jsonio.h"
 
@@ -24,11 +25,25 @@ int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e) {
   return rc;
 }
 
+/* Wait for a message without spinning: MPI_Probe busy-polls a whole core, and the
+ * coordinator and idle workers share their cores with the measure children whose timings
+ * they collect. Backs off from 50 us to 1 ms; a generation takes far longer than that. */
+static int probe_politely(MPI_Comm comm, int src, MPI_Status *st, tf_err *e) {
+  long ns = 50000;
+  for (;;) {
+    int flag = 0;
+    if (MPI_CHECK(MPI_Iprobe(src, MPI_ANY_TAG, comm, &flag, st), e)) return -1;
+    if (flag) return 0;
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 1000000) ns *= 2;
+  }
+}
+
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e) {
   MPI_Status st;
   int count = 0;
-  if (MPI_CHECK(MPI_Probe(src, MPI_ANY_TAG, comm, &st), e) ||
-      MPI_CHECK(MPI_Get_count(&st, MPI_CHAR, &count), e))
+  if (probe_politely(comm, src, &st, e) || MPI_CHECK(MPI_Get_count(&st, MPI_CHAR, &count), e))
     return NULL;
   char *buf = malloc((size_t)count + 1);
   if (!buf) {

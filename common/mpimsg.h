@@ -23,7 +23,8 @@ void mpimsg_init(MPI_Comm comm);
 int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e);
 
 /* Blocking receive from `src` (or MPI_ANY_SOURCE) of any tag; returns the parsed object
- * (caller deletes) and sets *tag and *from. */
+ * (caller deletes) and sets *tag and *from. Waits by polling with a short sleep, not by
+ * spinning, so a waiting rank leaves its core to the measure children. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
 
 /* Node-local index of this worker among the workers of its node (rank 0, the coordinator,

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/campaign.h"
@@ -35,9 +36,11 @@ typedef struct search {
   double best_us;      /* median of the best arm in the latest measured generation */
   double start_us;
   long long job_id;
+  int measured_before;  /* measured generations found in the ledger at start (resume) */
 } search;
 
 typedef struct farm {
+  double t0;           /* wall clock at start, for rates and the coordinator's share */
   MPI_Comm comm;
   const run_opts *o;
   campaign c;
@@ -422,6 +425,7 @@ static int open_search(farm *f, search *s, tf_err *e) {
   if (ledger_open(&s->l, &lo, &f->c, &s->dev, e)) return -1;
   replay_ctx x = {f, s, e};
   if (ledger_replay(s->l, replay_one, &x, e)) return -1;
+  s->measured_before = s->measured;
   if (s->generation > 0)
     progress(f, "[gpu%d %.12s] resuming %s at generation %d (%d measured, %d kept)%s\n",
              s->dev.ordinal, s->dev.uuid, ledger_path(s->l), s->generation + 1, s->measured,
@@ -453,10 +457,31 @@ static int serve(farm *f, tf_err *e) {
   return 0;
 }
 
+static double wall_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The coordinator's own CPU time over the run's wall time: how much of its core it needs. */
+static void print_load(const farm *f, FILE *out, double wall) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+               (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+  int measured = 0;
+  for (int i = 0; i < f->nsearch; i++) measured += f->s[i].measured - f->s[i].measured_before;
+  fprintf(out, "  coordinator: %.2f s of CPU in %.1f s of wall time (%.1f%% of one core), %d "
+               "measured generations\n",
+          cpu, wall, wall > 0 ? 100.0 * cpu / wall : 0.0, measured);
+}
+
 static void summary(const farm *f) {
   if (f->o->quiet) return;
   FILE *out = f->o->progress;
+  double wall = wall_s() - f->t0;
   fprintf(out, "\ntunefarm: campaign %s finished\n", f->c.name);
+  print_load(f, out, wall);
   for (int i = 0; i < f->nsearch; i++) {
     const search *s = &f->s[i];
     if (!s->usable) continue;
@@ -468,6 +493,9 @@ static void summary(const farm *f) {
             s->dev.ordinal, s->dev.uuid, s->dev.name, s->generation, s->keeps, s->rejects,
             s->refused, s->ambiguous, s->faults, cfg);
     if (s->start_us > 0) fprintf(out, " (%.2f us, start %.2f us)", s->best_us, s->start_us);
+    int n = s->measured - s->measured_before;
+    fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, wall,
+            wall > 0 ? 3600.0 * n / wall : 0.0);
     fprintf(out, "\n    ended: %s\n    ledger: %s\n", s->end_reason, ledger_path(s->l));
   }
 }
@@ -482,7 +510,7 @@ static void release(farm *f) {
 }
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
-  farm f = {.comm = comm, .o = o, .next_id = 1};
+  farm f = {.comm = comm, .o = o, .next_id = 1, .t0 = wall_s()};
   int size;
   MPI_Comm_size(comm, &size);
   f.nsearch = size - 1;
