@@ -37,6 +37,7 @@ typedef struct search {
   double start_us;
   long long job_id;
   int measured_before;  /* measured generations found in the ledger at start (resume) */
+  double t_first, t_end; /* wall clock of this run's first job and of the search's end */
 } search;
 
 typedef struct farm {
@@ -48,6 +49,12 @@ typedef struct farm {
   search *s;
   long long next_id;
 } farm;
+
+static double wall_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void progress(const farm *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(const farm *f, const char *fmt, ...) {
@@ -170,6 +177,7 @@ static int append(farm *f, search *s, cJSON *rec, tf_err *e) {
 
 static void end_search(farm *f, search *s, const char *why, tf_err *e) {
   s->done = 1;
+  s->t_end = wall_s();
   snprintf(s->end_reason, sizeof s->end_reason, "%s", why);
   cJSON *rec = cJSON_CreateObject();
   cJSON_AddStringToObject(rec, "type", "end");
@@ -201,6 +209,7 @@ static int send_job(farm *f, search *s, tf_err *e) {
   if (rc == 0) {
     s->busy = 1;
     s->job_id = f->next_id++;
+    if (s->t_first == 0) s->t_first = wall_s();
   }
   return rc;
 }
@@ -457,12 +466,6 @@ static int serve(farm *f, tf_err *e) {
   return 0;
 }
 
-static double wall_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The coordinator's own CPU time over the run's wall time: how much of its core it needs. */
 static void print_load(const farm *f, FILE *out, double wall) {
   struct rusage ru;
@@ -494,8 +497,9 @@ static void summary(const farm *f) {
             s->refused, s->ambiguous, s->faults, cfg);
     if (s->start_us > 0) fprintf(out, " (%.2f us, start %.2f us)", s->best_us, s->start_us);
     int n = s->measured - s->measured_before;
-    fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, wall,
-            wall > 0 ? 3600.0 * n / wall : 0.0);
+    double span = s->t_first > 0 && s->t_end > s->t_first ? s->t_end - s->t_first : wall;
+    fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, span,
+            span > 0 ? 3600.0 * n / span : 0.0);
     fprintf(out, "\n    ended: %s\n    ledger: %s\n", s->end_reason, ledger_path(s->l));
   }
 }
