@@ -81,9 +81,11 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   const cJSON *o;
   long long v;
   if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
-  if (!o) {
+  if (!o) { /* a baseline run: start against the control, once */
     c->search.enabled = 0;
     c->search.budget = 1;
+    c->search.fixed = 1;
+    c->search.pair = c->start;
     return 0;
   }
   if (jsonio_only_keys(c->path, WHAT, o, "search", keys, e)) return -1;
@@ -281,6 +283,29 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   return 0;
 }
 
+/* The campaign's identity for resume: its own bytes and those of every file it names (the
+ * template's .json and .cu, the committed control's), so an edited kernel is a new campaign. */
+static int hash_inputs(campaign *c, const char *text, size_t len, tf_err *e) {
+  const char *files[4] = {c->tmpl.path, c->tmpl.source_path,
+                          c->control_is_kernel ? c->control_kernel.path : NULL,
+                          c->control_is_kernel ? c->control_kernel.source_path : NULL};
+  const void *parts[5] = {text};
+  size_t lens[5] = {len};
+  char *bufs[4] = {0};
+  int n = 1, rc = 0;
+  for (int i = 0; i < 4 && files[i]; i++) {
+    bufs[i] = jsonio_slurp(files[i], "file", JSONIO_MAX_BYTES, &lens[n], e);
+    if (!bufs[i]) {
+      rc = -1;
+      break;
+    }
+    parts[n++] = bufs[i];
+  }
+  if (rc == 0) cache_key(parts, lens, n, c->hash);
+  for (int i = 0; i < 4; i++) free(bufs[i]);
+  return rc;
+}
+
 int campaign_load(campaign *c, const char *path, tf_err *e) {
   memset(c, 0, sizeof *c);
   if (strlen(path) >= sizeof c->path)
@@ -290,11 +315,16 @@ int campaign_load(campaign *c, const char *path, tf_err *e) {
   size_t len;
   char *text = jsonio_slurp(path, WHAT, JSONIO_MAX_BYTES, &len, e);
   if (!text) return -1;
-  cache_hash_hex(text, len, c->hash);
-  free(text);
   cJSON *root = jsonio_load(path, WHAT, e);
-  if (!root) return -1;
-  int rc = base_name(c, e) || find_root(c, e) || load_root(c, root, e) ? -1 : 0;
+  if (!root) {
+    free(text);
+    return -1;
+  }
+  int rc = base_name(c, e) || find_root(c, e) || load_root(c, root, e) ||
+                   hash_inputs(c, text, len, e)
+               ? -1
+               : 0;
+  free(text);
   cJSON_Delete(root);
   if (rc) campaign_release(c);
   return rc;

@@ -12,6 +12,7 @@
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
+#include "coordinator/audit.h"
 #include "coordinator/ledger.h"
 #include "coordinator/propose.h"
 
@@ -175,7 +176,7 @@ static int append(farm *f, search *s, cJSON *rec, tf_err *e) {
 
 /* ---- the search ---- */
 
-static void end_search(farm *f, search *s, const char *why, tf_err *e) {
+static int end_search(farm *f, search *s, const char *why, tf_err *e) {
   s->done = 1;
   s->t_end = wall_s();
   snprintf(s->end_reason, sizeof s->end_reason, "%s", why);
@@ -184,8 +185,9 @@ static void end_search(farm *f, search *s, const char *why, tf_err *e) {
   cJSON_AddStringToObject(rec, "reason", why);
   cJSON_AddNumberToObject(rec, "generation", s->generation);
   cJSON_AddItemToObject(rec, "best", spec_config_to_json(&f->c.tmpl, &s->best));
-  append(f, s, rec, e);
+  if (append(f, s, rec, e)) return -1;
   progress(f, "[gpu%d %.12s] search ends: %s\n", s->dev.ordinal, s->dev.uuid, why);
+  return 0;
 }
 
 static int record_static_refusal(farm *f, search *s, int bad, tf_err *e) {
@@ -219,28 +221,26 @@ static int next_job(farm *f, search *s, tf_err *e) {
   const search_opts *so = &f->c.search;
   char why[160];
   if (s->done || s->busy) return 0;
-  if (s->requeues > 0) return send_job(f, s, e); /* a noisy generation, measured again */
   if (s->measured >= so->budget) {
     snprintf(why, sizeof why, "budget of %d generations spent", so->budget);
-    end_search(f, s, why, e);
-    return 0;
+    return end_search(f, s, why, e);
   }
+  if (s->requeues > 0) return send_job(f, s, e); /* a noisy generation, measured again */
   if (so->fixed) { /* a study of the rule: the same pair every generation, best never moves */
     s->cand = so->pair;
     return send_job(f, s, e);
   }
   if (s->stale >= so->max_stale) {
     snprintf(why, sizeof why, "%d generations in a row without a keep (max_stale)", s->stale);
-    end_search(f, s, why, e);
-    return 0;
+    return end_search(f, s, why, e);
   }
   for (;;) {
     int nchanged, bad;
     if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &s->cand,
                       &nchanged)) {
-      end_search(f, s, "the space around best is exhausted (every one- and two-knob move tried)",
-                 e);
-      return 0;
+      return end_search(f, s,
+                        "the space around best is exhausted (every one- and two-knob move tried)",
+                        e);
     }
     if (tried_add(&s->tried, &s->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
     if (spec_check(&f->c.tmpl, f->c.dims, &s->cand, &bad, e)) return -1;
@@ -304,9 +304,16 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
   static job j;
   search *s = search_of_rank(f, from);
   if (!s || !s->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
-  if (result_from_json(msg, &r, e)) return -1;
-  if (r.id != s->job_id)
-    return tf_fail(e, TF_EXIT_FAIL, "rank %d answered job %lld, expected %lld", from, r.id, s->job_id);
+  tf_err bad = {0};
+  /* A malformed, misaddressed or foreign result is this generation's fault, not the farm's. */
+  if (result_from_json(msg, &r, &bad))
+    result_fault(&r, s->job_id, s->dev.uuid, "malformed result from the worker: %s", bad.msg);
+  else if (r.id != s->job_id)
+    result_fault(&r, s->job_id, s->dev.uuid, "the worker answered job %lld, not %lld", r.id,
+                 s->job_id);
+  else if (r.status == RESULT_OK && strcmp(r.device, s->dev.uuid) != 0)
+    result_fault(&r, s->job_id, s->dev.uuid,
+                 "the result was measured on %s, not on this search's device", r.device);
   s->busy = 0;
   s->measured++;
   decision d;
@@ -383,7 +390,11 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
   const cJSON *dec = cJSON_GetObjectItemCaseSensitive(rec, "decision");
   config cand;
-  if (!cJSON_IsNumber(g) || !cJSON_IsString(dec) ||
+  if (!cJSON_IsNumber(g) || g->valuedouble != (double)(s->generation + 1))
+    return tf_fail(x->e, TF_EXIT_INPUT,
+                   "ledger '%s': key 'generation' must be %d, the one after the previous record",
+                   ledger_path(s->l), s->generation + 1);
+  if (!cJSON_IsString(dec) ||
       spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "new"),
                             ledger_path(s->l), "new", &cand, x->e))
     return tf_fail(x->e, TF_EXIT_INPUT, "ledger '%s': generation record after %d is malformed",
@@ -397,6 +408,15 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   }
   s->measured++;
   int kept = strcmp(dec->valuestring, "keep") == 0 && !x->f->c.search.fixed;
+  int noisy = strcmp(dec->valuestring, "refused") == 0;
+  if (noisy && s->requeues < x->f->c.decide.max_requeue) { /* as count_decision: again */
+    s->requeues++;
+    s->cand = cand;
+    s->refused++;
+    return 0;
+  }
+  s->requeues = 0;
+  if (x->f->c.search.fixed) return 0;
   propose_feedback(&s->prop, &s->best, &cand, kept);
   if (kept) {
     s->best = cand;
@@ -479,6 +499,21 @@ static void print_load(const farm *f, FILE *out, double wall) {
           cpu, wall, wall > 0 ? 100.0 * cpu / wall : 0.0, measured);
 }
 
+/* Before stopping on an error, take the results still on their way: a worker blocked in a
+ * send that nobody receives would keep mpirun from ever exiting. Nothing is written. */
+static void drain(farm *f) {
+  for (int i = 0; i < f->nsearch; i++) {
+    search *s = &f->s[i];
+    while (s->usable && s->busy) {
+      int tag, from;
+      tf_err e = {0};
+      cJSON *msg = mpimsg_recv(f->comm, s->rank, &tag, &from, &e);
+      cJSON_Delete(msg);
+      if (!msg || tag == TAG_RESULT) s->busy = 0;
+    }
+  }
+}
+
 static void summary(const farm *f) {
   if (f->o->quiet) return;
   FILE *out = f->o->progress;
@@ -521,6 +556,15 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   f.s = calloc((size_t)f.nsearch, sizeof *f.s);
   tf_err load_err = {0};
   int loaded = campaign_load(&f.c, o->campaign, &load_err) == 0;
+  space_view v;
+  /* Evaluate every constraint over the whole space now: a template whose expressions fail
+   * somewhere (division by zero) is refused before any ledger is touched. */
+  if (loaded && space_enumerate(&f.c, &v, &load_err) == 0)
+    space_release(&v);
+  else if (loaded) {
+    campaign_release(&f.c);
+    loaded = 0;
+  }
   int rc = collect_hellos(&f, e);
   if (rc == 0 && !loaded) {
     *e = load_err;
@@ -539,6 +583,7 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
              o->backend, f.c.decide.rule);
     rc = serve(&f, e);
   }
+  if (rc != 0) drain(&f);
   coordinator_stop_all(comm);
   if (rc == 0) summary(&f);
   if (loaded) release(&f);

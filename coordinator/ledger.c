@@ -373,10 +373,10 @@ static int check_resume(void *ctx, long line, const cJSON *rec, tf_err *e) {
   if (strcmp(hash, x->c->hash) != 0) {
     const char *cpath = cJSON_GetObjectItemCaseSensitive(rec, "campaign_path")->valuestring;
     return tf_fail(e, TF_EXIT_INPUT,
-                   "ledger '%s': campaign '%s' changed since this ledger was started (it was "
-                   "'%s' with hash %.16s, now hash %.16s); resuming would mix results of two "
-                   "different campaigns: pass --fresh to move the old ledger aside and start a "
-                   "new one",
+                   "ledger '%s': campaign '%s' (or its template or control kernel) changed "
+                   "since this ledger was started (it was '%s' with hash %.16s, now hash %.16s); "
+                   "resuming would mix results of two different campaigns: pass --fresh to move "
+                   "the old ledger aside and start a new one",
                    x->path, x->c->path, cpath, hash, x->c->hash);
   }
   return 0;
@@ -476,8 +476,10 @@ static int replay_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
   const replay_ctx *x = ctx;
   if (line == 1) return 0;
   int rc = x->fn(x->ctx, rec);
+  if (rc < 0 && e && e->code) /* the callback said what is wrong: add where */
+    return tf_wrap(e, "ledger '%s': line %ld", x->path, line);
   if (rc < 0)
-    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': line %ld: the record could not be replayed",
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: the record could not be replayed",
                    x->path, line);
   return rc;
 }

@@ -51,6 +51,43 @@ int verify_record(const cJSON *rec, decision *d, char *why, size_t len) {
   return 0;
 }
 
+/* One ledger line: recompute it if it is a measured generation. A line that is not a
+ * record is a torn end (skipped, as resume does) when it is the last, else bad input. */
+static int verify_line(const char *path, int lineno, const char *line, int last, int *checked,
+                       int *bad) {
+  if (!line[0]) return 0;
+  cJSON *rec = cJSON_Parse(line);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "type"));
+  if (!rec || !type) {
+    cJSON_Delete(rec);
+    if (last) {
+      fprintf(stderr, "tunefarm verify: ledger '%s': torn last line %d skipped\n", path, lineno);
+      return 0;
+    }
+    fprintf(stderr, "tunefarm verify: ledger '%s': line %d is not a ledger record\n", path, lineno);
+    return 2;
+  }
+  decision d;
+  char why[512] = "";
+  int rc = strcmp(type, "generation") == 0 ? verify_record(rec, &d, why, sizeof why) : -1;
+  if (rc == -2) {
+    printf("%s:%d: cannot recompute: %s\n", path, lineno, why);
+    (*bad)++;
+  } else if (rc == 0) {
+    const char *dec = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "decision"));
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "reason"));
+    (*checked)++;
+    if (!dec || !reason || strcmp(dec, decision_names[d.kind]) || strcmp(reason, d.reason)) {
+      printf("%s:%d: recorded '%s' (%s) but the rounds give '%s' (%s)\n", path, lineno,
+             dec ? dec : "?", reason ? reason : "?", decision_names[d.kind], d.reason);
+      (*bad)++;
+    }
+    decision_release(&d);
+  }
+  cJSON_Delete(rec);
+  return 0;
+}
+
 static int verify_file(const char *path, int *checked, int *bad) {
   size_t len;
   tf_err e = {0};
@@ -59,38 +96,17 @@ static int verify_file(const char *path, int *checked, int *bad) {
     fprintf(stderr, "tunefarm verify: %s\n", e.msg);
     return 2;
   }
-  int lineno = 0;
-  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+  int lineno = 0, rc = 0;
+  for (char *line = text; rc == 0 && *line; ) {
+    char *nl = strchr(line, '\n');
+    int last = nl == NULL;
+    if (nl) *nl = '\0';
     lineno++;
-    cJSON *rec = cJSON_Parse(line);
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "type"));
-    if (!rec || !type) {
-      fprintf(stderr, "tunefarm verify: ledger '%s': line %d is not a record (torn?); skipped\n",
-              path, lineno);
-      cJSON_Delete(rec);
-      continue;
-    }
-    decision d;
-    char why[512] = "";
-    int rc = strcmp(type, "generation") == 0 ? verify_record(rec, &d, why, sizeof why) : -1;
-    if (rc == -2) {
-      printf("%s:%d: cannot recompute: %s\n", path, lineno, why);
-      (*bad)++;
-    } else if (rc == 0) {
-      const char *dec = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "decision"));
-      const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "reason"));
-      (*checked)++;
-      if (!dec || !reason || strcmp(dec, decision_names[d.kind]) || strcmp(reason, d.reason)) {
-        printf("%s:%d: recorded '%s' (%s) but the rounds give '%s' (%s)\n", path, lineno,
-               dec ? dec : "?", reason ? reason : "?", decision_names[d.kind], d.reason);
-        (*bad)++;
-      }
-      decision_release(&d);
-    }
-    cJSON_Delete(rec);
+    rc = verify_line(path, lineno, line, last, checked, bad);
+    line = nl ? nl + 1 : line + strlen(line);
   }
   free(text);
-  return 0;
+  return rc;
 }
 
 int verify_main(int argc, char **argv) {

@@ -44,7 +44,7 @@ static void usage(FILE *f) {
           "  --device N    device ordinal among the visible ones (default 0)\n"
           "  -h, --help    this text\n"
           "Exit status: 0 at end of input, 2 bad usage, 3 after a job that left the\n"
-          "device unusable (the result says why), 1 if the device cannot be opened.\n");
+          "device unusable or found no device (the result says why).\n");
 }
 
 static int parse_args(int argc, char **argv, child_opts *o) {
@@ -78,24 +78,25 @@ static int parse_args(int argc, char **argv, child_opts *o) {
   return 0;
 }
 
-static void reply(cJSON *o) {
-  jsonio_write_line(stdout, o);
-  cJSON_Delete(o);
-}
-
-static void reply_error(const char *msg) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "type", "error");
-  cJSON_AddStringToObject(o, "message", msg);
-  reply(o);
-}
-
 typedef struct child_state {
   const backend_ops *ops;
   void *self;
   device_record dev;
   int open;
+  FILE *out; /* the protocol: the original stdout, which nothing else may write to */
 } child_state;
+
+static void reply(child_state *st, cJSON *o) {
+  jsonio_write_line(st->out, o);
+  cJSON_Delete(o);
+}
+
+static void reply_error(child_state *st, const char *msg) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "error");
+  cJSON_AddStringToObject(o, "message", msg);
+  reply(st, o);
+}
 
 static int ensure_open(child_state *st, const child_opts *o, tf_err *e) {
   if (st->open) return 0;
@@ -112,13 +113,13 @@ static int ensure_open(child_state *st, const child_opts *o, tf_err *e) {
 static void do_hello(child_state *st, const child_opts *o) {
   tf_err e = {0};
   if (ensure_open(st, o, &e)) {
-    reply_error(e.msg);
+    reply_error(st, e.msg);
     return;
   }
   cJSON *out = cJSON_CreateObject();
   cJSON_AddStringToObject(out, "type", "hello");
   cJSON_AddItemToObject(out, "device", device_to_json(&st->dev));
-  reply(out);
+  reply(st, out);
 }
 
 /* Returns 1 when the device is unusable and the child must exit. */
@@ -128,18 +129,18 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
   tf_err e = {0};
   memset(&r, 0, sizeof r);
   if (job_from_json(msg, &j, &e)) {
-    reply_error(e.msg);
+    reply_error(st, e.msg);
     return 0;
   }
   if (ensure_open(st, o, &e)) {
     result_fault(&r, j.id, "", "cannot open the device: %s", e.msg);
-    reply(result_to_json(&r));
+    reply(st, result_to_json(&r));
     return 1;
   }
   int sticky = protocol_run(st->ops, st->self, &j, &r, &e) != 0;
   if (sticky) result_fault(&r, j.id, st->dev.uuid, "device error: %s", e.msg);
   snprintf(r.device, sizeof r.device, "%s", st->dev.uuid);
-  reply(result_to_json(&r));
+  reply(st, result_to_json(&r));
   return sticky;
 }
 
@@ -166,7 +167,7 @@ static int serve(child_state *st, const child_opts *o) {
     cJSON *msg = jsonio_parse(line, "message", &e);
     free(line);
     if (!msg) {
-      reply_error(e.msg);
+      reply_error(st, e.msg);
       continue;
     }
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(msg, "type");
@@ -176,7 +177,7 @@ static int serve(child_state *st, const child_opts *o) {
     else if (cJSON_IsString(type) && strcmp(type->valuestring, "job") == 0)
       stop = do_job(st, o, msg);
     else
-      reply_error("message: 'type' must be \"hello\" or \"job\"");
+      reply_error(st, "message: 'type' must be \"hello\" or \"job\"");
     cJSON_Delete(msg);
     if (stop) return CHILD_EXIT_STICKY;
   }
@@ -208,7 +209,15 @@ int child_main(int argc, char **argv) {
     fprintf(stderr, "tunefarm measure: unknown backend '%s' (cuda or sim)\n", o.backend);
     return 2;
   }
-  setvbuf(stdout, NULL, _IOLBF, 0);
+  /* Libraries (NVRTC, CUPTI, the driver) may print to stdout; keep the protocol on a
+   * descriptor of its own and send fd 1 to stderr. */
+  int proto = dup(1);
+  st.out = proto >= 0 ? fdopen(proto, "w") : NULL;
+  if (!st.out || dup2(2, 1) < 0) {
+    fprintf(stderr, "tunefarm measure: cannot set up the protocol pipe\n");
+    return 1;
+  }
+  setvbuf(st.out, NULL, _IOLBF, 0);
   rc = serve(&st, &o);
   if (st.open && rc == 0) st.ops->close(st.self);
   return rc;

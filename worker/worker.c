@@ -78,7 +78,17 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   if (!childproc_running(&w->child)) {
     cJSON *dev = start_child(w, why, sizeof why);
     if (!dev) return fault_json(id, w->uuid, why);
+    /* Ordinals shift when a GPU falls off the bus: never measure on another device. */
+    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "uuid"));
+    int same = u && strcmp(u, w->uuid) == 0;
+    if (!same) snprintf(why, sizeof why, "the fresh measure child sees device %s at ordinal %d, "
+                                         "not %s; this worker measures nothing else",
+                        u ? u : "(none)", w->o->device, w->uuid);
     cJSON_Delete(dev);
+    if (!same) {
+      childproc_stop(&w->child, 5.0);
+      return fault_json(id, w->uuid, why);
+    }
   }
   cJSON *reply = NULL;
   int rc = childproc_send(&w->child, jobmsg, &e);

@@ -60,6 +60,12 @@ sed -E 's/"values": \[/"values": ["x", /' root/templates/matmul.json.orig >root/
 case_ knob-values "values' must hold integers" root/campaigns/t.json
 head -c 200 root/templates/matmul.json.orig >root/templates/matmul.json
 case_ template-truncated "template" root/campaigns/t.json
+sed -E '0,/"expr": "/s/"expr": "/"expr": "64 \/ (1 - AK) > 0 \&\& /' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ expr-div-zero "division by zero" root/campaigns/t.json
+# run finds it before any ledger is written, though the start configuration is fine
+expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" root/campaigns/t.json
+grep -q "division by zero" last.err || fail "run: no clear message for a failing constraint"
+[ ! -e "$WORK/ledgers" ] || fail "run wrote a ledger before refusing the template"
 cp root/templates/matmul.json.orig root/templates/matmul.json
 
 # run refuses the same input with exit 2 and writes no ledger.
