@@ -4,27 +4,7 @@
 # Everything lands in $OUT/logs.tgz and $OUT/ledgers.tgz; a summary is printed last.
 set -uo pipefail
 source bench/gpu_env.sh
-OUT=${OUT:-/tmp/out}
-R=$PWD/gpu-results
-rm -rf "$R"; mkdir -p "$R/logs" "$R/ledgers" "$OUT"
-S="$R/summary.txt"
-say() { echo "$*" | tee -a "$S"; }
-T0=$(date +%s)
-# The call has 600 s: skip a step that would start after 480 s, so the results still come back.
-late() { [ $(( $(date +%s) - T0 )) -gt 480 ] && { say "skipped (out of time): $*"; return 0; }; return 1; }
-finish() {
-  tar czf "$OUT/logs.tgz" -C "$R" logs summary.txt 2>/dev/null
-  tar czf "$OUT/ledgers.tgz" -C "$R" ledgers 2>/dev/null
-  cp "$S" "$OUT/summary.txt"
-}
-trap finish EXIT
-{
-  date -u
-  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
-  cmake -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j 32
-} >"$R/logs/build.log" 2>&1 || { tail -40 "$R/logs/build.log"; exit 1; }
-say "$(date -u) built; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c)"
-export TUNEFARM_CACHE=$PWD/build/cache
+gpu_session_start
 (cd build && timeout 200 ctest -L 'unit|gpu' --output-on-failure -j 4) >"$R/logs/ctest.log" 2>&1
 say "ctest unit+gpu: $(grep -E 'tests passed|tests failed' "$R/logs/ctest.log")"
 grep -E '^\s*[0-9]+/[0-9]+ Test' "$R/logs/ctest.log" | grep -v Passed | tee -a "$S"

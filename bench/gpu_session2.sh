@@ -4,26 +4,8 @@
 # matmul template on its four shapes. Results in $OUT (logs.tgz, ledgers.tgz, summary.txt).
 set -uo pipefail
 source bench/gpu_env.sh
-OUT=${OUT:-/tmp/out}
-R=$PWD/gpu-results
-rm -rf "$R"; mkdir -p "$R/logs" "$R/ledgers" "$OUT"
-S="$R/summary.txt"
-say() { echo "$*" | tee -a "$S"; }
-T0=$(date +%s)
-late() { [ $(( $(date +%s) - T0 )) -gt 500 ] && { say "skipped (out of time): $*"; return 0; }; return 1; }
-finish() {
-  tar czf "$OUT/logs.tgz" -C "$R" logs summary.txt 2>/dev/null
-  tar czf "$OUT/ledgers.tgz" -C "$R" ledgers 2>/dev/null
-  cp "$S" "$OUT/summary.txt"
-}
-trap finish EXIT
-{
-  date -u
-  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
-  cmake -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j 32
-} >"$R/logs/build.log" 2>&1 || { tail -40 "$R/logs/build.log"; exit 1; }
-say "$(date -u) built"
-export TUNEFARM_CACHE=$PWD/build/cache
+LATE_S=500
+gpu_session_start
 (cd build && timeout 150 ctest -L gpu --output-on-failure) >"$R/logs/ctest-gpu.log" 2>&1
 say "ctest gpu: $(grep -E 'tests passed|tests failed' "$R/logs/ctest-gpu.log")"
 G=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)

@@ -3,24 +3,7 @@
 # start configurations, with the campaigns' default (sequential) rule; reports and verify.
 set -uo pipefail
 source bench/gpu_env.sh
-OUT=${OUT:-/tmp/out}
-R=$PWD/gpu-results
-rm -rf "$R"; mkdir -p "$R/logs" "$R/ledgers" "$OUT"
-S="$R/summary.txt"
-say() { echo "$*" | tee -a "$S"; }
-finish() {
-  tar czf "$OUT/logs.tgz" -C "$R" logs summary.txt 2>/dev/null
-  tar czf "$OUT/ledgers.tgz" -C "$R" ledgers 2>/dev/null
-  cp "$S" "$OUT/summary.txt"
-}
-trap finish EXIT
-{
-  date -u
-  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
-  cmake -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j 32
-} >"$R/logs/build.log" 2>&1 || { tail -40 "$R/logs/build.log"; exit 1; }
-say "$(date -u) built"
-export TUNEFARM_CACHE=$PWD/build/cache
+gpu_session_start
 build/tunefarm devices >"$R/logs/devices.txt" 2>&1
 G=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)
 (cd build && timeout 120 ctest -L gpu --output-on-failure) >"$R/logs/ctest-gpu.log" 2>&1

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/campaign.h"
+#include "tests/unit/testutil.h"
 
 /* ------------------------------------------------------------------ scratch project */
 
@@ -26,34 +27,6 @@ typedef struct fixture {
   char dir[256];
   char path[512]; /* dir/campaigns/toy.json */
 } fixture;
-
-static void rm_rf(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[2048];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      rm_rf(p);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
-
-static void write_file(const char *dir, const char *name, const char *text) {
-  char p[1024];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "w");
-  if (!f) fail_msg("cannot write '%s'", p);
-  assert_true(fputs(text, f) >= 0);
-  assert_int_equal(fclose(f), 0);
-}
 
 static const char *source_dir(void) {
   const char *s = getenv("TF_SOURCE_DIR");

@@ -14,6 +14,7 @@
 
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
+#include "tests/unit/testutil.h"
 
 typedef struct fixture {
   char dir[256];   /* the ledgers folder, a fresh temporary one per test */
@@ -22,25 +23,6 @@ typedef struct fixture {
   char path[1024]; /* where the device's ledger must be */
   FILE *log;       /* notes from the ledger module */
 } fixture;
-
-static void rm_rf(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[2048];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      rm_rf(p);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
 
 static void sim_device(device_record *d, int ordinal, const char *uuid) {
   memset(d, 0, sizeof *d);

@@ -21,6 +21,7 @@
 
 #include "coordinator/audit.h"
 #include "coordinator/propose.h"
+#include "tests/unit/testutil.h"
 
 /* ------------------------------------------------------------------ hand-built specs */
 
@@ -357,34 +358,6 @@ typedef struct fixture {
   char dir[256];
   char path[512];
 } fixture;
-
-static void rm_rf(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[2048];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      rm_rf(p);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
-
-static void write_file(const char *dir, const char *name, const char *text) {
-  char p[1024];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "w");
-  if (!f) fail_msg("cannot write '%s'", p);
-  assert_true(fputs(text, f) >= 0);
-  assert_int_equal(fclose(f), 0);
-}
 
 /* A, B in {0, 1} and C in {0, 1, 2}: 12 points.
  *   ab_equal   A == B                          refuses A != B: 2 x 3 = 6

@@ -16,6 +16,7 @@
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
 #include "coordinator/report.h"
+#include "tests/unit/testutil.h"
 
 typedef struct fixture {
   char dir[256];  /* the ledgers folder */
@@ -63,25 +64,6 @@ static const char *const records_b[] = {
     "\"median_ratio\":0.975,\"decision\":\"ambiguous\","
     "\"reason\":\"event span says 2.5% faster, kernel time says 0.3% slower\"}",
 };
-
-static void rm_rf(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[2048];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      rm_rf(p);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
 
 static void sim_device(device_record *d, int ordinal, const char *uuid) {
   memset(d, 0, sizeof *d);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coordinator/study.h"
+#include "tests/unit/testutil.h"
 
 #define UUID_A "GPU-aaaaaaaa-0000-0000-0000-000000000000"
 #define UUID_B "GPU-bbbbbbbb-0000-0000-0000-000000000000"
@@ -27,25 +28,6 @@ static const double wobble[8] = {0.004, -0.003, 0.001, -0.005, 0.002, -0.001, 0.
 typedef struct fixture {
   char dir[256];
 } fixture;
-
-static void rm_rf(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[2048];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      rm_rf(p);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);

@@ -1,0 +1,42 @@
+#include "tests/unit/testutil.h"
+
+// clang-format off
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+// clang-format on
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void rm_rf(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[2048];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      rm_rf(p);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+void write_file(const char *dir, const char *name, const char *text) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  if (!f) fail_msg("cannot write '%s'", p);
+  assert_true(fputs(text, f) >= 0);
+  assert_int_equal(fclose(f), 0);
+}
