@@ -39,7 +39,7 @@ static void usage(FILE *f) {
           "  verify LEDGER...   recompute every decision from its own recorded rounds\n"
           "  devices            the GPUs of this node and their tags\n"
           "  measure            the measure child (jobs on stdin, results on stdout)\n"
-          "  study              the decision rules on simulated A/A and known-gain streams\n\n"
+          "  study              both decision rules on simulated streams, or on GPU ledgers\n\n"
           "`tunefarm COMMAND --help` describes each. Exit status: 0 success, 1 failure,\n"
           "2 bad input or usage.\n");
 }

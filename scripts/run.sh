@@ -14,5 +14,4 @@ if [ "$gpus" -eq 0 ]; then
 fi
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun -np $((gpus + 1)) "${args[@]}" build/tunefarm run "$campaign" "$@"
-for l in ledgers/"$(basename "$campaign" .json)"/*.jsonl; do :; done
 build/tunefarm report ledgers/"$(basename "$campaign" .json)"
