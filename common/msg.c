@@ -23,6 +23,19 @@ static double num_or(const cJSON *o, const char *key, double dflt) {
   return dflt;
 }
 
+/* An integer field: the default when absent, not a number, fractional or out of [lo, hi]
+ * (a cast of 1e300 to int would be undefined behaviour). */
+static long long int_or(const cJSON *o, const char *key, long long dflt, long long lo,
+                        long long hi) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsNumber(it)) return dflt;
+  double v = it->valuedouble;
+  if (!(v >= (double)lo && v <= (double)hi) || v != floor(v)) return dflt;
+  return (long long)v;
+}
+#define INT_OR(o, key, dflt) ((int)int_or((o), (key), (dflt), -2147483647LL, 2147483647LL))
+#define LL_OR(o, key, dflt) int_or((o), (key), (dflt), -(1LL << 53), 1LL << 53)
+
 static void str_into(const cJSON *o, const char *key, char *dst, size_t len) {
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
   dst[0] = '\0';
@@ -52,7 +65,7 @@ static int read_ll_array(const cJSON *o, const char *key, long long *out, int n)
   if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) return -1;
   for (int i = 0; i < n; i++) {
     const cJSON *it = cJSON_GetArrayItem(a, i);
-    if (!cJSON_IsNumber(it)) return -1;
+    if (!cJSON_IsNumber(it) || !(fabs(it->valuedouble) <= 9007199254740992.0)) return -1;
     out[i] = (long long)it->valuedouble;
   }
   return 0;
@@ -109,14 +122,14 @@ int device_from_json(const cJSON *o, device_record *d, tf_err *e) {
   str_into(o, "nvrtc_version", nv, sizeof nv);
   if (sscanf(cc, "%d.%d", &d->cc_major, &d->cc_minor) != 2) d->cc_major = d->cc_minor = 0;
   if (sscanf(nv, "%d.%d", &d->nvrtc_major, &d->nvrtc_minor) != 2) d->nvrtc_major = 0;
-  d->sm_count = (int)num_or(o, "sm_count", 0);
-  d->mem_bytes = (long long)num_or(o, "memory_bytes", 0);
-  d->l2_bytes = (long long)num_or(o, "l2_bytes", 0);
-  d->max_sm_mhz = (int)num_or(o, "max_sm_mhz", 0);
-  d->cur_sm_mhz = (int)num_or(o, "current_sm_mhz", 0);
-  d->driver_version = (int)num_or(o, "driver_version", 0);
-  d->runtime_version = (int)num_or(o, "runtime_version", 0);
-  d->ordinal = (int)num_or(o, "ordinal", -1);
+  d->sm_count = INT_OR(o, "sm_count", 0);
+  d->mem_bytes = LL_OR(o, "memory_bytes", 0);
+  d->l2_bytes = LL_OR(o, "l2_bytes", 0);
+  d->max_sm_mhz = INT_OR(o, "max_sm_mhz", 0);
+  d->cur_sm_mhz = INT_OR(o, "current_sm_mhz", 0);
+  d->driver_version = INT_OR(o, "driver_version", 0);
+  d->runtime_version = INT_OR(o, "runtime_version", 0);
+  d->ordinal = INT_OR(o, "ordinal", -1);
   if (!d->uuid[0] || !d->backend[0] || !d->host[0] || d->ordinal < 0)
     return tf_fail(e, TF_EXIT_FAIL, "device record: 'uuid', 'backend', 'host' or 'ordinal' missing");
   return 0;
@@ -235,13 +248,13 @@ static cJSON *measure_to_json(const measure_opts *m) {
 }
 
 static void measure_from_json(const cJSON *o, measure_opts *m) {
-  m->burn_in = (int)num_or(o, "burn_in", 4);
-  m->rounds = (int)num_or(o, "rounds", 8);
-  m->samples = (int)num_or(o, "samples", 10);
-  m->input_sets = (int)num_or(o, "input_sets", 2);
+  m->burn_in = INT_OR(o, "burn_in", 4);
+  m->rounds = INT_OR(o, "rounds", 8);
+  m->samples = INT_OR(o, "samples", 10);
+  m->input_sets = INT_OR(o, "input_sets", 2);
   m->flush_l2 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "flush_l2"));
   m->deadline_s = num_or(o, "deadline_s", 120);
-  m->seed = (unsigned long long)num_or(o, "seed", 1);
+  m->seed = (unsigned long long)int_or(o, "seed", 1, 0, 1LL << 53);
 }
 
 cJSON *decide_opts_to_json(const decide_opts *d) {
@@ -263,13 +276,13 @@ static void decide_from_json(const cJSON *o, decide_opts *d) {
   str_into(o, "rule", d->rule, sizeof d->rule);
   d->min_gain = num_or(o, "min_gain", d->min_gain);
   d->drift_tolerance = num_or(o, "drift_tolerance", d->drift_tolerance);
-  d->max_requeue = (int)num_or(o, "max_requeue", d->max_requeue);
+  d->max_requeue = INT_OR(o, "max_requeue", d->max_requeue);
   d->alpha = num_or(o, "alpha", d->alpha);
   d->beta = num_or(o, "beta", d->beta);
-  d->min_rounds = (int)num_or(o, "min_rounds", d->min_rounds);
+  d->min_rounds = INT_OR(o, "min_rounds", d->min_rounds);
   d->clock_skew = num_or(o, "clock_skew", d->clock_skew);
   d->throttle_mhz = num_or(o, "throttle_mhz", d->throttle_mhz);
-  d->max_screened = (int)num_or(o, "max_screened", d->max_screened);
+  d->max_screened = INT_OR(o, "max_screened", d->max_screened);
 }
 
 static cJSON *arm_to_json(const job *j, int a) {
@@ -311,7 +324,7 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
     if (arm->geom.count[b] < 1 || arm->geom.count[b] > SPEC_MAX_ELEMENTS)
       return tf_fail(e, TF_EXIT_INPUT, "job: buffer count out of range");
   }
-  arm->geom.smem = (unsigned)num_or(o, "smem", 0);
+  arm->geom.smem = (unsigned)int_or(o, "smem", 0, 0, 232448);
   arm->sim_us = num_or(o, "sim_us", 10.0);
   str_into(o, "fault", arm->fault, sizeof arm->fault);
   return 0;
@@ -351,7 +364,7 @@ static int layout_from_json(const cJSON *o, job *j, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "job: 'dims', 'buffers' or 'args' missing or too long");
   cJSON_ArrayForEach(it, dims) {
     snprintf(j->dim_names[j->ndims], SPEC_NAME, "%s", it->string);
-    j->dims[j->ndims++] = (long long)num_or(dims, it->string, 0);
+    j->dims[j->ndims++] = LL_OR(dims, it->string, 0);
   }
   cJSON_ArrayForEach(it, bufs) {
     str_into(it, "name", j->buf_names[j->nbuffers], SPEC_NAME);
@@ -361,7 +374,7 @@ static int layout_from_json(const cJSON *o, job *j, tf_err *e) {
     int a = j->nargs++;
     if (cJSON_GetObjectItemCaseSensitive(it, "buffer")) {
       j->arg_kind[a] = SPEC_ARG_BUFFER;
-      j->arg_buffer[a] = (int)num_or(it, "buffer", 0);
+      j->arg_buffer[a] = INT_OR(it, "buffer", 0);
       if (j->arg_buffer[a] < 0 || j->arg_buffer[a] >= j->nbuffers)
         return tf_fail(e, TF_EXIT_INPUT, "job: args[%d] names no buffer", a);
     } else if (cJSON_GetObjectItemCaseSensitive(it, "float")) {
@@ -401,8 +414,8 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
   if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) < 1 || cJSON_GetArraySize(src) > 2 ||
       !cJSON_IsArray(arms) || cJSON_GetArraySize(arms) != ARM_COUNT)
     return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' (1 or 2 files) or 'arms' (3) missing");
-  j->id = (long long)num_or(o, "id", 0);
-  j->generation = (int)num_or(o, "generation", 0);
+  j->id = LL_OR(o, "id", 0);
+  j->generation = INT_OR(o, "generation", 0);
   str_into(o, "campaign", j->campaign, sizeof j->campaign);
   str_into(o, "family", j->family, sizeof j->family);
   str_into(o, "root", j->root, sizeof j->root);
@@ -517,13 +530,13 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
     if (strcmp(status, status_names[i]) == 0) s = i;
   if (s < 0) return tf_fail(e, TF_EXIT_FAIL, "result: unknown status '%s'", status);
   r->status = (result_status)s;
-  r->id = (long long)num_or(o, "id", -1);
+  r->id = LL_OR(o, "id", -1);
   str_into(o, "detail", r->detail, sizeof r->detail);
   str_into(o, "device", r->device, sizeof r->device);
   r->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "correct"));
   const cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "rel_err");
   for (int a = 0; a < ARM_COUNT; a++) r->rel_err[a] = num_or(err, arm_names[a], NAN);
-  r->burn_in = (int)num_or(o, "burn_in", 0);
+  r->burn_in = INT_OR(o, "burn_in", 0);
   r->compile_ms = num_or(o, "compile_ms", 0);
   r->cache_hit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cache_hit"));
   r->wall_s = num_or(o, "wall_s", 0);

@@ -350,6 +350,26 @@ static int check_name(spec *s, const char *name, tf_err *e) {
   return 0;
 }
 
+/* The longest name expression any configuration can produce must fit the jobs' 256 bytes. */
+static int check_name_length(const spec *s, tf_err *e) {
+  size_t n = strlen(s->kernel) + 2;
+  for (int k = 0; k < s->nknobs; k++) {
+    size_t widest = 0;
+    for (int i = 0; i < s->knobs[k].nvalues; i++) {
+      char v[32];
+      size_t w = (size_t)snprintf(v, sizeof v, "%lld", s->knobs[k].values[i]);
+      if (w > widest) widest = w;
+    }
+    n += widest + 2;
+  }
+  if (n >= 256)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'knobs': an instantiation name would need %zu characters "
+                        "(at most 255): fewer knobs or shorter values",
+                   s->path, n);
+  return 0;
+}
+
 static int load_root(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "problem",
                                      "knobs", "constraints", "launch", "buffers", "args",
@@ -366,7 +386,8 @@ static int load_root(spec *s, const cJSON *root, tf_err *e) {
       copy_name(s, "family", family, s->family, sizeof s->family, e))
     return -1;
   s->tolerance = 1e-5;
-  if (load_dims(s, root, e) || load_knobs(s, root, e) || load_constraints(s, root, e) ||
+  if (load_dims(s, root, e) || load_knobs(s, root, e) || check_name_length(s, e) ||
+      load_constraints(s, root, e) ||
       load_launch(s, root, e) || load_buffers(s, root, e) || load_args(s, root, e) ||
       jsonio_num(s->path, WHAT, root, "", "tolerance", 0, 0.0, 1.0, &s->tolerance, e) ||
       load_text_expr(s, root, "", "flops", 0, NULL, s->flops_text, sizeof s->flops_text,

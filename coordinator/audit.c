@@ -246,7 +246,8 @@ static int audit_batch(const campaign *c, const config *cfgs, int n, const char 
   const char *ptrs[COMPILE_MAX_EXPRS] = {0};
   const char *src[1] = {c->tmpl.source_path};
   for (int i = 0; i < n; i++) {
-    spec_name_expr(&c->tmpl, &cfgs[i], names[i], sizeof names[i]);
+    if (spec_name_expr(&c->tmpl, &cfgs[i], names[i], sizeof names[i])) /* spec_load bounds it */
+      return add_failure(t, "(name)", "an instantiation name is too long", ""), 0;
     ptrs[i] = names[i];
   }
   compile_result r;
