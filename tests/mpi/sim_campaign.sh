@@ -19,4 +19,10 @@ grep -q ' 0 differ' verify.out || fail "decisions do not recompute"
 "$TF" report "$WORK/ledgers" >report.md
 [ "$(grep -c '^## .* gpu[0-9]' report.md)" -eq 2 ] || fail "report does not show two devices"
 grep -q "search ends" run.err || fail "no progress lines"
+# Every record carries its job: `tunefarm measure` reruns it alone, and on the seeded
+# simulated device it reproduces the recorded rounds exactly.
+rec=$(grep -m1 '"status":"ok"' "${ledgers[0]}")
+echo "$rec" | sed 's/.*"job"://; s/}$//' | "$TF" measure --backend sim --device 0 >rerun.json
+[ "$(grep -o '"best_us":[0-9.]*' rerun.json)" = "$(echo "$rec" | grep -o '"best_us":[0-9.]*')" ] ||
+  fail "a ledger record's job does not reproduce its rounds"
 echo "ok: ${ledgers[*]}"
