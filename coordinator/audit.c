@@ -438,6 +438,20 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
            "sets each\n", t->checked);
 }
 
+/* --verbose: every refused configuration with the first constraint it breaks and why. */
+static void print_refusals(const campaign *c, const space_view *v) {
+  for (long long i = 0; i < v->size; i++) {
+    config cfg;
+    int bad = -1;
+    index_to_config(&c->tmpl, i, &cfg);
+    if (spec_check(&c->tmpl, c->dims, &cfg, &bad, NULL) || bad < 0) continue;
+    char name[512];
+    spec_config_str(&c->tmpl, &cfg, name, sizeof name);
+    printf("  refused %s: constraint '%s': %s\n", name, c->tmpl.cons[bad].name,
+           c->tmpl.cons[bad].reason);
+  }
+}
+
 static void audit_usage(FILE *f) {
   fprintf(f,
           "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] CAMPAIGN\n"
@@ -446,7 +460,8 @@ static void audit_usage(FILE *f) {
           "compile every accepted one with NVRTC for --arch (default sm_90), N instantiations\n"
           "per program (default 16), through the cubin cache ($TUNEFARM_CACHE, else\n"
           "$XDG_CACHE_HOME/tunefarm, else ~/.cache/tunefarm). Prints every failure with\n"
-          "its NVRTC log. --verbose also lists every reachable configuration. --run also\n"
+          "its NVRTC log. --verbose also lists every refused configuration with the\n"
+          "constraint it breaks and why, and every reachable one. --run also\n"
           "launches every reachable configuration on the GPU (three per job, as a measurement\n"
           "runs them) and checks it against the CPU reference on two fresh input sets.\n"
           "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
@@ -471,6 +486,7 @@ int audit_main(int argc, char **argv) {
     return e.code ? e.code : 1;
   }
   if (rank == 0) print_space(stdout, &c, &v);
+  if (rank == 0 && o.verbose) print_refusals(&c, &v);
   if (rank == 0 && o.verbose)
     for (int i = 0; i < v.nreachable; i++) {
       char cfg[512];
