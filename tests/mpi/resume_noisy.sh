@@ -22,4 +22,10 @@ head -n "$n" "$full" >"$cut"
 run "$WORK/cut" || { cat run.err; fail "the resumed run failed"; }
 diff <(measured "$full") <(measured "$cut") || fail "the resumed search measured other candidates"
 check_consecutive "$cut"
+# A ledger whose generation numbers jump is refused (exit 2), not resumed into a muddle.
+mkdir -p "$WORK/jump/noisy"
+sed -E '3s/"generation":[0-9]+/"generation":77/' "$full" | grep -v '"type":"end"' \
+  >"$WORK/jump/noisy/$(basename "$full")"
+expect_exit 2 run "$WORK/jump"
+grep -q "key 'generation' must be" run.err || { tail -3 run.err; fail "no clear message for a jump"; }
 echo "ok: the resumed search measured the same $(measured "$cut" | wc -l) generations"
