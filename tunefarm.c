@@ -2,6 +2,7 @@
  *
  *   run      (under mpirun)  coordinator/coordinator.h, worker/worker.h
  *   audit    (mpirun or not) coordinator/audit.h
+ *   bench                    coordinator/bench.h
  *   check                    coordinator/audit.h
  *   measure  (the child)     worker/child.h
  *   devices                  worker/devices.h
@@ -18,6 +19,7 @@
 #include "common/err.h"
 #include "common/mpimsg.h"
 #include "coordinator/audit.h"        // defines: check_main, audit_main
+#include "coordinator/bench.h"        // defines: bench_main
 #include "coordinator/coordinator.h"  // defines: coordinator_run
 #include "coordinator/report.h"       // defines: report_main
 #include "coordinator/verify.h"       // defines: verify_main
@@ -37,6 +39,7 @@ static void usage(FILE *f) {
           "  check CAMPAIGN     validate a campaign and count its space, compiling nothing\n"
           "  report LEDGER|DIR  per-GPU markdown tables of what the searches kept\n"
           "  verify LEDGER...   recompute every decision from its own recorded rounds\n"
+          "  bench CAMPAIGN     farm best, start, committed kernels and cuBLAS side by side\n"
           "  devices            the GPUs of this node and their tags\n"
           "  measure            the measure child (jobs on stdin, results on stdout)\n"
           "  study              both decision rules on simulated streams, or on GPU ledgers\n\n"
@@ -191,6 +194,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "report")) return report_main(argc, argv);
   if (!strcmp(cmd, "study")) return study_main(argc, argv);
   if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
+  if (!strcmp(cmd, "bench")) return bench_main(argc, argv);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;

@@ -1,67 +1,218 @@
-"""Peers on the same GPU, same protocol as tunefarm's measure child: one launch between two
-CUDA events, the L2 flushed (a write of 2x the L2) before each, FP32 without TF32, the median
-and spread over many launches. Prints one JSON line per measurement.
+"""Peers on one GPU, with the protocol of tunefarm's measure child and `tunefarm bench`: one
+launch between two CUDA events, the L2 flushed (a write of 2x the L2) before each, FP32
+without TF32, medians and spreads over rounds of samples. Every peer's output is checked
+against a float64 reference on the same inputs first (relative L2 error, tolerance 1e-5).
 
-    python3 bench/peers.py [--samples 200]
+Peers: torch.mm (cuBLAS), a Triton matmul (autotuned over the configurations below, IEEE
+FP32 dot), torch layer_norm, a Triton layernorm (one row per program, autotuned over warps),
+and a device-to-device copy (bytes read + written), the bandwidth ceiling.
+
+    python3 bench/peers.py [--rounds 10] [--samples 20] [--only matmul|layernorm|copy]
+
+Prints one JSON line per measurement, then a Markdown table.
 """
 import argparse
+import datetime
 import json
 import statistics
 
 import torch
 
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the table says so; torch peers still run
+    triton = None
 
-def timed(fn, flush, samples):
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
+MATMUL_SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096)]
+LAYERNORM_SHAPES = [(4096, 768), (16384, 4096)]
+EPS = 1e-5
+TOLERANCE = 1e-5
+SPIN_CYCLES_PER_SAMPLE = 400_000  # 200 us at 2 GHz per queued sample, several times its CPU cost
+
+if triton is not None:
+
+    def _mm_configs():
+        out = []
+        for bm, bn, bk, w, s in [(128, 128, 32, 8, 3), (128, 128, 16, 8, 4), (128, 64, 32, 4, 4),
+                                 (64, 128, 32, 4, 4), (64, 64, 32, 4, 4), (128, 256, 16, 8, 3),
+                                 (64, 128, 16, 4, 5), (128, 128, 32, 4, 3), (64, 64, 64, 4, 3),
+                                 (256, 128, 16, 8, 3)]:
+            out.append(triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP": 8},
+                                     num_warps=w, num_stages=s))
+        return out
+
+    @triton.autotune(configs=_mm_configs(), key=["M", "N", "K"])
+    @triton.jit
+    def _mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+            GROUP: tl.constexpr):
+        # Grouped tile order: GROUP row tiles share their B columns while they are in L2.
+        pid = tl.program_id(0)
+        tiles_m = tl.cdiv(M, BM)
+        tiles_n = tl.cdiv(N, BN)
+        per_group = GROUP * tiles_n
+        first = (pid // per_group) * GROUP
+        rows = min(tiles_m - first, GROUP)
+        pm = first + (pid % per_group) % rows
+        pn = (pid % per_group) // rows
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * K + rk[None, :]
+        pb = b + rk[:, None] * N + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            left = K - k * BK
+            x = tl.load(pa, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
+            y = tl.load(pb, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
+            acc = tl.dot(x, y, acc, input_precision="ieee")
+            pa += BK
+            pb += BK * N
+        tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    def triton_mm(x, y):
+        m, k = x.shape
+        n = y.shape[1]
+        out = torch.empty(m, n, device=x.device, dtype=torch.float32)
+        grid = lambda meta: (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]),)
+        _mm[grid](x, y, out, m, n, k)
+        return out
+
+    @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4, 8, 16)],
+                     key=["D"])
+    @triton.jit
+    def _ln(x, w, b, y, D, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        inside = cols < D
+        v = tl.load(x + row * D + cols, mask=inside, other=0.0)
+        mean = tl.sum(v, axis=0) / D
+        d = tl.where(inside, v - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / D + eps)
+        g = tl.load(w + cols, mask=inside, other=0.0)
+        h = tl.load(b + cols, mask=inside, other=0.0)
+        tl.store(y + row * D + cols, d * rstd * g + h, mask=inside)
+
+    def triton_ln(x, w, b):
+        rows, width = x.shape
+        out = torch.empty_like(x)
+        _ln[(rows,)](x, w, b, out, width, EPS, BLOCK=triton.next_power_of_2(width))
+        return out
+
+
+def timed(fn, flush, rounds, samples):
+    """Median and spread of `rounds` round medians of `samples` flushed launches each.
+
+    Each round starts with a spin kernel long enough for Python to enqueue all of the round's
+    launches behind it: a Python launch (Triton's above all) costs tens of microseconds of CPU,
+    more than a small kernel runs, and without the spin the GPU would idle between the start
+    event and the launch and the span would time the launcher. tunefarm's C harness enqueues
+    faster than the GPU drains the flush, so it needs no spin."""
     for _ in range(10):
         fn()
-    for i in range(samples):
-        flush.zero_()
-        start[i].record()
-        fn()
-        end[i].record()
-    torch.cuda.synchronize()
-    us = sorted(1000.0 * s.elapsed_time(e) for s, e in zip(start, end))
-    return {"median_us": statistics.median(us), "p10_us": us[len(us) // 10],
-            "p90_us": us[9 * len(us) // 10]}
+    meds = []
+    for _ in range(rounds):
+        start = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
+        end = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
+        torch.cuda._sleep(SPIN_CYCLES_PER_SAMPLE * samples)
+        for i in range(samples):
+            flush.zero_()
+            start[i].record()
+            fn()
+            end[i].record()
+        torch.cuda.synchronize()
+        meds.append(statistics.median(1000.0 * s.elapsed_time(e) for s, e in zip(start, end)))
+    return {"median_us": statistics.median(meds), "min_us": min(meds), "max_us": max(meds)}
+
+
+def rel_err(out, ref):
+    return float(torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref))
+
+
+def measure(arms, ref, flush, a, shape, rate, out):
+    """Check each (name, fn, tuner) arm against ref, time it, and append its record; rate(us)
+    formats the throughput, tuner (or None) is an autotuned Triton kernel whose choice is kept."""
+    for name, fn, tuner in arms:
+        err = rel_err(fn(), ref)
+        r = timed(fn, flush, a.rounds, a.samples)
+        r.update(peer=name, shape=shape, rel_err=err, rate=rate(r["median_us"]))
+        if tuner is not None:
+            r["config"] = str(tuner.best_config)
+        out.append(r)
+
+
+def matmul_peers(a, flush, gen, out):
+    for m, n, k in MATMUL_SHAPES:
+        x = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
+        y = torch.rand(k, n, device="cuda", generator=gen) * 2 - 1
+        ref = x.double() @ y.double()
+        arms = [("torch.mm (cuBLAS, FP32, no TF32)", lambda: torch.mm(x, y), None)]
+        if triton is not None:
+            arms.append(("Triton matmul (autotuned, IEEE FP32 dot)", lambda: triton_mm(x, y), _mm))
+        measure(arms, ref, flush, a, f"{m}x{n}x{k}",
+                lambda us: f"{2 * m * n * k / us / 1e6:.1f} TFLOP/s", out)
+
+
+def layernorm_peers(a, flush, gen, out):
+    for rows, width in LAYERNORM_SHAPES:
+        x = torch.rand(rows, width, device="cuda", generator=gen) * 2 - 1
+        w = torch.rand(width, device="cuda", generator=gen) * 2 - 1
+        b = torch.rand(width, device="cuda", generator=gen) * 2 - 1
+        xd = x.double()
+        mean = xd.mean(dim=1, keepdim=True)
+        var = ((xd - mean) ** 2).mean(dim=1, keepdim=True)
+        ref = (xd - mean) / torch.sqrt(var + EPS) * w.double() + b.double()
+        arms = [("torch layer_norm",
+                 lambda: torch.nn.functional.layer_norm(x, (width,), w, b, EPS), None)]
+        if triton is not None:
+            arms.append(("Triton layernorm (row per program, autotuned warps)",
+                         lambda: triton_ln(x, w, b), _ln))
+        measure(arms, ref, flush, a, f"{rows}x{width}",
+                lambda us: f"{8 * rows * width / us / 1e3:.0f} GB/s", out)
+
+
+def copy_peer(a, flush, gen, out):
+    src = torch.rand(1 << 28, device="cuda", generator=gen)
+    dst = torch.empty_like(src)
+    r = timed(lambda: dst.copy_(src), flush, a.rounds, 5)
+    r.update(peer="device copy (bytes read + written)", shape="1 GiB", rel_err=0.0,
+             rate=f"{2 * 4 * (1 << 28) / r['median_us'] / 1e3:.0f} GB/s")
+    out.append(r)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--samples", type=int, default=200)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--only", choices=["matmul", "layernorm", "copy"])
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    flush = torch.empty(2 * props.L2_cache_size // 4 + 1, dtype=torch.float32, device=dev)
-    g = torch.Generator(device=dev).manual_seed(1)
+    props = torch.cuda.get_device_properties(0)
+    flush = torch.empty(2 * props.L2_cache_size // 4 + 1, dtype=torch.float32, device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(1)
     out = []
-    for m, n, k in [(1024, 1024, 1024), (4096, 4096, 4096)]:
-        x = torch.rand(m, k, device=dev, generator=g) * 2 - 1
-        y = torch.rand(k, n, device=dev, generator=g) * 2 - 1
-        r = timed(lambda: torch.mm(x, y), flush, a.samples)
-        r.update(peer="torch.mm (cuBLAS, FP32, no TF32)", shape=f"{m}x{n}x{k}",
-                 tflops=2 * m * n * k / r["median_us"] / 1e6)
-        out.append(r)
-    for rows, width in [(4096, 768), (16384, 4096)]:
-        x = torch.rand(rows, width, device=dev, generator=g) * 2 - 1
-        w = torch.rand(width, device=dev, generator=g) * 2 - 1
-        b = torch.rand(width, device=dev, generator=g) * 2 - 1
-        ln = lambda: torch.nn.functional.layer_norm(x, (width,), w, b, 1e-5)
-        r = timed(ln, flush, a.samples)
-        r.update(peer="torch layer_norm", shape=f"{rows}x{width}",
-                 gbps=8 * rows * width / r["median_us"] / 1e3)
-        out.append(r)
-    src = torch.rand(1 << 28, device=dev, generator=g)
-    dst = torch.empty_like(src)
-    r = timed(lambda: dst.copy_(src), flush, 50)
-    r.update(peer="device copy (bytes read + written)", shape="1 GiB", gbps=2 * 4 * (1 << 28) / r["median_us"] / 1e3)
-    out.append(r)
+    if a.only in (None, "matmul"):
+        matmul_peers(a, flush, gen, out)
+    if a.only in (None, "layernorm"):
+        layernorm_peers(a, flush, gen, out)
+    if a.only in (None, "copy"):
+        copy_peer(a, flush, gen, out)
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     for r in out:
-        r.update(gpu=props.name, torch=torch.__version__)
+        r.update(gpu=props.name, torch=torch.__version__,
+                 triton=triton.__version__ if triton else None, date=when)
+        r["correct"] = r["rel_err"] <= TOLERANCE
         print(json.dumps(r))
+    print(f"\n{props.name}, torch {torch.__version__}, triton "
+          f"{triton.__version__ if triton else 'missing'}, {when}; L2 flushed before every launch; "
+          f"{a.rounds} rounds x {a.samples} samples\n")
+    print("| peer | shape | median µs | spread µs (round medians) | rate | rel_err |")
+    print("|---|---|---:|---|---:|---:|")
+    for r in out:
+        print(f"| {r['peer']} | {r['shape']} | {r['median_us']:.2f} | {r['min_us']:.2f}–"
+              f"{r['max_us']:.2f} | {r['rate']} | {r['rel_err']:.1e}"
+              f"{'' if r['correct'] else ' WRONG'} |")
 
 
 if __name__ == "__main__":

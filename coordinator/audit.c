@@ -129,6 +129,7 @@ typedef struct audit_opts {
   int batch;
   int verbose;
   int run;     /* also launch every reachable configuration on the GPU and check it */
+  int list;    /* print the reachable configurations' name expressions, compile nothing */
 } audit_opts;
 
 static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*usage)(FILE *)) {
@@ -136,13 +137,15 @@ static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*u
                                          {"batch", required_argument, 0, 'b'},
                                          {"verbose", no_argument, 0, 'v'},
                                          {"run", no_argument, 0, 'r'},
+                                         {"list", no_argument, 0, 'l'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "a:b:vrh", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "a:b:vrlh", longs, NULL)) != -1) {
     switch (c) {
       case 'r': o->run = 1; break;
+      case 'l': o->list = 1; break;
       case 'a': o->arch = optarg; break;
       case 'b': o->batch = atoi(optarg); break;
       case 'v': o->verbose = 1; break;
@@ -454,7 +457,7 @@ static void print_refusals(const campaign *c, const space_view *v) {
 
 static void audit_usage(FILE *f) {
   fprintf(f,
-          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] CAMPAIGN\n"
+          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] [--list] CAMPAIGN\n"
           "       mpirun -np R tunefarm audit CAMPAIGN   (spreads the compiles over R ranks)\n\n"
           "Enumerate the campaign's reachable configurations, check each statically, and\n"
           "compile every accepted one with NVRTC for --arch (default sm_90), N instantiations\n"
@@ -464,6 +467,8 @@ static void audit_usage(FILE *f) {
           "constraint it breaks and why, and every reachable one. --run also\n"
           "launches every reachable configuration on the GPU (three per job, as a measurement\n"
           "runs them) and checks it against the CPU reference on two fresh input sets.\n"
+          "--list prints the name expression of every reachable configuration, one per\n"
+          "line (for other tools, e.g. bench/spills.sh), and compiles nothing.\n"
           "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
 }
 
@@ -484,6 +489,15 @@ int audit_main(int argc, char **argv) {
   if (campaign_load(&c, o.campaign, &e) || space_enumerate(&c, &v, &e)) {
     if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
     return e.code ? e.code : 1;
+  }
+  if (o.list) {
+    for (int i = 0; rank == 0 && i < v.nreachable; i++) {
+      char name[512];
+      if (spec_name_expr(&c.tmpl, &v.reachable[i], name, sizeof name) == 0) printf("%s\n", name);
+    }
+    space_release(&v);
+    campaign_release(&c);
+    return 0;
   }
   if (rank == 0) print_space(stdout, &c, &v);
   if (rank == 0 && o.verbose) print_refusals(&c, &v);

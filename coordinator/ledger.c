@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -498,4 +500,61 @@ void ledger_close(ledger *l) {
   if (!l) return;
   if (l->fd >= 0) close(l->fd); /* also releases the flock */
   free(l);
+}
+
+/* ---------------------------------------------------------------- the best of a search */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double ledger_rounds_median(const cJSON *rounds, const char *key) {
+  int n = cJSON_GetArraySize(rounds);
+  if (n <= 0) return NAN;
+  double *v = malloc((size_t)n * sizeof *v);
+  if (!v) return NAN;
+  int k = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rounds) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
+  }
+  double m = NAN;
+  if (k > 0) {
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  }
+  free(v);
+  return m;
+}
+
+void ledger_best_init(ledger_best *b) {
+  b->cfg = NULL;
+  b->from[0] = '\0';
+  b->us = NAN;
+  b->gen = -1;
+}
+
+int ledger_best_add(ledger_best *b, long long gen, const cJSON *record) {
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(record, "decision");
+  int keep = cJSON_IsString(d) && strcmp(d->valuestring, "keep") == 0;
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(record, keep ? "new" : "best");
+  cJSON *copy = cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject();
+  if (!copy) return -1;
+  cJSON_Delete(b->cfg);
+  b->cfg = copy;
+  snprintf(b->from, sizeof b->from, "%s", keep ? "new" : "best");
+  const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(record, "rounds");
+  double latest = ledger_rounds_median(rounds, keep ? "new_us" : "best_us");
+  if (!isnan(latest)) {
+    b->us = latest;
+    b->gen = gen;
+  }
+  return 0;
+}
+
+void ledger_best_release(ledger_best *b) {
+  cJSON_Delete(b->cfg);
+  ledger_best_init(b);
 }

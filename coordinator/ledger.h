@@ -63,4 +63,26 @@ int ledger_scan(const char *path, FILE *log,
                 int (*fn)(void *ctx, long line, const cJSON *record, tf_err *e), void *ctx,
                 tf_err *e);
 
+/* The best configuration of a search as its ledger shows it; report and bench read it the
+ * same way. Fed every generation record in file order: after each, the best is the record's
+ * "new" when the decision was "keep", else its "best" (a static refusal counts too: its
+ * "best" is what the search held). Its time is the latest median over a measured record's
+ * rounds of whatever was best then ("new_us" of a keep, else "best_us").
+ * Ownership: cfg is a copy the struct owns; ledger_best_release frees it. */
+typedef struct ledger_best {
+  cJSON *cfg;      /* {"BM": 64, ...}; NULL until a generation record was seen */
+  char from[8];    /* the key cfg was copied from: "new" or "best" */
+  double us;       /* NAN until a record measured it */
+  long long gen;   /* the generation that measured us; -1 until then */
+} ledger_best;
+
+void ledger_best_init(ledger_best *b);
+/* Take one generation record whose "generation" is gen; -1 only when out of memory. */
+int ledger_best_add(ledger_best *b, long long gen, const cJSON *record);
+void ledger_best_release(ledger_best *b);
+
+/* Median of the finite numbers under `key` in the objects of a record's "rounds" array
+ * ("best_us", "new_kernel_us", ...); NAN when there is none. */
+double ledger_rounds_median(const cJSON *rounds, const char *key);
+
 #endif

@@ -40,6 +40,8 @@ void proposer_init(proposer *p, const spec *s, unsigned long long seed) {
   for (int k = 0; k < s->nknobs; k++) p->tiebreak[k] = (int)(mix(seed * 131 + (unsigned)k) >> 40);
 }
 
+void proposer_repairs(proposer *p, const long long *dims) { p->dims = dims; }
+
 /* Knob indices, best payoff first. */
 static void knob_order(const proposer *p, int *order) {
   int n = p->s->nknobs;
@@ -78,10 +80,39 @@ static int single_move(const proposer *p, const config *best, const tried_set *t
   return 0;
 }
 
+/* 1 if c passes every constraint at the proposer's dims. */
+static int legal(const proposer *p, const config *c) {
+  int bad = -1;
+  return spec_check(p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
+}
+
+/* The first one-knob move (knobs by payoff, nearest steps first) that breaks a constraint and
+ * has an untried legal repair: the same move plus the nearest step of another knob. */
+static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
+                       config *out) {
+  static const int steps[4] = {1, -1, 2, -2};
+  int n = p->s->nknobs;
+  for (int i = 0; i < n; i++)
+    for (int si = 0; si < 4; si++) {
+      config one = *best;
+      if (!step_knob(p->s, &one, order[i], steps[si]) || legal(p, &one)) continue;
+      for (int j = 0; j < n; j++)
+        for (int sj = 0; sj < 4 && j != i; sj++) {
+          config c = one;
+          if (step_knob(p->s, &c, order[j], steps[sj]) && !tried_has(t, &c) && legal(p, &c)) {
+            *out = c;
+            return 1;
+          }
+        }
+    }
+  return 0;
+}
+
 static int two_move(const proposer *p, const config *best, const tried_set *t, config *out) {
   static const int steps[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
   int order[SPEC_MAX_KNOBS], n = p->s->nknobs;
   knob_order(p, order);
+  if (p->dims && repair_move(p, best, t, order, out)) return 1;
   for (int scale = 1; scale <= 2; scale++)
     for (int i = 0; i < n; i++)
       for (int j = i + 1; j < n; j++)

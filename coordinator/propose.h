@@ -7,6 +7,13 @@
  * one or two steps) once single moves stall for `two_knob_after` rejections
  * or run out, because the gains that matter can be interactions (the field
  * note's staging x step). Exhausted when neither finds an untried point.
+ *
+ * With the problem's dimensions (proposer_repairs), two-knob moves start with
+ * repairs: a one-knob move that breaks a static constraint, together with the
+ * nearest move of another knob that makes it legal. A larger register tile
+ * alone can leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with
+ * a wider block (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the
+ * H200, which a search ordered only by payoff never reached (docs/BENCHMARKS.md).
  * Ownership: tried_set owns its array (tried_release). */
 #ifndef TF_PROPOSE_H
 #define TF_PROPOSE_H
@@ -26,9 +33,14 @@ typedef struct proposer {
   const spec *s;
   double payoff[SPEC_MAX_KNOBS];
   int tiebreak[SPEC_MAX_KNOBS]; /* seeded order for knobs of equal payoff */
+  const long long *dims;        /* the problem, for repairs; NULL: no repairs */
 } proposer;
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed);
+
+/* Let two-knob moves start with repairs of refused one-knob moves, checked against the
+ * constraints at `dims` (borrowed: it must outlive the proposer). */
+void proposer_repairs(proposer *p, const long long *dims);
 
 /* 1 and *out (and *nchanged: 1 or 2 knobs) when a candidate exists, 0 when exhausted. */
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,

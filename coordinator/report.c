@@ -51,9 +51,7 @@ typedef struct ledger_sum {
   size_t nkeeps, capkeeps;
   outcome out[OUT_COUNT];
   double start_us;        /* the first measured best: the start configuration */
-  char final_cfg[1024];   /* the last record's best, or its new when it was kept */
-  double final_us;        /* the latest median of whatever was best at the time */
-  long long final_gen;
+  ledger_best best;       /* the final best, read as bench reads it (coordinator/ledger.h) */
   int ended;
   char end_reason[512];
 } ledger_sum;
@@ -144,32 +142,6 @@ static int collect(const char *arg, path_list *out, tf_err *e) {
 }
 
 /* ---------------------------------------------------------------- values */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of the numeric `key` over a generation's rounds; NAN if there is none. */
-static double rounds_median(const cJSON *rounds, const char *key) {
-  int n = cJSON_GetArraySize(rounds);
-  if (n <= 0) return NAN;
-  double *v = malloc((size_t)n * sizeof *v);
-  if (!v) return NAN;
-  int k = 0;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, rounds) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, key);
-    if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
-  }
-  double m = NAN;
-  if (k > 0) {
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-  }
-  free(v);
-  return m;
-}
 
 static double num_or_nan(const cJSON *o, const char *key) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -304,19 +276,14 @@ static int generation(ledger_sum *s, long line, const cJSON *rec, tf_err *e) {
   const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(rec, "rounds");
   const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
   const char *why = cJSON_IsString(reason) ? reason->valuestring : NULL;
-  double before = rounds_median(rounds, "best_us"), after = rounds_median(rounds, "new_us");
+  double before = ledger_rounds_median(rounds, "best_us");
+  double after = ledger_rounds_median(rounds, "new_us");
   int keep = strcmp(decision, "keep") == 0;
 
   s->generations++;
   if (cJSON_IsArray(rounds)) s->rounds += cJSON_GetArraySize(rounds);
   if (isnan(s->start_us) && !isnan(before)) s->start_us = before;
-  config_text(cJSON_GetObjectItemCaseSensitive(rec, keep ? "new" : "best"), s->final_cfg,
-              sizeof s->final_cfg);
-  double latest = keep ? after : before;
-  if (!isnan(latest)) {
-    s->final_us = latest;
-    s->final_gen = gen;
-  }
+  if (ledger_best_add(&s->best, gen, rec)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   int rc;
   if (keep)
     rc = add_keep(s, gen, rec, before, after, decision);
@@ -357,13 +324,14 @@ static void sum_init(ledger_sum *s, const char *path) {
   static const char *const names[OUT_COUNT] = {"rejected", "refused", "ambiguous", "other"};
   memset(s, 0, sizeof *s);
   s->path = path;
-  s->start_us = s->final_us = NAN;
-  s->final_gen = -1;
+  s->start_us = NAN;
+  ledger_best_init(&s->best);
   for (int i = 0; i < OUT_COUNT; i++) s->out[i].name = names[i];
 }
 
 static void sum_release(ledger_sum *s) {
   free(s->keeps);
+  ledger_best_release(&s->best);
   for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
 }
 
@@ -429,14 +397,15 @@ static void print_section(FILE *f, ledger_sum *s) {
     fputc('\n', f);
   }
   for (int i = 0; i < OUT_COUNT; i++) print_outcome(f, &s->out[i]);
+  char cfg[1024];
+  config_text(s->best.cfg, cfg, sizeof cfg);
   if (s->generations == 0)
     fputs("- final best: none yet (no generation recorded)\n", f);
-  else if (s->final_gen < 0)
-    fprintf(f, "- final best: %s (never measured)\n", s->final_cfg[0] ? s->final_cfg : "—");
+  else if (s->best.gen < 0)
+    fprintf(f, "- final best: %s (never measured)\n", cfg[0] ? cfg : "—");
   else
-    fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n",
-            s->final_cfg[0] ? s->final_cfg : "—", fmt_num(a, sizeof a, 2, "", s->final_us),
-            s->final_gen);
+    fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n", cfg[0] ? cfg : "—",
+            fmt_num(a, sizeof a, 2, "", s->best.us), s->best.gen);
   fprintf(f, "- ended: %s\n", s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "- generations: %lld, rounds recorded: %lld\n\n", s->generations, s->rounds);
 }
@@ -454,9 +423,9 @@ static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {
     device_uuid8(&s[i].dev, u8);
     fprintf(f, "| %s gpu%d %s (%s) | %s | %lld | %zu | %s | %s | ", s[i].dev.host,
             s[i].dev.ordinal, s[i].dev.name, u8, s[i].campaign, s[i].generations, s[i].nkeeps,
-            fmt_num(a, sizeof a, 2, "", s[i].final_us),
+            fmt_num(a, sizeof a, 2, "", s[i].best.us),
             fmt_num(b, sizeof b, 2, "", s[i].start_us));
-    double up = s[i].start_us / s[i].final_us;
+    double up = s[i].start_us / s[i].best.us;
     fmt_num(c, sizeof c, 3, "×", up);
     fprintf(f, "%s | `%s` |\n", c, s[i].path);
   }

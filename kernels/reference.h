@@ -20,6 +20,12 @@
 /* Fill n floats with uniform values in [-1, 1) from a seeded generator (never zeros-only). */
 void reference_fill(float *x, size_t n, unsigned long long seed);
 
+/* The seed of one input buffer: buffer `buffer` (its index in the spec's buffer list) of input
+ * set `set` in a job seeded with `seed`. Independent streams per (seed, set, buffer). Every
+ * path that feeds a kernel (the cuda backend's arms, the bench's cuBLAS arm) fills with
+ * reference_fill(x, n, reference_input_seed(...)), so they all see the same inputs. */
+unsigned long long reference_input_seed(unsigned long long seed, int set, int buffer);
+
 /* The family's output for the given inputs. `bufs` and `names` list every buffer
  * (inputs and outputs) of the job; the output buffer(s) are written as double into `out`
  * (same element count as the output buffer). Returns -1 for an unknown family or a

@@ -2,7 +2,7 @@
 //   y = (x - mean) / sqrt(var + eps) * gamma + beta,   var the biased variance, eps 1e-5.
 //
 // Standalone build (append an explicit instantiation, e.g.
-//   template __global__ void tf_layernorm<1,2,256,4,0,2>(const float*, const float*, const float*, float*, int, int, float);):
+//   template __global__ void tf_layernorm<1,2,256,4,0,2,0>(const float*, const float*, const float*, float*, int, int, float);):
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/layernorm.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
@@ -20,6 +20,9 @@
 //   CACHE   chunks of VEC floats each thread keeps in registers between the passes; the rest
 //           of a row that does not fit is read again from global memory (L1/L2) by the
 //           later passes. 0 streams the row three times.
+//   HINT    1: the last read of each chunk of x and every store of y carry the evict-first
+//           ("streaming", .cs) cache hint, so a row read once and the output written once do
+//           not push lines that will be used again out of L1 and L2; 0: default caching.
 // Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
 // guarded by c < D/VEC: each element is counted exactly once at every width. (The
 // predecessor's two-warp kernel gave each warp a span and stepped through it in whole
@@ -46,14 +49,37 @@ __device__ __forceinline__ void load(const float *p, float (&v)[VEC]) {
   }
 }
 
-template <int VEC>
+// The last read of a chunk: with HINT, ld.global.cs (evict first: the row is not read again).
+template <int VEC, int HINT>
+__device__ __forceinline__ void load_last(const float *p, float (&v)[VEC]) {
+  if constexpr (!HINT) {
+    load<VEC>(p, v);
+  } else if constexpr (VEC == 4) {
+    asm("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3]) : "l"(p));
+  } else if constexpr (VEC == 2) {
+    asm("ld.global.cs.v2.f32 {%0, %1}, [%2];" : "=f"(v[0]), "=f"(v[1]) : "l"(p));
+  } else {
+    asm("ld.global.cs.f32 %0, [%1];" : "=f"(v[0]) : "l"(p));
+  }
+}
+
+template <int VEC, int HINT>
 __device__ __forceinline__ void store(float *p, const float (&v)[VEC]) {
-  if constexpr (VEC == 4)
+  if constexpr (HINT && VEC == 4) {
+    asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3]) : "memory");
+  } else if constexpr (HINT && VEC == 2) {
+    asm volatile("st.global.cs.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v[0]), "f"(v[1]) : "memory");
+  } else if constexpr (HINT) {
+    asm volatile("st.global.cs.f32 [%0], %1;" ::"l"(p), "f"(v[0]) : "memory");
+  } else if constexpr (VEC == 4) {
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  else if constexpr (VEC == 2)
+  } else if constexpr (VEC == 2) {
     *reinterpret_cast<float2 *>(p) = make_float2(v[0], v[1]);
-  else
+  } else {
     *p = v[0];
+  }
 }
 
 // Sum of v over the TPR threads of one row (slot `slot` of the block). With TPR > 32 the
@@ -77,7 +103,7 @@ __device__ __forceinline__ float row_sum(float v, float *red, int slot) {
 
 }  // namespace tf_ln_tmpl
 
-template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE>
+template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT>
 __global__ void __launch_bounds__(BLOCK, 1)
     tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,
                  const float *__restrict__ beta, float *__restrict__ y, int R, int D, float eps) {
@@ -86,7 +112,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps");
   static_assert(BLOCK % TPR == 0 && TPR % 32 == 0, "rows own whole warps of the block");
   static_assert(VEC == 1 || VEC == 2 || VEC == 4, "vector width");
-  static_assert(CACHE >= 0, "cache");
+  static_assert(CACHE >= 0 && (HINT == 0 || HINT == 1), "cache, hint");
   // Two exchange arrays, one per reduction: the second can be written while slow threads
   // still read the first, so each reduction needs only its own barrier.
   __shared__ float red_mean[TPR > 32 ? BLOCK / 32 : 1];
@@ -107,7 +133,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   for (int j = 0; j < CACHE; ++j) {
     const int c = t + j * TPR;
     if (live && c < nch) {
-      tf_ln_tmpl::load<VEC>(xr + c * VEC, v[j]);
+      tf_ln_tmpl::load_last<VEC, HINT>(xr + c * VEC, v[j]);
 #pragma unroll
       for (int e = 0; e < VEC; ++e) s += v[j][e];
     }
@@ -162,17 +188,17 @@ __global__ void __launch_bounds__(BLOCK, 1)
       tf_ln_tmpl::load<VEC>(beta + c * VEC, b);
 #pragma unroll
       for (int e = 0; e < VEC; ++e) o[e] = fmaf((v[j][e] - mean) * rstd, g[e], b[e]);
-      tf_ln_tmpl::store<VEC>(yr + c * VEC, o);
+      tf_ln_tmpl::store<VEC, HINT>(yr + c * VEC, o);
     }
   }
 #pragma unroll 4
   for (int c = t + CACHE * TPR; c < nch; c += TPR) {
     float w[VEC], g[VEC], b[VEC], o[VEC];
-    tf_ln_tmpl::load<VEC>(xr + c * VEC, w);
+    tf_ln_tmpl::load_last<VEC, HINT>(xr + c * VEC, w);
     tf_ln_tmpl::load<VEC>(gamma + c * VEC, g);
     tf_ln_tmpl::load<VEC>(beta + c * VEC, b);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) o[e] = fmaf((w[e] - mean) * rstd, g[e], b[e]);
-    tf_ln_tmpl::store<VEC>(yr + c * VEC, o);
+    tf_ln_tmpl::store<VEC, HINT>(yr + c * VEC, o);
   }
 }

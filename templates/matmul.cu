@@ -1,7 +1,7 @@
 // templates/matmul.cu: tunable FP32 matrix multiply C = A * B, row-major, any M, N, K.
 //
 // Standalone build (append an explicit instantiation, e.g.
-//   template __global__ void tf_matmul<64,128,64,8,8,0,4,1,2,1>(const float*, const float*, float*, int, int, int);):
+//   template __global__ void tf_matmul<64,128,64,8,8,0,4,1,2,1,0,2>(const float*, const float*, float*, int, int, int);):
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/matmul.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
@@ -21,20 +21,32 @@
 //            2 one branch per tile: full tiles take the guard-free loops, edge tiles
 //              predicated loops.
 //   PIPE     0: registers carry each tile to static shared memory, one barrier on each side
-//            of the arithmetic; 2 or 3: cp.async ring of PIPE stages in dynamic shared
+//            of the arithmetic; 2, 3 or 4: cp.async ring of PIPE stages in dynamic shared
 //            memory, the copies of tile t+PIPE-1 in flight while tile t is multiplied
 //            (16-byte copies with VEC 4, 4-byte copies with VEC 1; out-of-range bytes
 //            are zero-filled by the copy itself).
 //   SPLITK   blockIdx.z takes a contiguous share of the K steps and atomically adds its
 //            partial tile into C, which the launcher zeroes first.
+//   WARP     where a thread's register tile lies: 0, spread over the whole block tile (thread
+//            (tx, ty) of the block's NTX x NTY grid, columns 4*NTX apart); 1, inside its warp's
+//            tile of (4*TM) x (8*TN): a warp's lanes are 4 rows x 8 columns, a thread's
+//            columns 32 apart, so one 128-bit read of B serves a warp in one shared-memory
+//            wavefront (8 distinct quads, 128 bytes) instead of NTX/4 wavefronts.
+//   KSLICE   thread groups that share the block tile and split each staged K step between
+//            them (group s multiplies k in [s*BK/KSLICE, (s+1)*BK/KSLICE)), adding their
+//            partial tiles through shared memory once at the end. 2 doubles the warps of a
+//            block without atomics, a cleared C or smaller register tiles: for grids too
+//            small to give each SM two blocks (1024^3 with 64x128 tiles is 128 blocks on 132
+//            SMs, one warp per scheduler, which stalls on every shared-memory read).
 // Shared-memory layout: A row-major rows are padded to BK+4 floats (consecutive rows land on
 // different 16-byte bank groups); k-major A rows are padded to BM+4; B is row-major [BK][BN]
 // and read as consecutive float4s across a warp. A thread's columns are TN/4 groups of 4,
 // spaced 4*(BN/TN) apart, so a warp's B reads are contiguous and its C stores coalesce.
 // k-major A is staged in patches of 32 bytes x several rows per warp, which makes the
 // transposing stores conflict-free. Partial tiles are zero-filled in shared memory, so the
-// arithmetic never tests bounds. The fastest configuration measured on an H200 at 1024^3,
-// <64,128,64,8,8,0,4,1,2,1>, ran 58.8 us against cuBLAS SGEMM's 57-59 us (docs/TEMPLATES.md).
+// arithmetic never tests bounds. Measured on an H200 (docs/BENCHMARKS.md, L2 flushed before
+// each launch): at 1024^3 <64,128,64,8,8,0,4,2,2,1,0,2> 60.2 us (cuBLAS 64.6, Triton 61.3);
+// at 4096^3 <64,128,32,8,8,0,4,1,3,1,0,1> 3026 us (cuBLAS 2676).
 
 namespace tf_mm_tmpl {
 
@@ -73,11 +85,18 @@ __device__ __forceinline__ void cp_wait() {
 }
 
 // Compile-time geometry of one configuration.
-template <int BM_, int BN_, int BK_, int TM_, int TN_, int AK_, int VEC_>
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int AK_, int VEC_, int WARP_, int KSLICE_>
 struct Geo {
   // enum constants, not static members: NVRTC would emit every static member as a global.
   enum : int { BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, AK = AK_, VEC = VEC_ };
-  enum : int { NTX = BN / TN, NTY = BM / TM, T = NTX * NTY };
+  enum : int { WARP = WARP_, KSLICE = KSLICE_ };
+  // TC threads compute one slice of the block tile's K step; T = all threads (staging).
+  enum : int { NTX = BN / TN, NTY = BM / TM, TC = NTX * NTY, T = TC * KSLICE, KS = BK / KSLICE };
+  // A thread's register tile: row i is row0 + (AK ? (i/4)*RS4 + i%4 : i*RS) of the block tile,
+  // column j is col0 + (j/4)*CS4 + j%4 (k-major A is read as 4 consecutive rows per quad,
+  // row-major A one row per read, so consecutive lanes take consecutive rows).
+  enum : int { LX = 8, LY = 4, WX = BN / (TN * LX) };        // warp tiles: lanes, warps along N
+  enum : int { RS = WARP ? LY : NTY, RS4 = WARP ? 4 * LY : 4 * NTY, CS4 = WARP ? 4 * LX : 4 * NTX };
   enum : int { SA = AK ? BM + 4 : BK + 4 };                 // A row stride in shared memory
   enum : int { A_ELEMS = AK ? BK * SA : BM * SA, SB = BN, B_ELEMS = BK * BN };
   enum : int { STAGE = A_ELEMS + B_ELEMS };                 // floats per pipeline stage
@@ -273,24 +292,25 @@ __device__ __forceinline__ float lane4(const float4 &q, int j) {
 #define TF_MM_KSTEPS 8
 #endif
 
+// One slice of a staged step: KS = BK/KSLICE k, from k0 = slice*KS.
 template <class G>
 __device__ __forceinline__ void multiply(const float *as, const float *bs, float (&acc)[G::TM][G::TN],
-                                         int tx, int ty) {
-  constexpr int KSTEPS = TF_MM_KSTEPS < G::BK ? TF_MM_KSTEPS : G::BK;
-  const float *bt = bs + tx * 4;
+                                         int row0, int col0, int k0) {
+  constexpr int KSTEPS = TF_MM_KSTEPS < G::KS ? TF_MM_KSTEPS : G::KS;
+  const float *bt = bs + k0 * G::SB + col0;
   if constexpr (G::AK) {
-    const float *at = as + ty * 4;
+    const float *at = as + k0 * G::SA + row0;
 #pragma unroll KSTEPS
-    for (int k = 0; k < G::BK; ++k) {
+    for (int k = 0; k < G::KS; ++k) {
       float a[G::TM], b[G::TN];
 #pragma unroll
       for (int g = 0; g < G::TM / 4; ++g) {
-        const float4 q = *reinterpret_cast<const float4 *>(at + k * G::SA + g * 4 * G::NTY);
+        const float4 q = *reinterpret_cast<const float4 *>(at + k * G::SA + g * G::RS4);
         a[4 * g] = q.x, a[4 * g + 1] = q.y, a[4 * g + 2] = q.z, a[4 * g + 3] = q.w;
       }
 #pragma unroll
       for (int g = 0; g < G::TN / 4; ++g) {
-        const float4 q = *reinterpret_cast<const float4 *>(bt + k * G::SB + g * 4 * G::NTX);
+        const float4 q = *reinterpret_cast<const float4 *>(bt + k * G::SB + g * G::CS4);
         b[4 * g] = q.x, b[4 * g + 1] = q.y, b[4 * g + 2] = q.z, b[4 * g + 3] = q.w;
       }
 #pragma unroll
@@ -299,19 +319,19 @@ __device__ __forceinline__ void multiply(const float *as, const float *bs, float
         for (int j = 0; j < G::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
   } else {
-    const float *at = as + ty * G::SA;
+    const float *at = as + row0 * G::SA + k0;
 #pragma unroll KSTEPS / 4
-    for (int k = 0; k < G::BK; k += 4) {
+    for (int k = 0; k < G::KS; k += 4) {
       float4 a4[G::TM];
 #pragma unroll
       for (int i = 0; i < G::TM; ++i)
-        a4[i] = *reinterpret_cast<const float4 *>(at + i * G::NTY * G::SA + k);
+        a4[i] = *reinterpret_cast<const float4 *>(at + i * G::RS * G::SA + k);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         float b[G::TN];
 #pragma unroll
         for (int g = 0; g < G::TN / 4; ++g) {
-          const float4 q = *reinterpret_cast<const float4 *>(bt + (k + kk) * G::SB + g * 4 * G::NTX);
+          const float4 q = *reinterpret_cast<const float4 *>(bt + (k + kk) * G::SB + g * G::CS4);
           b[4 * g] = q.x, b[4 * g + 1] = q.y, b[4 * g + 2] = q.z, b[4 * g + 3] = q.w;
         }
 #pragma unroll
@@ -325,10 +345,49 @@ __device__ __forceinline__ void multiply(const float *as, const float *bs, float
   }
 }
 
-// Row of the block tile that register row i of thread row ty holds (matches multiply's reads).
+// Where compute thread tid (0 <= tid < TC) of a slice has its register tile (Geo: row0, col0).
 template <class G>
-__device__ __forceinline__ int tile_row(int i, int ty) {
-  return G::AK ? (i / 4) * 4 * G::NTY + ty * 4 + (i % 4) : i * G::NTY + ty;
+__device__ __forceinline__ void place(int tid, int &row0, int &col0) {
+  if constexpr (G::WARP) {
+    const int w = tid / 32, lane = tid % 32, ly = lane / G::LX, lx = lane % G::LX;
+    row0 = (w / G::WX) * G::TM * G::LY + (G::AK ? ly * 4 : ly);
+    col0 = (w % G::WX) * G::TN * G::LX + lx * 4;
+  } else {
+    const int tx = tid % G::NTX, ty = tid / G::NTX;
+    row0 = G::AK ? ty * 4 : ty;
+    col0 = tx * 4;
+  }
+}
+
+// The slices' partial tiles meet in shared memory `x` (at least (KSLICE-1)*BM*BN floats, the
+// pipeline's buffers, free after the last step): slice s > 0 stores, slice 0 adds. Element e
+// of thread c lies at e*TC + c, so a warp's stores and loads are consecutive words.
+template <class G>
+__device__ __forceinline__ void gather_slices(float *x, float (&acc)[G::TM][G::TN], int slice, int c) {
+  __syncthreads();  // every slice is done reading the staged tiles
+  if (slice > 0) {
+#pragma unroll
+    for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < G::TN; ++j)
+        x[((slice - 1) * G::TM * G::TN + i * G::TN + j) * G::TC + c] = acc[i][j];
+  }
+  __syncthreads();
+  if (slice == 0) {
+#pragma unroll
+    for (int s = 1; s < G::KSLICE; ++s)
+#pragma unroll
+      for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j)
+          acc[i][j] += x[((s - 1) * G::TM * G::TN + i * G::TN + j) * G::TC + c];
+  }
+}
+
+// Row of the block tile that register row i holds (matches multiply's reads).
+template <class G>
+__device__ __forceinline__ int tile_row(int i, int row0) {
+  return row0 + (G::AK ? (i / 4) * G::RS4 + i % 4 : i * G::RS);
 }
 
 }  // namespace tf_mm_tmpl
@@ -336,11 +395,12 @@ __device__ __forceinline__ int tile_row(int i, int ty) {
 // __launch_bounds__(threads, 1): without the explicit 1, ptxas sometimes squeezes a
 // configuration to 80 registers for a third resident block and spills to local memory;
 // with it no accepted configuration spills (checked at 1024^3 with -Xptxas -v).
-template <int BM, int BN, int BK, int TM, int TN, int AK, int VEC, int STAGING, int PIPE, int SPLITK>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
+template <int BM, int BN, int BK, int TM, int TN, int AK, int VEC, int STAGING, int PIPE, int SPLITK,
+          int WARP, int KSLICE>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN) * KSLICE, 1)
     tf_matmul(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C, int M,
               int N, int K) {
-  using G = tf_mm_tmpl::Geo<BM, BN, BK, TM, TN, AK, VEC>;
+  using G = tf_mm_tmpl::Geo<BM, BN, BK, TM, TN, AK, VEC, WARP, KSLICE>;
   static_assert(BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0, "register tile");
   static_assert(G::T % 32 == 0 && G::T <= 1024, "whole warps");
   static_assert((BM * BK) % (G::T * VEC) == 0 && (BK * BN) % (G::T * VEC) == 0, "load loops");
@@ -349,11 +409,16 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
                         ((G::T / 32) % (G::AQ * VEC / 8) == 0 || (G::AQ * VEC / 8) % (G::T / 32) == 0)),
                 "k-major staging patches of 32 bytes x 32/(8/VEC) rows must tile the A tile");
   static_assert(BK % 4 == 0 && (VEC == 1 || VEC == 4), "vector width");
-  static_assert(PIPE == 0 || PIPE == 2 || PIPE == 3, "pipeline depth");
+  static_assert(PIPE == 0 || (PIPE >= 2 && PIPE <= 4), "pipeline depth");
+  static_assert(!WARP || (BM % (4 * TM) == 0 && BN % (8 * TN) == 0), "warp tiles of 4x8 lanes");
+  static_assert((KSLICE == 1 || KSLICE == 2) && G::KS % 4 == 0, "K slices of whole quads of k");
+  static_assert(KSLICE == 1 || BM * BN <= (PIPE ? PIPE : 1) * G::STAGE, "slice exchange fits");
   static_assert(!(PIPE && AK && VEC == 4), "cp.async cannot transpose a 16-byte chunk");
   static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 1, "knobs");
 
-  const int tid = threadIdx.x, tx = tid % G::NTX, ty = tid / G::NTX;
+  const int tid = threadIdx.x, slice = tid / G::TC, k0 = slice * G::KS;
+  int row0, col0;
+  tf_mm_tmpl::place<G>(tid % G::TC, row0, col0);
   const tf_mm_tmpl::Lanes<G> lanes(tid);
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
@@ -384,18 +449,20 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     return s;
   };
 
+  float *sm;  // the staged tiles; after the last step, the slices' exchange
   if constexpr (PIPE == 0) {
-    __shared__ __align__(16) float as[G::A_ELEMS];
-    __shared__ __align__(16) float bs[G::B_ELEMS];
+    __shared__ __align__(16) float tf_mm_tmpl_static[G::STAGE];
+    sm = tf_mm_tmpl_static;
+    float *const as = sm, *const bs = sm + G::A_ELEMS;
     for (int t = t0; t < t1; ++t) {
       tf_mm_tmpl::stage<G, STAGING, false>(as, bs, tile(t), A, N, K, lanes);
       __syncthreads();
-      tf_mm_tmpl::multiply<G>(as, bs, acc, tx, ty);
+      tf_mm_tmpl::multiply<G>(as, bs, acc, row0, col0, k0);
       __syncthreads();
     }
   } else {
     extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
-    float *const sm = tf_mm_tmpl_dyn;
+    sm = tf_mm_tmpl_dyn;
     const int nt = t1 - t0;
     // Prologue: the first PIPE-1 steps in flight, one commit group per step (empty past nt).
 #pragma unroll
@@ -416,23 +483,27 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
         tf_mm_tmpl::stage<G, STAGING, true>(sm + wr * G::STAGE, sm + wr * G::STAGE + G::A_ELEMS,
                                             tile(t0 + t + PIPE - 1), A, N, K, lanes);
       tf_mm_tmpl::cp_commit();
-      tf_mm_tmpl::multiply<G>(sm + rd * G::STAGE, sm + rd * G::STAGE + G::A_ELEMS, acc, tx, ty);
+      tf_mm_tmpl::multiply<G>(sm + rd * G::STAGE, sm + rd * G::STAGE + G::A_ELEMS, acc, row0, col0, k0);
       rd = rd + 1 == PIPE ? 0 : rd + 1;
       wr = wr + 1 == PIPE ? 0 : wr + 1;
     }
     tf_mm_tmpl::cp_wait<0>();
+  }
+  if constexpr (KSLICE > 1) {
+    tf_mm_tmpl::gather_slices<G>(sm, acc, slice, tid % G::TC);
+    if (slice > 0) return;  // after the exchange's last barrier
   }
 
   // Epilogue: 128-bit stores where the row allows them, scalars at the right edge;
   // split-K adds its partial sums into the zeroed C.
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int row = m0 + tf_mm_tmpl::tile_row<G>(i, ty);
+    const int row = m0 + tf_mm_tmpl::tile_row<G>(i, row0);
     if (row >= M) continue;
     float *crow = C + (long long)row * N;
 #pragma unroll
     for (int g = 0; g < TN / 4; ++g) {
-      const int col = n0 + g * 4 * G::NTX + tx * 4;
+      const int col = n0 + col0 + g * G::CS4;
       const float *v = &acc[i][4 * g];
       if (SPLITK > 1) {
 #pragma unroll

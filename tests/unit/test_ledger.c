@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,34 @@ static void ledger_should_refuse_a_second_writer(void **state) {
   ledger_close(b);
 }
 
+/* The final best as report and bench read it: the kept new, else the record's best. */
+static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void **state) {
+  (void)state;
+  static const char *const recs[] = {
+      "{\"generation\": 1, \"decision\": \"reject\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 32},"
+      " \"rounds\": [{\"best_us\": 10}, {\"best_us\": 12}, {\"best_us\": 11}]}",
+      "{\"generation\": 2, \"decision\": \"keep\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 128},"
+      " \"rounds\": [{\"best_us\": 11, \"new_us\": 9}, {\"best_us\": 11, \"new_us\": 8}]}",
+      "{\"generation\": 3, \"decision\": \"refused\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 7}}",
+  };
+  ledger_best b;
+  ledger_best_init(&b);
+  assert_null(b.cfg);
+  assert_true(isnan(b.us));
+  for (int i = 0; i < 3; i++) {
+    cJSON *r = cJSON_Parse(recs[i]);
+    assert_non_null(r);
+    assert_int_equal(ledger_best_add(&b, i + 1, r), 0);
+    cJSON_Delete(r);
+    long long bm = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(b.cfg, "BM"));
+    assert_int_equal(bm, i == 0 ? 64 : 128);
+    assert_true(b.us == (i == 0 ? 11.0 : 8.5));
+    assert_int_equal(b.gen, i == 0 ? 1 : 2); /* a refusal measures nothing */
+  }
+  ledger_best_release(&b);
+  assert_null(b.cfg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(ledger_file_name_should_join_host_ordinal_and_uuid8, setup,
@@ -475,6 +504,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_should_move_the_old_file_aside_with_fresh, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
+      cmocka_unit_test(ledger_best_should_follow_keeps_and_the_latest_measured_median),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,6 +228,84 @@ static void propose_should_try_the_nearest_value_first(void **state) {
   tried_release(&t);
 }
 
+/* campaigns/NAME of the source tree. */
+static void load_tree_campaign(const char *name, campaign *c) {
+  char path[1024];
+  const char *src = getenv("TF_SOURCE_DIR");
+  tf_err e = {0};
+  unsetenv("TUNEFARM_ROOT");
+  snprintf(path, sizeof path, "%s/campaigns/%s", src && src[0] ? src : TF_SOURCE_DIR, name);
+  if (campaign_load(c, path, &e)) fail_msg("%s", e.msg);
+}
+
+/* 1 if c passes every constraint of s at dims. */
+static int passes(const spec *s, const long long *dims, const config *c) {
+  int bad = -1;
+  return spec_check(s, dims, c, &bad, NULL) == 0 && bad < 0;
+}
+
+/* With the problem's dims, two-knob moves begin with repairs of refused one-knob moves; from
+ * the 64x64 4x8 tile where both H200 searches of matmul-4096 stopped, the 8x8 tile (TM 4->8,
+ * which alone leaves 64 threads, with BN 64->128) is among them. Without dims nothing changes. */
+static void propose_should_repair_refused_single_moves_first(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("matmul-4096.json", &c);
+  const spec *s = &c.tmpl;
+  config best = c.start;
+  best.v[spec_knob_index(s, "BK")] = 32;
+  best.v[spec_knob_index(s, "VEC")] = 4;
+  best.v[spec_knob_index(s, "PIPE")] = 2;
+  assert_true(passes(s, c.dims, &best));
+  config tile8 = best;
+  tile8.v[spec_knob_index(s, "TM")] = 8;
+  assert_false(passes(s, c.dims, &tile8)); /* min_threads: 64 threads */
+  tile8.v[spec_knob_index(s, "BN")] = 128;
+  assert_true(passes(s, c.dims, &tile8));
+
+  proposer p;
+  proposer_init(&p, s, 1);
+  proposer_repairs(&p, c.dims);
+  tried_set t = {0};
+  tried_add(&t, &best);
+  int found = 0, i;
+  for (i = 0; i < 200 && !found; i++) {
+    config cand;
+    int k = 0;
+    assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
+    assert_int_equal(k, 2);
+    assert_true(passes(s, c.dims, &cand));
+    int halves_refused = 0; /* a repair: one of its one-knob halves breaks a constraint */
+    for (int kn = 0; kn < s->nknobs; kn++)
+      if (cand.v[kn] != best.v[kn]) {
+        config half = best;
+        half.v[kn] = cand.v[kn];
+        halves_refused += !passes(s, c.dims, &half);
+      }
+    assert_true(halves_refused >= 1);
+    found = config_equal(&cand, &tile8);
+    tried_add(&t, &cand);
+  }
+  assert_true(found);
+  tried_release(&t);
+
+  /* without dims, the first two-knob move is not filtered by the constraints */
+  proposer_init(&p, s, 1);
+  memset(&t, 0, sizeof t);
+  tried_add(&t, &best);
+  int any_refused = 0;
+  for (i = 0; i < 20; i++) {
+    config cand;
+    int k = 0;
+    assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
+    any_refused += !passes(s, c.dims, &cand);
+    tried_add(&t, &cand);
+  }
+  assert_true(any_refused > 0);
+  tried_release(&t);
+  campaign_release(&c);
+}
+
 /* The knob the first single move changes. */
 static int first_knob(const proposer *p, const config *best) {
   tried_set t = {0};
@@ -477,12 +555,8 @@ static int in_view(const space_view *v, const config *c) {
 static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
   (void)state;
   static campaign c;
-  char path[1024];
-  const char *src = getenv("TF_SOURCE_DIR");
   tf_err e = {0};
-  unsetenv("TUNEFARM_ROOT");
-  snprintf(path, sizeof path, "%s/campaigns/matmul-1024.json", src && src[0] ? src : TF_SOURCE_DIR);
-  if (campaign_load(&c, path, &e)) fail_msg("%s", e.msg);
+  load_tree_campaign("matmul-1024.json", &c);
   const spec *s = &c.tmpl;
   space_view v;
   if (space_enumerate(&c, &v, &e)) fail_msg("%s", e.msg);
@@ -554,6 +628,7 @@ int main(void) {
       cmocka_unit_test(propose_should_order_knobs_by_payoff_after_feedback),
       cmocka_unit_test(propose_should_break_ties_by_the_seed),
       cmocka_unit_test(propose_should_exhaust_a_two_knob_space),
+      cmocka_unit_test(propose_should_repair_refused_single_moves_first),
       cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
       cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),

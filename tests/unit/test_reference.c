@@ -256,6 +256,16 @@ static void fill_should_stay_in_range_and_never_be_all_zeros(void **state) {
   free(x);
 }
 
+/* Ledgers record results on inputs from these seeds: the values must never change. */
+static void input_seed_should_keep_its_values_and_differ_per_set_and_buffer(void **state) {
+  (void)state;
+  assert_true(reference_input_seed(1, 0, 0) == 0x910a2dec89025cc1ULL);
+  assert_true(reference_input_seed(1, 1, 2) == 0x6775dc7701564f61ULL);
+  assert_true(reference_input_seed(7, 0, 1) == 0x044c3cd7f43c661cULL);
+  assert_true(reference_input_seed(1, 0, 1) != reference_input_seed(1, 1, 1));
+  assert_true(reference_input_seed(1, 0, 0) != reference_input_seed(1, 0, 1));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(matmul_should_match_a_hand_computed_2x3x2_product),
@@ -269,6 +279,7 @@ int main(void) {
       cmocka_unit_test(rel_err_should_be_zero_for_identical_and_infinite_for_nan),
       cmocka_unit_test(fill_should_be_deterministic_per_seed_and_differ_across_seeds),
       cmocka_unit_test(fill_should_stay_in_range_and_never_be_all_zeros),
+      cmocka_unit_test(input_seed_should_keep_its_values_and_differ_per_set_and_buffer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,18 +177,19 @@ static void spec_should_load_the_matmul_template(void **state) {
   (void)state;
   static spec s;
   load_real("templates/matmul.json", &s);
-  static const char *const knobs[] = {"BM", "BN", "BK", "TM", "TN", "AK", "VEC", "STAGING", "PIPE", "SPLITK"};
-  assert_int_equal(s.nknobs, 10);
-  for (int k = 0; k < 10; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
+  static const char *const knobs[] = {"BM", "BN", "BK", "TM", "TN", "AK", "VEC", "STAGING", "PIPE", "SPLITK", "WARP", "KSLICE"};
+  assert_int_equal(s.nknobs, 12);
+  for (int k = 0; k < 12; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.name, "matmul");
   assert_string_equal(s.kernel, "tf_matmul");
   assert_string_equal(s.family, "matmul");
-  /* BK keeps all four steps of the issue */
+  /* BK keeps the four steps of the foundation issue and adds cuBLAS's 8 */
   int bk = spec_knob_index(&s, "BK");
-  assert_int_equal(s.knobs[bk].nvalues, 4);
-  assert_int_equal(s.knobs[bk].values[0], 16);
-  assert_int_equal(s.knobs[bk].values[3], 128);
+  assert_int_equal(s.knobs[bk].nvalues, 5);
+  assert_int_equal(s.knobs[bk].values[0], 8);
+  assert_int_equal(s.knobs[bk].values[1], 16);
+  assert_int_equal(s.knobs[bk].values[4], 128);
   assert_int_equal(s.ndims, 3);
   assert_string_equal(s.dims[0].name, "M");
   assert_string_equal(s.dims[1].name, "N");
@@ -208,9 +209,9 @@ static void spec_should_load_the_layernorm_template(void **state) {
   (void)state;
   static spec s;
   load_real("templates/layernorm.json", &s);
-  static const char *const knobs[] = {"FORM", "WARPS", "BLOCK", "VEC", "RSQRT", "CACHE"};
-  assert_int_equal(s.nknobs, 6);
-  for (int k = 0; k < 6; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
+  static const char *const knobs[] = {"FORM", "WARPS", "BLOCK", "VEC", "RSQRT", "CACHE", "HINT"};
+  assert_int_equal(s.nknobs, 7);
+  for (int k = 0; k < 7; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.kernel, "tf_layernorm");
   assert_string_equal(s.family, "layernorm");
@@ -602,7 +603,7 @@ static void spec_launch_should_match_the_matmul_tiles(void **state) {
   load_real("templates/matmul.json", &s);
   long long dims[3] = {1024, 1024, 1024};
   /* the start of campaigns/matmul-1024.json, then its cp.async x2 twin */
-  config c = {10, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1}};
+  config c = {12, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1}};
   launch_geom g;
   tf_err e = {0};
   if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("%s", e.msg);
@@ -619,6 +620,9 @@ static void spec_launch_should_match_the_matmul_tiles(void **state) {
   assert_int_equal(g.grid[2], 2);
   assert_int_equal(g.smem, 2 * 4 * (64 * (64 + 4) + 64 * 64));
   assert_int_equal(g.clear[2], 1); /* split-K adds into C */
+  c.v[11] = 2;                     /* KSLICE: two thread groups share the tile */
+  if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(g.block[0], 256);
   spec_release(&s);
 }
 
@@ -706,10 +710,10 @@ static void spec_name_expr_should_list_the_knob_values_in_order(void **state) {
 
   static spec m;
   load_real("templates/matmul.json", &m);
-  config mc = {10, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1}};
+  config mc = {12, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2}};
   char name[256];
   assert_int_equal(spec_name_expr(&m, &mc, name, sizeof name), 0);
-  assert_string_equal(name, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1>");
+  assert_string_equal(name, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2>");
   spec_release(&m);
 }
 

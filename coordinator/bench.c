@@ -1,0 +1,471 @@
+/* bench: the command line, the inputs and the list of arms (coordinator/bench.h).
+ *
+ * Everything the user can get wrong (the campaign, a ledger, --dims, an option) is read and
+ * checked here, before any device is touched, so bad input costs no GPU time and leaves
+ * nothing half-printed: one message naming the file and the key, exit status 2. */
+#include "coordinator/bench.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator/ledger.h" /* defines: ledger_scan, ledger_best_init/add/release */
+
+static void usage(FILE *f) {
+  fputs("usage: tunefarm bench [--ledger FILE]... [--config K=V,...]... [--dims NAME=V,...]\n"
+        "                      [--rounds R] [--samples S]\n"
+        "                      [--device N] [--backend cuda|sim] [--no-cublas] [--json] CAMPAIGN\n"
+        "\n"
+        "Side by side on one GPU, same shapes, same protocol: the farm's final best of each\n"
+        "ledger, the campaign's start configuration, every committed kernel of the template's\n"
+        "family (kernels/), and for matmul cuBLAS SGEMM (FP32, CUBLAS_DEFAULT_MATH: no TF32).\n"
+        "Every arm is checked against the double CPU reference on every input set before any\n"
+        "timing; a wrong arm is not timed. Then the campaign's burn-in rounds and R rounds of S\n"
+        "launches per arm, arm order rotated, the L2 flushed before every launch. Progress on\n"
+        "stderr; on stdout a Markdown table: median µs (the median of the round medians), spread\n"
+        "(min-max of the round medians), CUPTI kernel µs, TFLOP/s or GB/s (from the spec's flops\n"
+        "or bytes), rel_err, and the ratio to the fastest correct arm.\n"
+        "\n"
+        "  --ledger FILE   a ledger `tunefarm run` wrote for this campaign (repeatable): its\n"
+        "                  final best, labelled \"farm best (GPU-xxxxxxxx)\" by its device\n"
+        "  --config K=V,.. the campaign's start with these knobs set (repeatable, at most 8),\n"
+        "                  e.g. BM=64,BN=128,TM=8,TN=8,VEC=4,PIPE=3,BK=32\n"
+        "  --dims N=V,...  other problem sizes (e.g. M=1000,N=1000,K=1000); an arm whose\n"
+        "                  constraints refuse them is listed as refused, never launched\n"
+        "  --rounds R      recorded rounds (default 10, at most 256)\n"
+        "  --samples S     launches per arm per round (default 20)\n"
+        "  --device N      device ordinal among the visible ones (default 0)\n"
+        "  --backend B     cuda, or sim (the simulated device; cuBLAS is then skipped);\n"
+        "                  default: cuda where a GPU is visible, else sim (said on stderr)\n"
+        "  --no-cublas     leave cuBLAS out\n"
+        "  --json          one JSON object per arm on stdout instead of the table\n"
+        "  -h, --help      this text\n"
+        "\n"
+        "Exit status: 0 every arm measured correct (or refused or skipped), 1 an arm wrong or\n"
+        "failed (the table says which) or the device failed, 2 bad input (campaign, ledger,\n"
+        "--dims, option), 3 no usable device for the cuda backend.\n",
+        f);
+}
+
+/* ---------------------------------------------------------------- the command line */
+
+static int int_arg(const char *opt, const char *text, long lo, long hi, int *out, tf_err *e) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end || errno || v < lo || v > hi)
+    return tf_fail(e, TF_EXIT_INPUT, "option '%s': '%s' is not an integer in [%ld, %ld]", opt,
+                   text, lo, hi);
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, bench_opts *o, int *help, tf_err *e) {
+  static const struct option longs[] = {
+      {"ledger", required_argument, 0, 'l'},  {"dims", required_argument, 0, 'd'},
+      {"config", required_argument, 0, 'c'},
+      {"rounds", required_argument, 0, 'r'},  {"samples", required_argument, 0, 's'},
+      {"device", required_argument, 0, 'D'},  {"backend", required_argument, 0, 'b'},
+      {"no-cublas", no_argument, 0, 'n'},     {"json", no_argument, 0, 'j'},
+      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+  *o = (bench_opts){.rounds = 10, .samples = 20};
+  *help = 0;
+  optind = 1;
+  opterr = 0; /* our own message, with the exit status of bad input */
+  int c;
+  while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    int rc = 0;
+    switch (c) {
+      case 'l':
+        if (o->nledgers == BENCH_MAX_LEDGERS)
+          return tf_fail(e, TF_EXIT_INPUT, "option '--ledger': at most %d ledgers",
+                         BENCH_MAX_LEDGERS);
+        o->ledgers[o->nledgers++] = optarg;
+        break;
+      case 'c':
+        if (o->nconfigs == BENCH_MAX_CONFIGS)
+          return tf_fail(e, TF_EXIT_INPUT, "option '--config': at most %d configurations",
+                         BENCH_MAX_CONFIGS);
+        o->configs[o->nconfigs++] = optarg;
+        break;
+      case 'd': o->dims = optarg; break;
+      case 'r': rc = int_arg("--rounds", optarg, 1, BENCH_MAX_ROUNDS, &o->rounds, e); break;
+      case 's': rc = int_arg("--samples", optarg, 1, 100000, &o->samples, e); break;
+      case 'D': rc = int_arg("--device", optarg, 0, 1024, &o->device, e); break;
+      case 'b': o->backend = optarg; break;
+      case 'n': o->no_cublas = 1; break;
+      case 'j': o->json = 1; break;
+      case 'h': *help = 1; return 0;
+      default:
+        return tf_fail(e, TF_EXIT_INPUT, "unknown option or missing value: '%s' (see --help)",
+                       argv[optind - 1]);
+    }
+    if (rc) return -1;
+  }
+  if (o->backend && strcmp(o->backend, "cuda") && strcmp(o->backend, "sim"))
+    return tf_fail(e, TF_EXIT_INPUT, "option '--backend': '%s' is not cuda or sim", o->backend);
+  if (optind != argc - 1)
+    return tf_fail(e, TF_EXIT_INPUT, "give exactly one campaign file (see --help)");
+  o->campaign = argv[optind];
+  return 0;
+}
+
+/* ---------------------------------------------------------------- --dims */
+
+static int dims_known(const spec *s, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (int d = 0; d < s->ndims; d++)
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", d ? ", " : "", s->dims[d].name);
+  return 0;
+}
+
+/* One "NAME=VALUE" of --dims into c->dims. */
+static int apply_dim(campaign *c, char *item, tf_err *e) {
+  const spec *s = &c->tmpl;
+  char *eq = strchr(item, '='), known[256], *end = NULL;
+  if (!eq) return tf_fail(e, TF_EXIT_INPUT, "option '--dims': '%s' is not NAME=VALUE", item);
+  *eq = '\0';
+  int d = spec_dim_index(s, item);
+  dims_known(s, known, sizeof known);
+  if (d < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--dims': key '%s' is not a dimension of template "
+                   "'%s' (its dimensions: %s)", item, s->name, known);
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (end == eq + 1 || *end || errno)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--dims': key '%s': '%s' is not an integer", item,
+                   eq + 1);
+  if (v < s->dims[d].lo || v > s->dims[d].hi)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--dims': key '%s': %lld is outside the range "
+                   "[%lld, %lld] of template '%s'", item, v, s->dims[d].lo, s->dims[d].hi, s->name);
+  c->dims[d] = v;
+  return 0;
+}
+
+static int apply_dims(campaign *c, const char *text, tf_err *e) {
+  char buf[512];
+  if (strlen(text) >= sizeof buf)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--dims': too long");
+  snprintf(buf, sizeof buf, "%s", text);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+    if (apply_dim(c, item, e)) return -1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- ledgers */
+
+/* What one ledger says: its device and its search's final best. */
+typedef struct ledger_read {
+  const char *path;
+  device_record dev;
+  char campaign[64], hash[40];
+  ledger_best best;
+  long long last_gen;
+  long last_line;   /* of the last generation record */
+} ledger_read;
+
+static int ledger_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  ledger_read *r = ctx;
+  if (line == 1) { /* ledger_scan checked these keys */
+    snprintf(r->campaign, sizeof r->campaign, "%s",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "campaign")));
+    snprintf(r->hash, sizeof r->hash, "%s",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "campaign_hash")));
+    return device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &r->dev, e);
+  }
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "type"));
+  if (strcmp(type, "generation") != 0) return 0;
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+  if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", r->path, line,
+                   g ? "must be an integer" : "is missing");
+  r->last_gen = (long long)g->valuedouble;
+  r->last_line = line;
+  return ledger_best_add(&r->best, r->last_gen, rec)
+             ? tf_fail(e, TF_EXIT_FAIL, "bench: out of memory")
+             : 0;
+}
+
+/* "GPU-7412f039" from the record's UUID: its prefix and first 8 hex digits. */
+static void short_uuid(const device_record *d, char *buf, size_t len) {
+  char u8[9];
+  device_uuid8(d, u8);
+  const char *dash = strchr(d->uuid, '-');
+  int n = dash && dash - d->uuid <= 4 ? (int)(dash - d->uuid) : 0;
+  snprintf(buf, len, "%.*s%s%s", n, d->uuid, n ? "-" : "", u8);
+}
+
+static int ledger_arm(bench *b, const char *path, bench_arm *a, tf_err *e) {
+  ledger_read r = {.path = path, .last_gen = -1};
+  ledger_best_init(&r.best);
+  int rc = ledger_scan(path, stderr, ledger_line, &r, e);
+  if (rc == 0 && strcmp(r.campaign, b->c.name) != 0)
+    rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': key 'campaign' is '%s', not '%s' (the campaign "
+                 "given)", path, r.campaign, b->c.name);
+  if (rc == 0 && !r.best.cfg)
+    rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation recorded yet, so no farm best",
+                 path);
+  if (rc == 0 && spec_config_from_json(&b->c.tmpl, r.best.cfg, path, r.best.from, &a->cfg, e))
+    rc = tf_wrap(e, "ledger '%s': line %ld: the final best (generation %lld) does not fit "
+                 "template '%s'", path, r.last_line, r.last_gen, b->c.tmpl.path);
+  if (rc == 0 && strcmp(r.hash, b->c.hash) != 0)
+    fprintf(stderr, "tunefarm bench: note: ledger '%s' was written for another version of "
+            "campaign '%s' or of its files (campaign_hash differs)\n", path, b->c.name);
+  if (rc == 0) {
+    char id[32];
+    short_uuid(&r.dev, id, sizeof id);
+    a->kind = BENCH_TEMPLATE;
+    a->ledger = path;
+    snprintf(a->label, sizeof a->label, "farm best (%s)", id);
+  }
+  ledger_best_release(&r.best);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- committed kernels */
+
+static int cmp_name(const void *x, const void *y) {
+  return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Keep kernels/NAME.json when it computes the template's family. */
+static int load_kernel(bench *b, const char *dir, const char *name, tf_err *e) {
+  static spec k; /* large: off the stack; moved into b->kernels when kept */
+  char path[2 * SPEC_PATH];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (spec_load(&k, path, e)) return -1;
+  if (strcmp(k.family, b->c.tmpl.family) != 0) {
+    spec_release(&k);
+    return 0;
+  }
+  if (b->nkernels == BENCH_MAX_KERNELS) {
+    spec_release(&k);
+    return tf_fail(e, TF_EXIT_FAIL, "folder '%s': more than %d committed kernels of family '%s'",
+                   dir, BENCH_MAX_KERNELS, b->c.tmpl.family);
+  }
+  b->kernels[b->nkernels++] = k; /* the parsed expressions now belong to b */
+  return 0;
+}
+
+/* Every kernels/NAME.json of the template's family, in name order. */
+static int load_kernels(bench *b, tf_err *e) {
+  char dir[SPEC_PATH + 16];
+  snprintf(dir, sizeof dir, "%s/kernels", b->c.root);
+  DIR *d = opendir(dir);
+  if (!d) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
+  char *names[256];
+  int n = 0, rc = 0;
+  for (struct dirent *de; n < 256 && (de = readdir(d));) {
+    size_t len = strlen(de->d_name);
+    if (len <= 5 || de->d_name[0] == '.' || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+    if (!(names[n] = strdup(de->d_name))) break;
+    n++;
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, cmp_name);
+  for (int i = 0; i < n; i++) {
+    if (rc == 0) rc = load_kernel(b, dir, names[i], e);
+    free(names[i]);
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------------- arms */
+
+/* Refused at these shapes (never launched): outside a committed kernel's range, a broken
+ * constraint, or a launch that cannot be built, as a job would build it. */
+static void screen_arm(const bench *b, bench_arm *a) {
+  static const config none = {0, {0}};
+  static job j;
+  const campaign *c = &b->c;
+  int kernel = a->kind == BENCH_KERNEL, bad = -1;
+  const spec *s = kernel ? a->kernel : &c->tmpl;
+  const config *cfg = kernel ? &none : &a->cfg;
+  tf_err why = {0};
+  for (int d = 0; kernel && d < s->ndims && !why.msg[0]; d++)
+    if (c->dims[d] < s->dims[d].lo || c->dims[d] > s->dims[d].hi)
+      snprintf(why.msg, sizeof why.msg, "%s=%lld is outside the kernel's range [%lld, %lld]",
+               s->dims[d].name, c->dims[d], s->dims[d].lo, s->dims[d].hi);
+  if (!why.msg[0] && spec_check(s, c->dims, cfg, &bad, &why) == 0 && bad >= 0)
+    snprintf(why.msg, sizeof why.msg, "breaks constraint '%s' at these shapes", s->cons[bad].name);
+  if (!why.msg[0]) {
+    job_init(&j, c, 0, 0);
+    if (kernel)
+      job_set_kernel_arm(&j, c, ARM_BEST, s, &why);
+    else
+      job_set_template_arm(&j, c, ARM_BEST, cfg, &why);
+  }
+  if (why.msg[0]) {
+    snprintf(a->note, sizeof a->note, "refused: %s", why.msg);
+    a->status = BENCH_REFUSED;
+  }
+}
+
+/* Flops (or bytes) of one launch from the arm's spec; 0 when the spec has no expression. */
+static double arm_work(const bench *b, const bench_arm *a) {
+  static const config none = {0, {0}};
+  const spec *s = a->kind == BENCH_KERNEL ? a->kernel : &b->c.tmpl;
+  const config *cfg = a->kind == BENCH_KERNEL     ? &none
+                      : a->kind == BENCH_TEMPLATE ? &a->cfg
+                                                  : &b->c.start; /* cuBLAS: the template's count */
+  long long v = 0;
+  if (spec_eval(s, b->unit_flops ? s->flops : s->bytes, b->c.dims, cfg, &v, NULL)) return 0.0;
+  return (double)v;
+}
+
+/* TFLOP/s where the work is compute-bound (at least 10 flops per byte of minimum traffic, as
+ * matmul), else GB/s (layernorm). */
+static void choose_unit(bench *b) {
+  long long flops = 0, bytes = 0;
+  spec_eval(&b->c.tmpl, b->c.tmpl.flops, b->c.dims, &b->c.start, &flops, NULL);
+  spec_eval(&b->c.tmpl, b->c.tmpl.bytes, b->c.dims, &b->c.start, &bytes, NULL);
+  b->unit_flops = flops > 0 && (bytes <= 0 || (double)flops >= 10.0 * (double)bytes);
+}
+
+/* ---------------------------------------------------------------- --config */
+
+/* One "KNOB=VALUE" of --config into *cfg: a knob of the template and one of its values. */
+static int apply_knob(const spec *s, config *cfg, const char *item, int *knob, tf_err *e) {
+  char name[SPEC_NAME];
+  const char *eq = strchr(item, '=');
+  if (!eq || eq == item || (size_t)(eq - item) >= sizeof name)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--config': '%s' is not KNOB=VALUE", item);
+  memcpy(name, item, (size_t)(eq - item));
+  name[eq - item] = '\0';
+  int k = spec_knob_index(s, name);
+  if (k < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s' is not a knob of template '%s'",
+                   name, s->name);
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (end == eq + 1 || *end || errno || spec_value_index(s, k, v) < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s': '%s' is not one of its values",
+                   name, eq + 1);
+  cfg->v[k] = v;
+  *knob = k;
+  return 0;
+}
+
+/* The start with the knobs of "K=V,K=V" set; an empty item or a knob set twice is refused. */
+static int parse_config(const spec *s, const config *start, const char *text, config *cfg,
+                        tf_err *e) {
+  char buf[512];
+  if (strlen(text) >= sizeof buf) return tf_fail(e, TF_EXIT_INPUT, "option '--config': too long");
+  snprintf(buf, sizeof buf, "%s", text);
+  *cfg = *start;
+  int set[SPEC_MAX_KNOBS] = {0};
+  for (char *item = buf, *next; item; item = next) {
+    next = strchr(item, ',');
+    if (next) *next++ = '\0';
+    if (!item[0])
+      return tf_fail(e, TF_EXIT_INPUT, "option '--config': '%s' has an empty item", text);
+    int k = 0;
+    if (apply_knob(s, cfg, item, &k, e)) return -1;
+    if (set[k]++)
+      return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s' is given twice",
+                     s->knobs[k].name);
+  }
+  return 0;
+}
+
+static bench_arm *new_arm(bench *b, bench_kind kind, const char *label) {
+  bench_arm *a = &b->arms[b->narms++];
+  memset(a, 0, sizeof *a);
+  a->kind = kind;
+  a->status = BENCH_PENDING;
+  a->rel_err = NAN;
+  snprintf(a->label, sizeof a->label, "%s", label);
+  return a;
+}
+
+static int build_arms(bench *b, const bench_opts *o, tf_err *e) {
+  for (int i = 0; i < o->nledgers; i++)
+    if (ledger_arm(b, o->ledgers[i], new_arm(b, BENCH_TEMPLATE, ""), e)) return -1;
+  for (int i = 0; i < o->nconfigs; i++)
+    if (parse_config(&b->c.tmpl, &b->c.start, o->configs[i],
+                     &new_arm(b, BENCH_TEMPLATE, "config")->cfg, e))
+      return -1;
+  new_arm(b, BENCH_TEMPLATE, "start")->cfg = b->c.start;
+  for (int k = 0; k < b->nkernels; k++) {
+    bench_arm *a = new_arm(b, BENCH_KERNEL, "committed kernel");
+    a->kernel = &b->kernels[k];
+    snprintf(a->what, sizeof a->what, "%s", b->kernels[k].name);
+  }
+  if (strcmp(b->c.tmpl.family, "matmul") == 0 && !o->no_cublas) /* what: bench_measure.c */
+    new_arm(b, BENCH_CUBLAS, "cuBLAS");
+  choose_unit(b);
+  for (int i = 0; i < b->narms; i++) {
+    bench_arm *a = &b->arms[i];
+    if (a->kind == BENCH_TEMPLATE) spec_config_str(&b->c.tmpl, &a->cfg, a->what, sizeof a->what);
+    if (a->kind != BENCH_CUBLAS) screen_arm(b, a);
+    a->work = arm_work(b, a);
+  }
+  return 0;
+}
+
+static int load_inputs(bench *b, const bench_opts *o, tf_err *e) {
+  if (campaign_load(&b->c, o->campaign, e)) return -1;
+  if (o->dims && apply_dims(&b->c, o->dims, e)) return -1;
+  if (load_kernels(b, e)) return -1;
+  return build_arms(b, o, e);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void utc_now(char *buf, size_t len) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+/* 0 when every arm is measured correct, refused or skipped; 1 when one is wrong or failed. */
+static int arms_status(const bench *b) {
+  for (int i = 0; i < b->narms; i++)
+    if (b->arms[i].status == BENCH_WRONG || b->arms[i].status == BENCH_ERROR) return TF_EXIT_FAIL;
+  return TF_EXIT_OK;
+}
+
+static void release(bench *b) {
+  campaign_release(&b->c);
+  for (int k = 0; k < b->nkernels; k++) spec_release(&b->kernels[k]);
+  free(b);
+}
+
+int bench_main(int argc, char **argv) {
+  bench_opts o;
+  tf_err e = {0};
+  int help = 0;
+  if (parse_args(argc, argv, &o, &help, &e)) {
+    fprintf(stderr, "tunefarm bench: %s\n", e.msg);
+    return TF_EXIT_INPUT;
+  }
+  if (help) {
+    usage(stdout);
+    return TF_EXIT_OK;
+  }
+  bench *b = calloc(1, sizeof *b);
+  if (!b) {
+    fprintf(stderr, "tunefarm bench: out of memory\n");
+    return TF_EXIT_FAIL;
+  }
+  utc_now(b->date, sizeof b->date);
+  int rc = load_inputs(b, &o, &e) || bench_measure(b, &o, &e) ? -1 : 0;
+  if (rc == 0) {
+    bench_print(stdout, b, &o);
+    rc = arms_status(b);
+  } else {
+    fflush(stdout);
+    fprintf(stderr, "tunefarm bench: %s\n", e.msg);
+    rc = e.code ? e.code : TF_EXIT_FAIL;
+  }
+  release(b);
+  return rc;
+}

@@ -1,0 +1,75 @@
+/* Unit tests of worker/cublas.c that need no GPU: loading libcublas degrades to a reason,
+ * status codes become messages naming the call, and the SGEMM arm refuses to start without
+ * the library or with a shape cuBLAS's int API cannot take. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "worker/cublas.h"
+
+static void load_should_say_why_when_no_library_opens(void **state) {
+  (void)state;
+  static const char *const names[] = {"libtf-no-such-cublas.so.99", "libtf-nor-this.so", NULL};
+  tf_cublas b;
+  cublas_load_from(&b, names);
+  assert_int_equal(b.ok, 0);
+  assert_null(b.lib);
+  assert_non_null(strstr(b.why, "libtf-no-such-cublas.so.99, libtf-nor-this.so"));
+  cublas_unload(&b);
+}
+
+static void load_should_refuse_a_library_without_the_functions(void **state) {
+  (void)state;
+  static const char *const names[] = {"libm.so.6", NULL}; /* opens, but is not cuBLAS */
+  tf_cublas b;
+  cublas_load_from(&b, names);
+  assert_int_equal(b.ok, 0);
+  assert_null(b.lib);
+  assert_non_null(strstr(b.why, "libm.so.6 lacks"));
+}
+
+static void check_should_name_the_call_and_the_status(void **state) {
+  (void)state;
+  tf_err e = {0};
+  assert_int_equal(CUBLAS_CHECK(TF_CUBLAS_STATUS_SUCCESS, &e), 0);
+  assert_int_equal(CUBLAS_CHECK(13, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_FAIL);
+  assert_non_null(strstr(e.msg, "CUBLAS_STATUS_EXECUTION_FAILED (13)"));
+  assert_non_null(strstr(e.msg, "test_cublas.c"));
+}
+
+static void sgemm_should_refuse_to_open_without_the_library_or_with_a_bad_shape(void **state) {
+  (void)state;
+  static const char *const none[] = {"libtf-no-such-cublas.so.99", NULL};
+  tf_cublas b;
+  cublas_load_from(&b, none);
+  cublas_sgemm_opts o = {.m = 4, .n = 4, .k = 4, .input_sets = 2, .seed = 1, .buffer_b = 1};
+  cublas_sgemm *s = (cublas_sgemm *)&b;
+  tf_err e = {0};
+  assert_int_equal(cublas_sgemm_open(&s, &b, &o, &e), -1);
+  assert_null(s);
+  assert_non_null(strstr(e.msg, "cannot open libcublas"));
+  b.ok = 1; /* pretend: the shape is checked before anything is allocated or loaded */
+  o.m = 1LL << 31;
+  assert_int_equal(cublas_sgemm_open(&s, &b, &o, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  o.m = 4;
+  o.input_sets = 9;
+  assert_int_equal(cublas_sgemm_open(&s, &b, &o, &e), -1);
+  assert_non_null(strstr(e.msg, "input_sets"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(load_should_say_why_when_no_library_opens),
+      cmocka_unit_test(load_should_refuse_a_library_without_the_functions),
+      cmocka_unit_test(check_should_name_the_call_and_the_status),
+      cmocka_unit_test(sgemm_should_refuse_to_open_without_the_library_or_with_a_bad_shape),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
