@@ -457,8 +457,23 @@ int bench_main(int argc, char **argv) {
     return TF_EXIT_FAIL;
   }
   utc_now(b->date, sizeof b->date);
-  int rc = load_inputs(b, &o, &e) || bench_measure(b, &o, &e) ? -1 : 0;
-  if (rc == 0) {
+  int rc = load_inputs(b, &o, &e) ? -1 : 0, device_failed = 0;
+  if (rc == 0 && bench_measure(b, &o, &e)) {
+    rc = -1;
+    device_failed = e.code == TF_EXIT_FAIL; /* not BENCH_EXIT_NO_DEVICE: it opened */
+  }
+  if (device_failed) {
+    /* The device failed mid-way: what was measured before still goes out, and the arms it
+     * never reached say so. */
+    for (int i = 0; i < b->narms; i++)
+      if (b->arms[i].status == BENCH_PENDING) {
+        b->arms[i].status = BENCH_ERROR;
+        snprintf(b->arms[i].note, sizeof b->arms[i].note, "not measured: %s", e.msg);
+      }
+    bench_print(stdout, b, &o);
+    fprintf(stderr, "tunefarm bench: %s\n", e.msg);
+    rc = TF_EXIT_FAIL;
+  } else if (rc == 0) {
     bench_print(stdout, b, &o);
     rc = arms_status(b);
   } else {
