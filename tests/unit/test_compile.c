@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/compile.h"
+#include "tests/unit/testutil.h"
 
 #ifndef TF_SOURCE_DIR
 #define TF_SOURCE_DIR "."
@@ -213,8 +214,7 @@ static void compile_should_refuse_a_virtual_architecture(void **state) {
 static void compile_should_build_the_matmul_templates_newest_forms(void **state) {
   (void)state;
   static char path[1024];
-  const char *src = getenv("TF_SOURCE_DIR");
-  snprintf(path, sizeof path, "%s/templates/matmul.cu", src && src[0] ? src : TF_SOURCE_DIR);
+  snprintf(path, sizeof path, "%s/templates/matmul.cu", source_dir());
   const char *paths[1] = {path};
   static const char *const exprs[] = {
       "tf_matmul<64, 64, 64, 8, 8, 0, 4, 2, 0, 1, 0, 2>",

@@ -15,11 +15,8 @@
 #include <string.h>
 
 #include "common/msg.h"
+#include "tests/unit/testutil.h"
 
-static const char *source_dir(void) {
-  const char *s = getenv("TF_SOURCE_DIR");
-  return s && s[0] ? s : TF_SOURCE_DIR;
-}
 
 /* o -> text -> a new tree (caller deletes); frees o. */
 static cJSON *through_text(cJSON *o) {

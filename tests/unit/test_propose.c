@@ -231,10 +231,9 @@ static void propose_should_try_the_nearest_value_first(void **state) {
 /* campaigns/NAME of the source tree. */
 static void load_tree_campaign(const char *name, campaign *c) {
   char path[1024];
-  const char *src = getenv("TF_SOURCE_DIR");
   tf_err e = {0};
   unsetenv("TUNEFARM_ROOT");
-  snprintf(path, sizeof path, "%s/campaigns/%s", src && src[0] ? src : TF_SOURCE_DIR, name);
+  snprintf(path, sizeof path, "%s/campaigns/%s", source_dir(), name);
   if (campaign_load(c, path, &e)) fail_msg("%s", e.msg);
 }
 

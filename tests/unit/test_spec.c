@@ -46,23 +46,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static const char *source_dir(void) {
-  const char *s = getenv("TF_SOURCE_DIR");
-  return s && s[0] ? s : TF_SOURCE_DIR;
-}
-
-/* `text` with the single occurrence of `from` replaced by `to` (caller frees). The
- * edit must apply exactly once, so a drifting base spec fails the test, not hides it. */
-static char *subst(const char *text, const char *from, const char *to) {
-  const char *at = strstr(text, from);
-  if (!at) fail_msg("edit '%s' does not apply", from);
-  if (strstr(at + 1, from)) fail_msg("edit '%s' applies more than once", from);
-  size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
-  char *out = malloc(n);
-  assert_non_null(out);
-  snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-  return out;
-}
 
 /* ------------------------------------------------------------------ the toy spec */
 

@@ -9,6 +9,7 @@
 // clang-format on
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,4 +40,20 @@ void write_file(const char *dir, const char *name, const char *text) {
   if (!f) fail_msg("cannot write '%s'", p);
   assert_true(fputs(text, f) >= 0);
   assert_int_equal(fclose(f), 0);
+}
+
+const char *source_dir(void) {
+  const char *s = getenv("TF_SOURCE_DIR");
+  return s && s[0] ? s : TF_SOURCE_DIR;
+}
+
+char *subst(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  if (!at) fail_msg("edit '%s' does not apply", from);
+  if (strstr(at + 1, from)) fail_msg("edit '%s' applies more than once", from);
+  size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+  char *out = malloc(n);
+  assert_non_null(out);
+  snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  return out;
 }
