@@ -3,18 +3,20 @@
 # the configurations come from `tunefarm audit --list`, are instantiated 64 to a file and
 # compiled with `nvcc -cubin -Xptxas -v` for sm_90, two files at a time. No GPU needed.
 #
-#   bash bench/spills.sh campaigns/matmul-1024.json [JOBS]
+#   bash bench/spills.sh campaigns/matmul-1024.json [JOBS] [WHERE]
 #
+# WHERE, an expression as in `tunefarm audit --where`, keeps part of the space (e.g. 'FRAG == 1').
 # Prints one line per configuration that spills (or has a stack frame), then a summary:
 # configurations, spilling ones, the register range. Exit status 1 when any spills.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-campaign=${1:?usage: bash bench/spills.sh CAMPAIGN [JOBS]}
+campaign=${1:?usage: bash bench/spills.sh CAMPAIGN [JOBS] [WHERE]}
 jobs=${2:-2}
+where=${3:-1}
 tf=${TF:-build/tunefarm}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$tf" audit --list "$campaign" >"$work/names"
+"$tf" audit --list --where "$where" "$campaign" >"$work/names"
 case $(head -1 "$work/names") in
   tf_matmul*) src=templates/matmul.cu; sig='(const float*, const float*, float*, int, int, int)' ;;
   tf_layernorm*) src=templates/layernorm.cu

@@ -90,7 +90,7 @@ static int load_dims(spec *s, const cJSON *root, tf_err *e) {
 }
 
 static int load_knob(spec *s, const cJSON *it, tf_err *e) {
-  static const char *const keys[] = {"values", "labels", "doc", NULL};
+  static const char *const keys[] = {"values", "labels", "default", "doc", NULL};
   char k[128];
   snprintf(k, sizeof k, "knobs.%s", it->string);
   if (s->nknobs == SPEC_MAX_KNOBS)
@@ -131,6 +131,16 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must hold short strings",
                      s->path, k);
     snprintf(kn->labels[i], sizeof kn->labels[i], "%s", l->valuestring);
+  }
+  const cJSON *def = cJSON_GetObjectItemCaseSensitive(it, "default");
+  if (def) {
+    int in = 0;
+    for (int i = 0; cJSON_IsNumber(def) && i < kn->nvalues; i++) in |= kn->values[i] == def->valuedouble;
+    if (!in)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.default' must be one of the knob's values",
+                     s->path, k);
+    kn->has_default = 1;
+    kn->def = (long long)def->valuedouble;
   }
   s->nknobs++;
   return 0;
@@ -461,8 +471,9 @@ int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, con
   memset(out, 0, sizeof *out);
   out->n = s->nknobs;
   for (int k = 0; k < s->nknobs; k++) {
-    long long v;
-    if (jsonio_int(file, "file", obj, where, s->knobs[k].name, 1, -1000000000LL, 1000000000LL, &v, e))
+    long long v = s->knobs[k].def;
+    if (jsonio_int(file, "file", obj, where, s->knobs[k].name, !s->knobs[k].has_default,
+                   -1000000000LL, 1000000000LL, &v, e))
       return -1;
     if (spec_value_index(s, k, v) < 0) {
       char dom[256] = "";

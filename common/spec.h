@@ -36,6 +36,8 @@ typedef struct spec_knob {
   int nvalues;
   long long values[SPEC_MAX_VALUES];
   char labels[SPEC_MAX_VALUES][32]; /* "" when the spec gives no label */
+  int has_default;                  /* a knob added to a template later names the value that */
+  long long def;                    /* keeps older campaigns and ledgers meaning what they did */
 } spec_knob;
 
 typedef struct spec_constraint {
@@ -115,7 +117,8 @@ int spec_dim_index(const spec *s, const char *name);
 /* Index of value v in knob k's domain, or -1. */
 int spec_value_index(const spec *s, int k, long long v);
 
-/* {"BM": 64, ...} -> config. Every knob must be present with a value from its domain;
+/* {"BM": 64, ...} -> config. Every knob must be present with a value from its domain, except
+ * a knob with a "default", which takes it when absent;
  * `file` and `where` name the place for messages ("campaign 'x.json'", "start"). */
 int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
                           config *out, tf_err *e);

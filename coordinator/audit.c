@@ -78,6 +78,7 @@ static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_e
   v->reachable = malloc((size_t)tail * sizeof *v->reachable);
   for (long long i = 0; v->reachable && i < tail; i++) index_to_config(s, queue[i], &v->reachable[i]);
   v->nreachable = v->reachable ? (int)tail : 0;
+  v->nall = v->nreachable;
   free(seen);
   free(queue);
   return v->reachable ? 0 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
@@ -130,6 +131,7 @@ typedef struct audit_opts {
   int verbose;
   int run;     /* also launch every reachable configuration on the GPU and check it */
   int list;    /* print the reachable configurations' name expressions, compile nothing */
+  const char *where; /* NULL, or keep only the reachable configurations where it is non-zero */
 } audit_opts;
 
 static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*usage)(FILE *)) {
@@ -138,12 +140,14 @@ static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*u
                                          {"verbose", no_argument, 0, 'v'},
                                          {"run", no_argument, 0, 'r'},
                                          {"list", no_argument, 0, 'l'},
+                                         {"where", required_argument, 0, 'w'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "a:b:vrlh", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "a:b:vrlw:h", longs, NULL)) != -1) {
     switch (c) {
+      case 'w': o->where = optarg; break;
       case 'r': o->run = 1; break;
       case 'l': o->list = 1; break;
       case 'a': o->arch = optarg; break;
@@ -174,7 +178,7 @@ static void print_space(FILE *out, const campaign *c, const space_view *v) {
   fprintf(out, "\n  space:      %lld configurations\n", v->size);
   fprintf(out, "  accepted:   %lld (pass every constraint)\n", v->accepted);
   fprintf(out, "  reachable:  %d (accepted and reachable from start by one- and two-knob moves)\n",
-          v->nreachable);
+          v->nall);
   fprintf(out, "  refusals by constraint (a configuration can break several):\n");
   for (int k = 0; k < s->nconstraints; k++)
     fprintf(out, "    %-22s %8lld  %s\n", s->cons[k].name, v->refused_by[k], s->cons[k].reason);
@@ -441,6 +445,28 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
            "sets each\n", t->checked);
 }
 
+/* --where: keep the reachable configurations where the expression (over knobs and problem
+ * dimensions, the constraints' language) is non-zero, e.g. "FRAG == 1" to check a new knob's
+ * share of the space without the rest. The start stays first when it is kept. */
+static int filter_where(const campaign *c, const char *text, space_view *v, tf_err *e) {
+  char err[256];
+  expr *x = expr_parse(text, err, sizeof err);
+  if (!x) return tf_fail(e, TF_EXIT_INPUT, "--where '%s': %s", text, err);
+  int kept = 0;
+  for (int i = 0; i < v->nreachable; i++) {
+    long long keep = 0;
+    if (spec_eval(&c->tmpl, x, c->dims, &v->reachable[i], &keep, e)) {
+      expr_free(x);
+      e->code = TF_EXIT_INPUT;
+      return tf_wrap(e, "--where '%s'", text);
+    }
+    if (keep) v->reachable[kept++] = v->reachable[i];
+  }
+  expr_free(x);
+  v->nreachable = kept;
+  return 0;
+}
+
 /* --verbose: every refused configuration with the first constraint it breaks and why. */
 static void print_refusals(const campaign *c, const space_view *v) {
   for (long long i = 0; i < v->size; i++) {
@@ -457,7 +483,8 @@ static void print_refusals(const campaign *c, const space_view *v) {
 
 static void audit_usage(FILE *f) {
   fprintf(f,
-          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] [--list] CAMPAIGN\n"
+          "usage: tunefarm audit [--arch sm_XY] [--batch N] [--verbose] [--run] [--list]\n"
+          "                      [--where EXPR] CAMPAIGN\n"
           "       mpirun -np R tunefarm audit CAMPAIGN   (spreads the compiles over R ranks)\n\n"
           "Enumerate the campaign's reachable configurations, check each statically, and\n"
           "compile every accepted one with NVRTC for --arch (default sm_90), N instantiations\n"
@@ -469,6 +496,9 @@ static void audit_usage(FILE *f) {
           "runs them) and checks it against the CPU reference on two fresh input sets.\n"
           "--list prints the name expression of every reachable configuration, one per\n"
           "line (for other tools, e.g. bench/spills.sh), and compiles nothing.\n"
+          "--where EXPR keeps only the reachable configurations where EXPR (over knobs and\n"
+          "problem dimensions, as in the template's constraints) is non-zero, e.g.\n"
+          "--where 'FRAG == 1' to check what a new knob adds.\n"
           "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
 }
 
@@ -486,7 +516,8 @@ int audit_main(int argc, char **argv) {
   static campaign c;
   tf_err e = {0};
   space_view v = {0};
-  if (campaign_load(&c, o.campaign, &e) || space_enumerate(&c, &v, &e)) {
+  if (campaign_load(&c, o.campaign, &e) || space_enumerate(&c, &v, &e) ||
+      (o.where && filter_where(&c, o.where, &v, &e))) {
     if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
     return e.code ? e.code : 1;
   }
@@ -500,6 +531,7 @@ int audit_main(int argc, char **argv) {
     return 0;
   }
   if (rank == 0) print_space(stdout, &c, &v);
+  if (rank == 0 && o.where) printf("  --where:    %d of them: %s\n", v.nreachable, o.where);
   if (rank == 0 && o.verbose) print_refusals(&c, &v);
   if (rank == 0 && o.verbose)
     for (int i = 0; i < v.nreachable; i++) {

@@ -22,6 +22,7 @@ typedef struct space_view {
   long long refused_by[SPEC_MAX_CONSTRAINTS];
   int nreachable;
   config *reachable;         /* accepted and reachable from start, start first */
+  int nall;                  /* reachable before audit --where kept a part of them */
 } space_view;
 
 /* Enumerate (refuses spaces over 2^24 points: not a tuning space). */

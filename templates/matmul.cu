@@ -1,7 +1,7 @@
 // templates/matmul.cu: tunable FP32 matrix multiply C = A * B, row-major, any M, N, K.
 //
 // Standalone build (append an explicit instantiation, e.g.
-//   template __global__ void tf_matmul<64,128,64,8,8,0,4,1,2,1,0,2>(const float*, const float*, float*, int, int, int);):
+//   template __global__ void tf_matmul<64,128,64,8,8,0,4,1,2,1,0,2,1>(const float*, const float*, float*, int, int, int);):
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/matmul.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
@@ -38,6 +38,14 @@
 //            block without atomics, a cleared C or smaller register tiles: for grids too
 //            small to give each SM two blocks (1024^3 with 64x128 tiles is 128 blocks on 132
 //            SMs, one warp per scheduler, which stalls on every shared-memory read).
+//   FRAG     1 (with cp.async stages): software-pipelined operand fragments. Each k's A and B
+//            fragments are loaded from shared memory while the previous k's FMAs run (two
+//            register buffers), also across the loop's back edge and across the step
+//            barrier: the barrier comes before the last k's FMAs, which then cover the
+//            loads of the next step's first fragments. Every stage of the ring is in flight
+//            from the start, since a buffer is refilled as soon as its last fragment is in
+//            registers. 0: a k's loads come right before its FMAs; the compiler schedules
+//            within the unrolled body only, and each step begins with exposed load latency.
 // Shared-memory layout: A row-major rows are padded to BK+4 floats (consecutive rows land on
 // different 16-byte bank groups); k-major A rows are padded to BM+4; B is row-major [BK][BN]
 // and read as consecutive float4s across a warp. A thread's columns are TN/4 groups of 4,
@@ -45,8 +53,8 @@
 // k-major A is staged in patches of 32 bytes x several rows per warp, which makes the
 // transposing stores conflict-free. Partial tiles are zero-filled in shared memory, so the
 // arithmetic never tests bounds. Measured on an H200 (docs/BENCHMARKS.md, L2 flushed before
-// each launch): at 1024^3 <64,128,64,8,8,0,4,2,2,1,0,2> 60.2 us (cuBLAS 64.6, Triton 61.3);
-// at 4096^3 <64,128,32,8,8,0,4,1,3,1,0,1> 3026 us (cuBLAS 2676).
+// each launch): at 1024^3 <64,128,64,8,8,0,4,2,2,1,0,2,0> 60.2 us (cuBLAS 64.6, Triton 61.3);
+// at 4096^3 <64,128,32,8,8,0,4,1,3,1,0,1,0> 3026 us (cuBLAS 2676).
 
 namespace tf_mm_tmpl {
 
@@ -345,6 +353,104 @@ __device__ __forceinline__ void multiply(const float *as, const float *bs, float
   }
 }
 
+// ---- FRAG 1: two register buffers of operand fragments. One fragment of B is one k's TN
+// values; one of A is one k's TM values (k-major A) or 4 k of each of the TM rows (row-major
+// A, read as one float4 per row). Buffer indices are compile-time after unrolling: the loop
+// runs P k per iteration, P a multiple of both buffers' periods.
+template <class G>
+struct Frag {
+  enum : int { NA = G::AK ? G::TM / 4 : G::TM, NB = G::TN / 4 };
+  enum : int { P = G::AK ? 2 : 8 };  // k per unrolled iteration: A buffers alternate every 1 or 4 k
+  float4 a[2][NA], b[2][NB];
+};
+
+// A fragment of k (row-major A: of the quad of k starting at k) into buffer buf.
+template <class G>
+__device__ __forceinline__ void frag_a(Frag<G> &f, int buf, const float *as, int row0, int k) {
+#pragma unroll
+  for (int g = 0; g < Frag<G>::NA; ++g)
+    f.a[buf][g] = G::AK ? *reinterpret_cast<const float4 *>(as + k * G::SA + row0 + g * G::RS4)
+                        : *reinterpret_cast<const float4 *>(as + (row0 + g * G::RS) * G::SA + k);
+}
+
+template <class G>
+__device__ __forceinline__ void frag_b(Frag<G> &f, int buf, const float *bs, int col0, int k) {
+#pragma unroll
+  for (int g = 0; g < Frag<G>::NB; ++g)
+    f.b[buf][g] = *reinterpret_cast<const float4 *>(bs + k * G::SB + col0 + g * G::CS4);
+}
+
+// The FMAs of one k: A from buffer ab (lane kk of each row's quad when row-major), B from bb.
+template <class G>
+__device__ __forceinline__ void frag_fma(float (&acc)[G::TM][G::TN], const Frag<G> &f, int ab, int kk,
+                                         int bb) {
+#pragma unroll
+  for (int i = 0; i < G::TM; ++i) {
+    const float a = G::AK ? lane4(f.a[ab][i / 4], i % 4) : lane4(f.a[ab][i], kk);
+#pragma unroll
+    for (int j = 0; j < G::TN; ++j) acc[i][j] = fmaf(a, lane4(f.b[bb][j / 4], j % 4), acc[i][j]);
+  }
+}
+
+// k = kb + j of a step (j < P, so the buffers are compile-time): load what k+1 needs from
+// (as, bs) at kn, then multiply k. With row-major A the next quad of A is loaded at the last
+// k of a quad.
+template <class G, int J>
+__device__ __forceinline__ void frag_k(float (&acc)[G::TM][G::TN], Frag<G> &f, const float *as,
+                                       const float *bs, int row0, int col0, int kn, bool load) {
+  constexpr int bb = J & 1, ab = G::AK ? J & 1 : (J / 4) & 1, kk = J % 4;
+  if (load) {
+    frag_b<G>(f, bb ^ 1, bs, col0, kn);
+    if (G::AK || kk == 3) frag_a<G>(f, ab ^ 1, as, row0, kn);
+  }
+  frag_fma<G>(acc, f, ab, kk, bb);
+}
+
+template <class G, int J>
+__device__ __forceinline__ void frag_block(float (&acc)[G::TM][G::TN], Frag<G> &f, const float *as,
+                                           const float *bs, int row0, int col0, int kb) {
+  if constexpr (J < Frag<G>::P) {
+    frag_k<G, J>(acc, f, as, bs, row0, col0, kb + J + 1, true);
+    frag_block<G, J + 1>(acc, f, as, bs, row0, col0, kb);
+  }
+}
+
+template <class G, int J, class Next>
+__device__ __forceinline__ void frag_block_last(float (&acc)[G::TM][G::TN], Frag<G> &f, const float *as,
+                                                const float *bs, int row0, int col0, int kb, int k0,
+                                                Next next) {
+  if constexpr (J < Frag<G>::P - 1) {
+    frag_k<G, J>(acc, f, as, bs, row0, col0, kb + J + 1, true);
+    frag_block_last<G, J + 1>(acc, f, as, bs, row0, col0, kb, k0, next);
+  } else {
+    // J = P-1 is odd and, row-major, the last k of the second quad: the step's last k is in
+    // buffers 1 and the next step's first k goes to buffers 0, where the loop starts.
+    static_assert(J % 2 == 1 && (G::AK || J % 8 == 7), "the last k ends both buffer cycles");
+    if (const float *nx = next()) {
+      frag_b<G>(f, 0, nx + G::A_ELEMS + k0 * G::SB, col0, 0);
+      frag_a<G>(f, 0, G::AK ? nx + k0 * G::SA : nx + k0, row0, 0);
+    }
+    frag_fma<G>(acc, f, 1, J % 4, 1);
+  }
+}
+
+// One slice of a staged step, k in [k0, k0 + KS), with the first fragments already in buffer
+// 0. next() is called before the last k's FMAs, when every fragment of the step is in
+// registers: it passes the step barrier and returns the next step's tiles (nullptr after the
+// last step), whose first fragments are then loaded into buffer 0.
+template <class G, class Next>
+__device__ __forceinline__ void multiply_frag(const float *as, const float *bs, float (&acc)[G::TM][G::TN],
+                                              Frag<G> &f, int row0, int col0, int k0, Next next) {
+  constexpr int P = Frag<G>::P;
+  constexpr int UNROLL = TF_MM_KSTEPS / P > 1 ? TF_MM_KSTEPS / P : 1;
+  static_assert(G::KS % P == 0, "a slice is whole blocks of P k");
+  const float *a = G::AK ? as + k0 * G::SA : as + k0, *b = bs + k0 * G::SB;
+#pragma unroll UNROLL
+  for (int kb = 0; kb < G::KS - P; kb += P) frag_block<G, 0>(acc, f, a, b, row0, col0, kb);
+  // The last block: its first P-1 k as above, then the step's last k.
+  frag_block_last<G, 0>(acc, f, a, b, row0, col0, G::KS - P, k0, next);
+}
+
 // Where compute thread tid (0 <= tid < TC) of a slice has its register tile (Geo: row0, col0).
 template <class G>
 __device__ __forceinline__ void place(int tid, int &row0, int &col0) {
@@ -396,7 +502,7 @@ __device__ __forceinline__ int tile_row(int i, int row0) {
 // configuration to 80 registers for a third resident block and spills to local memory;
 // with it no accepted configuration spills (checked at 1024^3 with -Xptxas -v).
 template <int BM, int BN, int BK, int TM, int TN, int AK, int VEC, int STAGING, int PIPE, int SPLITK,
-          int WARP, int KSLICE>
+          int WARP, int KSLICE, int FRAG>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN) * KSLICE, 1)
     tf_matmul(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C, int M,
               int N, int K) {
@@ -414,7 +520,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN) * KSLICE, 1)
   static_assert((KSLICE == 1 || KSLICE == 2) && G::KS % 4 == 0, "K slices of whole quads of k");
   static_assert(KSLICE == 1 || BM * BN <= (PIPE ? PIPE : 1) * G::STAGE, "slice exchange fits");
   static_assert(!(PIPE && AK && VEC == 4), "cp.async cannot transpose a 16-byte chunk");
-  static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 1, "knobs");
+  static_assert(!FRAG || (PIPE && G::KS % tf_mm_tmpl::Frag<G>::P == 0), "fragment pipeline");
+  static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 1 && (FRAG == 0 || FRAG == 1), "knobs");
 
   const int tid = threadIdx.x, slice = tid / G::TC, k0 = slice * G::KS;
   int row0, col0;
@@ -460,6 +567,42 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN) * KSLICE, 1)
       tf_mm_tmpl::multiply<G>(as, bs, acc, row0, col0, k0);
       __syncthreads();
     }
+  } else if constexpr (FRAG) {
+    extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
+    sm = tf_mm_tmpl_dyn;
+    const int nt = t1 - t0;
+    // Prologue: every stage of the ring in flight, one commit group per step (empty past nt).
+#pragma unroll
+    for (int s = 0; s < PIPE; ++s) {
+      if (s < nt)
+        tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
+                                            tile(t0 + s), A, N, K, lanes);
+      tf_mm_tmpl::cp_commit();
+    }
+    tf_mm_tmpl::cp_wait<PIPE - 1>();
+    __syncthreads();
+    tf_mm_tmpl::Frag<G> f;
+    tf_mm_tmpl::frag_b<G>(f, 0, sm + G::A_ELEMS + k0 * G::SB, col0, 0);
+    tf_mm_tmpl::frag_a<G>(f, 0, AK ? sm + k0 * G::SA : sm + k0, row0, 0);
+    int rd = 0;
+    for (int t = 0; t < nt; ++t) {
+      float *const cur = sm + rd * G::STAGE;
+      // Called when step t is wholly in registers. Groups committed: PIPE+t (steps up to
+      // t+PIPE-1); leaving PIPE-2 pending completes step t+1. After the barrier no thread
+      // reads buffer rd again, so step t+PIPE's copies refill it.
+      auto next = [&]() -> const float * {
+        if (t + 1 == nt) return nullptr;
+        tf_mm_tmpl::cp_wait<PIPE - 2>();
+        __syncthreads();
+        if (t + PIPE < nt)
+          tf_mm_tmpl::stage<G, STAGING, true>(cur, cur + G::A_ELEMS, tile(t0 + t + PIPE), A, N, K, lanes);
+        tf_mm_tmpl::cp_commit();
+        rd = rd + 1 == PIPE ? 0 : rd + 1;
+        return sm + rd * G::STAGE;
+      };
+      tf_mm_tmpl::multiply_frag<G>(cur, cur + G::A_ELEMS, acc, f, row0, col0, k0, next);
+    }
+    tf_mm_tmpl::cp_wait<0>();
   } else {
     extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
     sm = tf_mm_tmpl_dyn;

@@ -68,6 +68,27 @@ grep -q "division by zero" last.err || fail "run: no clear message for a failing
 [ ! -e "$WORK/ledgers" ] || fail "run wrote a ledger before refusing the template"
 cp root/templates/matmul.json.orig root/templates/matmul.json
 
+# A knob's default: a campaign written before the knob existed still loads and means the
+# kernel it measured (FRAG 0); a default outside the domain is a template error.
+sed -E 's/, "FRAG": 0\}/}/' "$good" >root/campaigns/nofrag.json
+grep -q FRAG root/campaigns/nofrag.json && fail "nofrag: the edit did not remove FRAG"
+expect_exit 0 "$TF" check root/campaigns/nofrag.json
+grep -q "start: .*FRAG=0" last.out || { cat last.out; fail "a missing FRAG did not take its default"; }
+sed -E 's/"default": 0, "doc": "operand/"default": 2, "doc": "operand/' root/templates/matmul.json.orig \
+  >root/templates/matmul.json
+case_ knob-default "key 'knobs.FRAG.default' must be one of the knob's values" root/campaigns/t.json
+cp root/templates/matmul.json.orig root/templates/matmul.json
+
+# audit --where: a bad expression is bad input; a good one keeps only what it names.
+expect_exit 2 "$TF" audit --list --where 'FRAG = 1' "$good"
+grep -q "did you mean '=='" last.err || fail "audit --where: no clear message for a syntax error"
+expect_exit 2 "$TF" audit --list --where 'FROG == 1' "$good"
+grep -q "unknown name 'FROG'" last.err || fail "audit --where: an unknown name is not named"
+expect_exit 0 "$TF" audit --list --where 'FRAG == 1 && KSLICE == 2' "$good"
+[ -s last.out ] || fail "audit --where kept nothing"
+grep -v ', 2, 1>$' last.out && fail "audit --where kept a configuration it excludes"
+echo "ok audit --where: $(wc -l <last.out) configurations with FRAG 1 and KSLICE 2"
+
 # run refuses the same input with exit 2 and writes no ledger.
 expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" \
   root/campaigns/notjson.json

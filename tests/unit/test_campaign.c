@@ -170,9 +170,9 @@ static void campaign_should_load_matmul_1024_as_written(void **state) {
   assert_string_equal(c.name, "matmul-1024");
   assert_string_equal(c.tmpl.name, "matmul");
   for (int d = 0; d < 3; d++) assert_int_equal(c.dims[d], 1024);
-  static const long long start[12] = {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1};
-  assert_int_equal(c.start.n, 12);
-  for (int k = 0; k < 12; k++) assert_int_equal(c.start.v[k], start[k]);
+  static const long long start[13] = {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1, 0};
+  assert_int_equal(c.start.n, 13);
+  for (int k = 0; k < 13; k++) assert_int_equal(c.start.v[k], start[k]);
   assert_int_equal(c.control_is_kernel, 1);
   assert_string_equal(c.control_kernel.name, "matmul_regtile");
   assert_int_equal(c.search.enabled, 1);

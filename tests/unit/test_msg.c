@@ -227,8 +227,8 @@ static void job_build_should_resolve_matmul_1024(void **state) {
   assert_int_equal(j.arg_kind[5], SPEC_ARG_INT);
   /* the arms */
   const job_arm *best = &j.arm[ARM_BEST], *nu = &j.arm[ARM_NEW], *ctl = &j.arm[ARM_CONTROL];
-  assert_string_equal(best->name_expr, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1>");
-  assert_string_equal(nu->name_expr, "tf_matmul<64, 64, 32, 4, 8, 0, 1, 2, 0, 2, 0, 1>");
+  assert_string_equal(best->name_expr, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1, 0>");
+  assert_string_equal(nu->name_expr, "tf_matmul<64, 64, 32, 4, 8, 0, 1, 2, 0, 2, 0, 1, 0>");
   assert_string_equal(ctl->name_expr, "tf_matmul_regtile");
   assert_int_equal(best->from_template, 1);
   assert_int_equal(ctl->from_template, 0);

@@ -160,9 +160,9 @@ static void spec_should_load_the_matmul_template(void **state) {
   (void)state;
   static spec s;
   load_real("templates/matmul.json", &s);
-  static const char *const knobs[] = {"BM", "BN", "BK", "TM", "TN", "AK", "VEC", "STAGING", "PIPE", "SPLITK", "WARP", "KSLICE"};
-  assert_int_equal(s.nknobs, 12);
-  for (int k = 0; k < 12; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
+  static const char *const knobs[] = {"BM", "BN", "BK", "TM", "TN", "AK", "VEC", "STAGING", "PIPE", "SPLITK", "WARP", "KSLICE", "FRAG"};
+  assert_int_equal(s.nknobs, 13);
+  for (int k = 0; k < 13; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.name, "matmul");
   assert_string_equal(s.kernel, "tf_matmul");
@@ -351,8 +351,8 @@ static const bad_case bad_cases[] = {
      {"key 'knobs.U.values' must hold integers", NULL}},
     {"unknown top-level key", "  \"doc\":", "  \"colour\": \"red\",\n  \"doc\":",
      {"unknown key 'colour'", NULL}},
-    {"unknown knob key", "\"values\": [1, 2]", "\"values\": [1, 2], \"default\": 1",
-     {"unknown key 'knobs.U.default'", NULL}},
+    {"unknown knob key", "\"values\": [1, 2]", "\"values\": [1, 2], \"step\": 1",
+     {"unknown key 'knobs.U.step'", NULL}},
     {"unknown constraint key", "\"reason\": \"at least two warps\"",
      "\"reason\": \"at least two warps\", \"why\": \"x\"", {"unknown key 'constraints[0].why'", NULL}},
     {"duplicate knob value", "[32, 64, 128]", "[32, 64, 32]", {"key 'knobs.T.values' repeats 32", NULL}},
@@ -693,10 +693,10 @@ static void spec_name_expr_should_list_the_knob_values_in_order(void **state) {
 
   static spec m;
   load_real("templates/matmul.json", &m);
-  config mc = {12, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2}};
+  config mc = {13, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2, 1}};
   char name[256];
   assert_int_equal(spec_name_expr(&m, &mc, name, sizeof name), 0);
-  assert_string_equal(name, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2>");
+  assert_string_equal(name, "tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2, 1>");
   spec_release(&m);
 }
 
@@ -746,6 +746,36 @@ static void spec_config_from_json_should_want_every_knob_from_its_domain(void **
   spec_release(&s);
 }
 
+/* A knob added to a template later names a default, so that campaigns and ledgers written
+ * before it still load and mean the kernel they measured; a knob without one stays required. */
+static void spec_config_from_json_should_fill_a_missing_knob_from_its_default(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e = {0};
+  char *text = subst(toy_json, "\"U\": {\"values\": [1, 2]}", "\"U\": {\"values\": [1, 2], \"default\": 2}");
+  if (load_text(f, text, &s, &e)) fail_msg("did not load: %s", e.msg);
+  free(text);
+  config c;
+  cJSON *o = cJSON_Parse("{\"T\": 64}");
+  assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), 0);
+  assert_int_equal(c.v[0], 64);
+  assert_int_equal(c.v[1], 2);
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"U\": 1}");
+  assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'start.T' is missing"));
+  cJSON_Delete(o);
+  spec_release(&s);
+
+  text = subst(toy_json, "\"U\": {\"values\": [1, 2]}", "\"U\": {\"values\": [1, 2], \"default\": 3}");
+  memset(&e, 0, sizeof e);
+  assert_int_equal(load_text(f, text, &s, &e), -1);
+  free(text);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  if (!strstr(e.msg, "key 'knobs.U.default' must be one of the knob's values"))
+    fail_msg("message: %s", e.msg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_should_load_the_matmul_template),
@@ -769,6 +799,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(spec_name_expr_should_list_the_knob_values_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_config_from_json_should_want_every_knob_from_its_domain, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(spec_config_from_json_should_fill_a_missing_knob_from_its_default,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
