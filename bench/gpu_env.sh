@@ -33,3 +33,16 @@ gpu_session_finish() {
   tar czf "$OUT/ledgers.tgz" -C "$R" ledgers 2>/dev/null
   cp "$S" "$OUT/summary.txt"
 }
+
+# `tunefarm bench` options from lists: configs K=V,... -> --config lines; mapfile them.
+configs() { for c in "$@"; do printf -- '--config\n%s\n' "$c"; done; }
+# One `tunefarm bench` under a time limit, its table into the logs and the summary:
+#   bench_run NAME TIMEOUT_S ARGS... CAMPAIGN
+bench_run() {
+  local name=$1 limit=$2; shift 2
+  late "bench $name" && return
+  local t0=$(date +%s)
+  timeout "$limit" build/tunefarm bench "$@" >"$R/logs/bench-$name.md" 2>"$R/logs/bench-$name.err"
+  say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
+  grep -E '^\|' "$R/logs/bench-$name.md" | cut -c1-170 | tee -a "$S"
+}

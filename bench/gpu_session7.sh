@@ -48,21 +48,12 @@ CTHIN=(
   BM=64,BN=128,BK=16,TM=8,TN=8,VEC=4,STAGING=2,PIPE=3,SPLITK=2,FRAG=1
   BM=64,BN=128,BK=16,TM=8,TN=8,AK=1,VEC=1,STAGING=2,PIPE=3,FRAG=1
 )
-configs() { for c in "$@"; do printf -- '--config\n%s\n' "$c"; done; }
-bench() { # name timeout args...
-  local name=$1 limit=$2; shift 2
-  late "bench $name" && return
-  local t0=$(date +%s)
-  timeout "$limit" build/tunefarm bench "$@" >"$R/logs/bench-$name.md" 2>"$R/logs/bench-$name.err"
-  say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
-  grep -E '^\|' "$R/logs/bench-$name.md" | cut -c1-170 | tee -a "$S"
-}
 quick=(--rounds 2 --samples 3 --no-cublas)
-mapfile -t a < <(configs "${CODD[@]}");  bench odd 90 "${quick[@]}" --dims M=4095,N=4097,K=1023 "${a[@]}" campaigns/matmul-1024.json
-mapfile -t a < <(configs "${C1000[@]}"); bench 1000 60 "${quick[@]}" --dims M=1000,N=1000,K=1000 "${a[@]}" campaigns/matmul-1024.json
-mapfile -t a < <(configs "${CTHIN[@]}"); bench thin 60 "${quick[@]}" --dims M=128,N=8192,K=64 "${a[@]}" campaigns/matmul-1024.json
-mapfile -t a < <(configs "${C1024[@]}"); bench 1024 120 "${a[@]}" campaigns/matmul-1024.json
-mapfile -t a < <(configs "${C4096[@]}"); bench 4096 200 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
+mapfile -t a < <(configs "${CODD[@]}");  bench_run odd 90 "${quick[@]}" --dims M=4095,N=4097,K=1023 "${a[@]}" campaigns/matmul-1024.json
+mapfile -t a < <(configs "${C1000[@]}"); bench_run 1000 60 "${quick[@]}" --dims M=1000,N=1000,K=1000 "${a[@]}" campaigns/matmul-1024.json
+mapfile -t a < <(configs "${CTHIN[@]}"); bench_run thin 60 "${quick[@]}" --dims M=128,N=8192,K=64 "${a[@]}" campaigns/matmul-1024.json
+mapfile -t a < <(configs "${C1024[@]}"); bench_run 1024 120 "${a[@]}" campaigns/matmul-1024.json
+mapfile -t a < <(configs "${C4096[@]}"); bench_run 4096 200 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
 
 # Where the 1024^3 cycles go, FRAG 0 and 1: one launch of that configuration after its
 # correctness launches; stall reasons are per issued instruction.

@@ -21,16 +21,7 @@ for c in matmul-1024 matmul-4096; do
   grep -E '^\| GPU|final best' "$R/logs/report-$c.md" | head -6 | cut -c1-220 | tee -a "$S"
 done
 
-configs() { for c in "$@"; do printf -- '--config\n%s\n' "$c"; done; }
 ledgers() { for l in "$R"/ledgers/$1/*.jsonl; do printf -- '--ledger\n%s\n' "$l"; done; }
-bench() { # name timeout args...
-  local name=$1 limit=$2; shift 2
-  late "bench $name" && return
-  local t0=$(date +%s)
-  timeout "$limit" build/tunefarm bench "$@" >"$R/logs/bench-$name.md" 2>"$R/logs/bench-$name.err"
-  say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
-  grep -E '^\|' "$R/logs/bench-$name.md" | cut -c1-170 | tee -a "$S"
-}
 # "64,128,..." -> the demangled name ncu matches: tf_matmul<(int)64, (int)128, ...>
 ncu_regex() { echo "tf_matmul<\\(int\\)${1//,/, \\(int\\)}>"; }
 
@@ -57,7 +48,7 @@ C4096=(
 gpu0() {
   export CUDA_VISIBLE_DEVICES=0
   mapfile -t a < <(ledgers matmul-1024; configs "${C1024[@]}")
-  bench 1024 150 "${a[@]}" campaigns/matmul-1024.json
+  bench_run 1024 150 "${a[@]}" campaigns/matmul-1024.json
   for cfg in 64,128,64,8,8,0,4,1,2,1,1,2,0 64,128,64,8,8,0,4,1,2,1,1,2,1; do
     late "ncu $cfg" && continue
     timeout 60 ncu --kernel-name-base demangled -k "regex:$(ncu_regex $cfg)" --launch-skip 2 --launch-count 1 \
@@ -74,7 +65,7 @@ gpu0() {
 gpu1() {
   export CUDA_VISIBLE_DEVICES=1
   mapfile -t a < <(ledgers matmul-4096; configs "${C4096[@]}")
-  bench 4096 330 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
+  bench_run 4096 330 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
 }
 gpu1 >"$R/logs/gpu1.out" 2>&1 &
 gpu0

@@ -41,16 +41,7 @@ S1=$!
 
 export CUDA_VISIBLE_DEVICES=0
 build/tunefarm devices >"$R/logs/devices.txt" 2>&1
-configs() { for c in "$@"; do printf -- '--config\n%s\n' "$c"; done; }
 ledgers() { for l in "$1"/*.jsonl; do printf -- '--ledger\n%s\n' "$l"; done; }
-bench() { # name timeout args...
-  local name=$1 limit=$2; shift 2
-  late "bench $name" && return
-  local t0=$(date +%s)
-  timeout "$limit" build/tunefarm bench "$@" >"$R/logs/bench-$name.md" 2>"$R/logs/bench-$name.err"
-  say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
-  grep -E '^\|' "$R/logs/bench-$name.md" | cut -c1-170 | tee -a "$S"
-}
 C1024=(
   BM=64,BN=128,TM=8,TN=8,VEC=4,STAGING=1,PIPE=2,WARP=1,KSLICE=2,FRAG=1
   BM=64,BN=128,TM=8,TN=8,VEC=4,STAGING=1,PIPE=2,WARP=1,KSLICE=2
@@ -66,13 +57,13 @@ C4096=(
   BM=128,BN=128,BK=16,TM=8,TN=8,AK=1,VEC=1,STAGING=1,PIPE=3,FRAG=1
 )
 mapfile -t a < <(ledgers $L/matmul-1024; configs "${C1024[@]}")
-bench matmul-1024 120 "${a[@]}" campaigns/matmul-1024.json
+bench_run matmul-1024 120 "${a[@]}" campaigns/matmul-1024.json
 mapfile -t a < <(ledgers $L/matmul-4096; configs "${C4096[@]}")
-bench matmul-4096 200 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
+bench_run matmul-4096 200 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
 mapfile -t a < <(ledgers $L5/layernorm-4096x768; configs BLOCK=256,VEC=4,CACHE=6 BLOCK=128,VEC=2,CACHE=12)
-bench layernorm-4096x768 90 "${a[@]}" campaigns/layernorm-4096x768.json
+bench_run layernorm-4096x768 90 "${a[@]}" campaigns/layernorm-4096x768.json
 mapfile -t a < <(ledgers $L5/layernorm-16384x4096; configs FORM=2,BLOCK=256,VEC=4,CACHE=4 FORM=2,BLOCK=256,VEC=4,CACHE=4,HINT=1)
-bench layernorm-16384x4096 120 "${a[@]}" campaigns/layernorm-16384x4096.json
+bench_run layernorm-16384x4096 120 "${a[@]}" campaigns/layernorm-16384x4096.json
 late peers || {
   t0=$(date +%s)
   PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers.py >"$R/logs/peers.txt" 2>&1
