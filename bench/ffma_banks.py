@@ -4,10 +4,13 @@
     python3 bench/ffma_banks.py SASS.txt
 
 For each function: instructions, FFMAs, FFMAs with an operand-reuse flag, and FFMAs where
-two source registers read without a reuse flag fall in the same register bank, taking the
+two distinct source registers read from the register file fall in the same bank, taking the
 bank as the register number mod 2 (the two-bank register file described for Volta-class
-SMs; an assumption for Hopper, so this counts candidates, not measured conflicts). RZ and
-constants are not registers. A high count next to ncu's "dispatch stall" is the evidence
+SMs; an assumption for Hopper, so this counts candidates, not measured conflicts). An
+operand comes from the reuse cache, not the register file, when the previous instruction
+read the same register in the same operand slot with `.reuse` (the flag keeps a value for
+the next instruction; the flagged instruction itself still reads it). RZ and constants are
+not registers. A high count next to ncu's "dispatch stall" is the evidence
 that operand banks, not shared memory, hold the FFMAs back.
 """
 import re
@@ -20,22 +23,25 @@ REG = re.compile(r"^-?\|?(R\d+)\|?(\.reuse)?$")
 
 def scan(body):
     n = ffma = reuse = clash = 0
+    cached = set()  # (slot, register) the previous instruction flagged .reuse
     for line in body.splitlines():
         if not re.search(r"/\*[0-9a-f]{4,}\*/\s+\S", line):
             continue
         n += 1
         m = FFMA.search(line)
         if not m:
+            cached = set()
             continue
         ffma += 1
-        ops = [o.strip() for o in m.group(1).split(",")]
-        regs = [REG.match(o) for o in ops]
-        regs = [r for r in regs if r and r.group(1) != "RZ"]
-        if any(r.group(2) for r in regs):
+        ops = [REG.match(o.strip()) for o in m.group(1).split(",")]
+        slots = [(i, r.group(1), bool(r.group(2))) for i, r in enumerate(ops) if r and r.group(1) != "RZ"]
+        if any(flag for _, _, flag in slots):
             reuse += 1
-        banks = Counter(int(r.group(1)[1:]) % 2 for r in regs if not r.group(2))
+        read = {reg for i, reg, _ in slots if (i, reg) not in cached}
+        banks = Counter(int(reg[1:]) % 2 for reg in read)
         if any(v > 1 for v in banks.values()):
             clash += 1
+        cached = {(i, reg) for i, reg, flag in slots if flag}
     return n, ffma, reuse, clash
 
 

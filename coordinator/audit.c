@@ -132,6 +132,7 @@ typedef struct audit_opts {
   int run;     /* also launch every reachable configuration on the GPU and check it */
   int list;    /* print the reachable configurations' name expressions, compile nothing */
   const char *where; /* NULL, or keep only the reachable configurations where it is non-zero */
+  int audit_only;    /* an option given that only audit has (check refuses it) */
 } audit_opts;
 
 static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*usage)(FILE *)) {
@@ -146,6 +147,7 @@ static int parse(int argc, char **argv, const char *cmd, audit_opts *o, void (*u
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "a:b:vrlw:h", longs, NULL)) != -1) {
+    o->audit_only |= c != 'h' && c != '?';
     switch (c) {
       case 'w': o->where = optarg; break;
       case 'r': o->run = 1; break;
@@ -204,6 +206,12 @@ int check_main(int argc, char **argv) {
   audit_opts o = {.arch = "sm_90", .batch = 16};
   int rc = parse(argc, argv, "check", &o, check_usage);
   if (rc) return rc == 1 ? 0 : 2;
+  if (o.audit_only) {
+    fprintf(stderr, "tunefarm check: --arch, --batch, --verbose, --run, --list and --where are "
+                    "options of `tunefarm audit`\n");
+    check_usage(stderr);
+    return 2;
+  }
   static campaign c;
   tf_err e = {0};
   space_view v;
@@ -437,9 +445,12 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
     const char *log = cJSON_GetStringValue(cJSON_GetObjectItem(f, "log"));
     if (log && log[0]) printf("--- NVRTC log ---\n%s\n-----------------\n", log);
   }
-  printf("audit: %d reachable configurations; compiled %d, failed %d; %d NVRTC programs "
-         "(%d from the cache) on %d rank(s) in %.1f s\n",
-         v->nreachable, t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
+  if (v->nreachable == v->nall)
+    printf("audit: %d reachable configurations; ", v->nreachable);
+  else
+    printf("audit: %d of the %d reachable configurations (--where); ", v->nreachable, v->nall);
+  printf("compiled %d, failed %d; %d NVRTC programs (%d from the cache) on %d rank(s) in %.1f s\n",
+         t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
   if (t->checked)
     printf("run: %d arms launched on the GPU and checked against the CPU reference on 2 input "
            "sets each\n", t->checked);
@@ -516,9 +527,14 @@ int audit_main(int argc, char **argv) {
   static campaign c;
   tf_err e = {0};
   space_view v = {0};
-  if (campaign_load(&c, o.campaign, &e) || space_enumerate(&c, &v, &e) ||
-      (o.where && filter_where(&c, o.where, &v, &e))) {
+  if (campaign_load(&c, o.campaign, &e)) {
     if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
+    return e.code ? e.code : 1;
+  }
+  if (space_enumerate(&c, &v, &e) || (o.where && filter_where(&c, o.where, &v, &e))) {
+    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
+    space_release(&v);
+    campaign_release(&c);
     return e.code ? e.code : 1;
   }
   if (o.list) {

@@ -88,6 +88,8 @@ expect_exit 0 "$TF" audit --list --where 'FRAG == 1 && KSLICE == 2' "$good"
 [ -s last.out ] || fail "audit --where kept nothing"
 grep -v ', 2, 1>$' last.out && fail "audit --where kept a configuration it excludes"
 echo "ok audit --where: $(wc -l <last.out) configurations with FRAG 1 and KSLICE 2"
+expect_exit 2 "$TF" check --where 'FRAG == 1' "$good"
+grep -q "options of \`tunefarm audit\`" last.err || fail "check accepted an option of audit"
 
 # run refuses the same input with exit 2 and writes no ledger.
 expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" \
