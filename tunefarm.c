@@ -116,6 +116,18 @@ static const char *agree_backend(int rank, const char *asked) {
   return strcmp(choice, "cuda") == 0 ? "cuda" : "sim";
 }
 
+/* The measure children compute the double CPU reference with OpenMP (kernels/reference.c),
+ * which by default starts a thread per core in every child; with several workers on a node
+ * they would oversubscribe it G times over. Unless the user chose OMP_NUM_THREADS, each
+ * worker's children get an equal share of the node's cores (inherited through posix_spawn). */
+static void share_reference_threads(int workers_on_node) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (getenv("OMP_NUM_THREADS") || cores < 1 || workers_on_node < 1) return;
+  char n[32];
+  snprintf(n, sizeof n, "%ld", cores / workers_on_node > 0 ? cores / workers_on_node : 1);
+  setenv("OMP_NUM_THREADS", n, 0);
+}
+
 static int run_farm(int rank, int size, run_args *a) {
   tf_err e = {0};
   a->o.backend = agree_backend(rank, a->o.backend);
@@ -129,6 +141,7 @@ static int run_farm(int rank, int size, run_args *a) {
     fprintf(stderr, "tunefarm run: %s\n", e.msg);
     return e.code ? e.code : 1;
   }
+  share_reference_threads(on_node);
   char exe[4096];
   if (self_exe(exe, sizeof exe)) snprintf(exe, sizeof exe, "tunefarm");
   worker_opts w = {.exe = exe, .backend = a->o.backend, .device = index, .hello_s = 120.0};
