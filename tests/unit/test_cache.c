@@ -13,27 +13,9 @@
 #include <cmocka.h>
 
 #include "common/cache.h"
+#include "tests/unit/testutil.h"
 
 /* ---------------------------------------------------------------- scratch directories */
-
-static void rm_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *ent;
-    while (d && (ent = readdir(d))) {
-      if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-      char child[4096];
-      snprintf(child, sizeof child, "%s/%s", path, ent->d_name);
-      rm_tree(child);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
 
 static int setup_tmp(void **state) {
   char *dir = strdup("/tmp/tf-test-cache-XXXXXX");
@@ -43,7 +25,7 @@ static int setup_tmp(void **state) {
 }
 
 static int teardown_tmp(void **state) {
-  rm_tree(*state);
+  rm_rf(*state);
   free(*state);
   return 0;
 }

@@ -27,19 +27,6 @@ static const char *const axpy_exprs[] = {"axpy<1>", "axpy<4>"};
 
 /* ---------------------------------------------------------------- fixture: a fresh cache */
 
-static void rm_tree(const char *path) {
-  DIR *d = opendir(path);
-  struct dirent *ent;
-  while (d && (ent = readdir(d))) {
-    if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-    char child[4096];
-    snprintf(child, sizeof child, "%s/%s", path, ent->d_name);
-    unlink(child);
-  }
-  if (d) closedir(d);
-  rmdir(path);
-}
-
 static int setup_cache(void **state) {
   char *dir = strdup("/tmp/tf-test-compile-XXXXXX");
   if (!dir || !mkdtemp(dir)) return -1;
@@ -49,7 +36,7 @@ static int setup_cache(void **state) {
 }
 
 static int teardown_cache(void **state) {
-  rm_tree(*state);
+  rm_rf(*state);
   free(*state);
   return 0;
 }

@@ -299,13 +299,6 @@ static void job_should_round_trip_a_template_control(void **state) {
   campaign_release(&c);
 }
 
-static void load_kernel(const char *name, spec *k) {
-  char path[1024];
-  tf_err e = {0};
-  snprintf(path, sizeof path, "%s/kernels/%s.json", source_dir(), name);
-  if (spec_load(k, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
-}
-
 /* The bench puts any committed kernel of the family into any arm, one kernel per job. */
 static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state) {
   (void)state;
@@ -313,8 +306,8 @@ static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state
   static spec pipelined, layernorm;
   static job j;
   load_campaign("matmul-1024.json", &c);
-  load_kernel("matmul_pipelined", &pipelined);
-  load_kernel("layernorm_row", &layernorm);
+  load_spec("kernels/matmul_pipelined.json", &pipelined);
+  load_spec("kernels/layernorm_row.json", &layernorm);
   tf_err e = {0};
   job_init(&j, &c, 7, 0);
   if (job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||

@@ -149,17 +149,10 @@ static void assert_knobs_follow_the_template(const spec *s) {
                s->knobs[k].name, k, names[k]);
 }
 
-static void load_real(const char *rel, spec *s) {
-  char path[1024];
-  tf_err e = {0};
-  snprintf(path, sizeof path, "%s/%s", source_dir(), rel);
-  if (spec_load(s, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
-}
-
 static void spec_should_load_the_matmul_template(void **state) {
   (void)state;
   static spec s;
-  load_real("templates/matmul.json", &s);
+  load_spec("templates/matmul.json", &s);
   static const char *const knobs[] = {"BM", "BN", "BK", "TM", "TN", "AK", "VEC", "STAGING", "PIPE", "SPLITK", "WARP", "KSLICE", "FRAG"};
   assert_int_equal(s.nknobs, 13);
   for (int k = 0; k < 13; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
@@ -191,7 +184,7 @@ static void spec_should_load_the_matmul_template(void **state) {
 static void spec_should_load_the_layernorm_template(void **state) {
   (void)state;
   static spec s;
-  load_real("templates/layernorm.json", &s);
+  load_spec("templates/layernorm.json", &s);
   static const char *const knobs[] = {"FORM", "WARPS", "BLOCK", "VEC", "RSQRT", "CACHE", "HINT"};
   assert_int_equal(s.nknobs, 7);
   for (int k = 0; k < 7; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
@@ -225,7 +218,7 @@ static void spec_should_load_every_committed_kernel_without_knobs(void **state) 
     static spec s;
     char rel[512];
     snprintf(rel, sizeof rel, "kernels/%s", de->d_name);
-    load_real(rel, &s);
+    load_spec(rel, &s);
     assert_int_equal(s.nknobs, 0);
     char name[256];
     config none = {0, {0}};
@@ -583,7 +576,7 @@ static void spec_launch_should_evaluate_geometry_buffers_and_arguments(void **st
 static void spec_launch_should_match_the_matmul_tiles(void **state) {
   (void)state;
   static spec s;
-  load_real("templates/matmul.json", &s);
+  load_spec("templates/matmul.json", &s);
   long long dims[3] = {1024, 1024, 1024};
   /* the start of campaigns/matmul-1024.json, then its cp.async x2 twin */
   config c = {12, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1}};
@@ -692,7 +685,7 @@ static void spec_name_expr_should_list_the_knob_values_in_order(void **state) {
   spec_release(&s);
 
   static spec m;
-  load_real("templates/matmul.json", &m);
+  load_spec("templates/matmul.json", &m);
   config mc = {13, {64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 1, 2, 1}};
   char name[256];
   assert_int_equal(spec_name_expr(&m, &mc, name, sizeof name), 0);

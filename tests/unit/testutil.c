@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/spec.h"
+
 void rm_rf(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return;
@@ -56,4 +58,11 @@ char *subst(const char *text, const char *from, const char *to) {
   assert_non_null(out);
   snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
   return out;
+}
+
+void load_spec(const char *rel, spec *s) {
+  char path[1024];
+  tf_err e = {0};
+  snprintf(path, sizeof path, "%s/%s", source_dir(), rel);
+  if (spec_load(s, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
 }
