@@ -117,10 +117,7 @@ struct cublas_sgemm {
   int have_stream;
   cublasHandle_t handle;
   int have_handle;
-  cudaEvent_t *ev;                  /* two per sample, created on demand */
-  int nev;
-  double *span, *kern;              /* per-sample scratch; kern holds every kernel record */
-  int nscratch;
+  sample_pool pool;                 /* kept for later batches; kern holds every kernel record */
   int sticky;                       /* the context is unusable: touch the device no more */
 };
 
@@ -265,32 +262,12 @@ int cublas_sgemm_check(cublas_sgemm *s, int set, double *rel_err, tf_err *e) {
   return 0;
 }
 
-/* Events and scratch for n samples, kept for later batches. */
-static int sg_reserve(cublas_sgemm *s, int n, tf_err *e) {
-  if (n > s->nscratch) {
-    double *span = realloc(s->span, (size_t)n * sizeof *span);
-    if (span) s->span = span;
-    double *kern = realloc(s->kern, (size_t)n * SG_MAX_KERNELS_PER_CALL * sizeof *kern);
-    if (kern) s->kern = kern;
-    if (!span || !kern) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d samples", n);
-    s->nscratch = n;
-  }
-  if (2 * n > s->nev) {
-    cudaEvent_t *ev = realloc(s->ev, (size_t)(2 * n) * sizeof *ev);
-    if (!ev) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d events", 2 * n);
-    s->ev = ev;
-    for (; s->nev < 2 * n; s->nev++)
-      if (CUDA_CHECK(cudaEventCreate(&s->ev[s->nev]), e)) return -1;
-  }
-  return 0;
-}
-
 static int sg_enqueue(cublas_sgemm *s, int set, int n, tf_err *e) {
   for (int i = 0; i < n; i++)
     if (CUDA_CHECK(cudaMemsetAsync(s->flush, (int)(s->flush_value++ & 0xFFu), s->flush_bytes,
                                    s->stream), e) ||
-        CUDA_CHECK(cudaEventRecord(s->ev[2 * i], s->stream), e) || sg_gemm(s, set, e) ||
-        CUDA_CHECK(cudaEventRecord(s->ev[2 * i + 1], s->stream), e))
+        CUDA_CHECK(cudaEventRecord(s->pool.ev[2 * i], s->stream), e) || sg_gemm(s, set, e) ||
+        CUDA_CHECK(cudaEventRecord(s->pool.ev[2 * i + 1], s->stream), e))
       return -1;
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
@@ -300,15 +277,15 @@ static int sg_enqueue(cublas_sgemm *s, int set, int n, tf_err *e) {
 static double sg_kernel_median(cublas_sgemm *s, int n) {
   tf_err ce = {0};
   int max = n * SG_MAX_KERNELS_PER_CALL;
-  int got = cupti_timer_collect(s->kern, max, &ce);
+  int got = cupti_timer_collect(s->pool.kern, max, &ce);
   if (got < n || got > max || got % n != 0) return -1.0;
   int per = got / n;
   for (int i = 0; i < n; i++) { /* in place: call i's records lie at i*per and after */
     double sum = 0.0;
-    for (int j = 0; j < per; j++) sum += s->kern[i * per + j];
-    s->kern[i] = sum;
+    for (int j = 0; j < per; j++) sum += s->pool.kern[i * per + j];
+    s->pool.kern[i] = sum;
   }
-  return stats_median(s->kern, n) / 1000.0;
+  return stats_median(s->pool.kern, n) / 1000.0;
 }
 
 int cublas_sgemm_sample(cublas_sgemm *s, int set, int samples, double *us, double *kernel_us,
@@ -319,7 +296,8 @@ int cublas_sgemm_sample(cublas_sgemm *s, int set, int samples, double *us, doubl
   if (samples < 1 || samples > SG_MAX_SAMPLES)
     return tf_fail(e, TF_EXIT_FAIL, "cublas sgemm: %d samples (allowed: 1 to %d)", samples,
                    SG_MAX_SAMPLES);
-  if (sg_reserve(s, samples, e)) return sg_failed(s, e);
+  if (sample_pool_reserve(&s->pool, samples, SG_MAX_KERNELS_PER_CALL, e))
+    return sg_failed(s, e);
   tf_err ce = {0};
   int timed = cupti_timer_begin(&ce) == 0; /* not open: no kernel-only time, not an error */
   if (sg_enqueue(s, set, samples, e)) {
@@ -328,11 +306,11 @@ int cublas_sgemm_sample(cublas_sgemm *s, int set, int samples, double *us, doubl
   }
   for (int i = 0; i < samples; i++) {
     float ms = 0.0f;
-    if (CUDA_CHECK(cudaEventElapsedTime(&ms, s->ev[2 * i], s->ev[2 * i + 1]), e))
+    if (CUDA_CHECK(cudaEventElapsedTime(&ms, s->pool.ev[2 * i], s->pool.ev[2 * i + 1]), e))
       return sg_failed(s, e);
-    s->span[i] = 1000.0 * (double)ms;
+    s->pool.span[i] = 1000.0 * (double)ms;
   }
-  *us = stats_median(s->span, samples);
+  *us = stats_median(s->pool.span, samples);
   if (timed) *kernel_us = sg_kernel_median(s, samples);
   return 0;
 }
@@ -346,7 +324,7 @@ void cublas_sgemm_close(cublas_sgemm *s) {
       for (int i = 0; i < 3; i++)
         if (s->dev[set][i]) (void)cudaFree(s->dev[set][i]);
     if (s->flush) (void)cudaFree(s->flush);
-    for (int i = 0; i < s->nev; i++) (void)cudaEventDestroy(s->ev[i]);
+    sample_pool_release(&s->pool, 1);
     if (s->have_stream) (void)cudaStreamDestroy(s->stream);
     (void)cudaGetLastError();
   }
@@ -356,8 +334,6 @@ void cublas_sgemm_close(cublas_sgemm *s) {
     free(s->ref[set]);
   }
   free(s->out);
-  free(s->ev);
-  free(s->span);
-  free(s->kern);
+  sample_pool_release(&s->pool, 0); /* frees only after a sticky error; else already released */
   free(s);
 }

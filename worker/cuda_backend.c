@@ -103,10 +103,7 @@ typedef struct cb_job {
   void *flush;
   size_t flush_bytes;
   float *out_host; /* one arm's output, copied back */
-  cudaEvent_t *ev; /* two per sample, created on demand */
-  int nev;
-  double *span, *kern; /* per-sample scratch */
-  int nscratch;
+  sample_pool pool; /* events and scratch, kept for the job; kern: one record per sample */
 } cb_job;
 
 typedef struct cuda_backend {
@@ -660,27 +657,6 @@ static int cb_check(void *self, int arm, int set, double *rel_err, tf_err *e) {
   return 0;
 }
 
-/* Events and scratch for n samples (kept for the job; events are two per sample). */
-static int cb_reserve(cuda_backend *s, int n, tf_err *e) {
-  cb_job *b = &s->job;
-  if (n > b->nscratch) {
-    double *span = realloc(b->span, (size_t)n * sizeof *span);
-    if (span) b->span = span;
-    double *kern = realloc(b->kern, (size_t)n * sizeof *kern);
-    if (kern) b->kern = kern;
-    if (!span || !kern) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d samples", n);
-    b->nscratch = n;
-  }
-  if (2 * n > b->nev) {
-    cudaEvent_t *ev = realloc(b->ev, (size_t)(2 * n) * sizeof *ev);
-    if (!ev) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d events", 2 * n);
-    b->ev = ev;
-    for (; b->nev < 2 * n; b->nev++)
-      if (CUDA_CHECK(cudaEventCreate(&b->ev[b->nev]), e)) return -1;
-  }
-  return 0;
-}
-
 static int cb_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -700,9 +676,9 @@ static int cb_enqueue_samples(cuda_backend *s, int arm, int set, int n, tf_err *
       return -1;
     /* A clear (split-K's zeroed C) is part of the operation's cost, so it lies inside the
      * event span; CUPTI's kernel time still counts the kernel alone. */
-    if (CUDA_CHECK(cudaEventRecord(b->ev[2 * i], s->stream), e) || cb_clears(s, arm, set, e) ||
+    if (CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i], s->stream), e) || cb_clears(s, arm, set, e) ||
         cb_run(s, &b->launch[set][arm], e) ||
-        CUDA_CHECK(cudaEventRecord(b->ev[2 * i + 1], s->stream), e))
+        CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i + 1], s->stream), e))
       return -1;
   }
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
@@ -715,7 +691,7 @@ static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n) {
   if (!cupti_batch) return -1.0;
   tf_err ce;
   tf_err_clear(&ce);
-  int got = cupti_timer_collect(b->kern, n, &ce);
+  int got = cupti_timer_collect(b->pool.kern, n, &ce);
   if (got < 0) {
     cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %s", ce.msg);
     return -1.0;
@@ -725,7 +701,7 @@ static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n) {
             "launches", got, n);
     return -1.0;
   }
-  return cb_median(b->kern, n) / 1000.0;
+  return cb_median(b->pool.kern, n) / 1000.0;
 }
 
 static int cb_sample(void *self, int arm, int set, int samples, double *us, double *kernel_us,
@@ -737,7 +713,7 @@ static int cb_sample(void *self, int arm, int set, int samples, double *us, doub
   if (samples < 1 || samples > CB_MAX_SAMPLES)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: %d samples (allowed: 1 to %d)", samples,
                    CB_MAX_SAMPLES);
-  if (cb_reserve(s, samples, e)) return cb_failed(s, e);
+  if (sample_pool_reserve(&s->job.pool, samples, 1, e)) return cb_failed(s, e);
   int cupti_batch = 0;
   if (s->cupti_ok) {
     tf_err ce;
@@ -753,11 +729,11 @@ static int cb_sample(void *self, int arm, int set, int samples, double *us, doub
   }
   for (int i = 0; i < samples; i++) {
     float ms = 0.0f;
-    if (CUDA_CHECK(cudaEventElapsedTime(&ms, b->ev[2 * i], b->ev[2 * i + 1]), e))
+    if (CUDA_CHECK(cudaEventElapsedTime(&ms, b->pool.ev[2 * i], b->pool.ev[2 * i + 1]), e))
       return cb_failed(s, e);
-    b->span[i] = 1000.0 * (double)ms;
+    b->pool.span[i] = 1000.0 * (double)ms;
   }
-  *us = cb_median(b->span, samples);
+  *us = cb_median(b->pool.span, samples);
   *kernel_us = cb_kernel_median(s, cupti_batch, samples);
   return 0;
 }
@@ -775,15 +751,13 @@ static void cb_finish(void *self) {
         for (int i = 0; i < SPEC_MAX_BUFFERS; i++)
           if (b->dev[set][k][i]) (void)cudaFree(b->dev[set][k][i]);
     if (b->flush) (void)cudaFree(b->flush);
-    for (int i = 0; i < b->nev; i++) (void)cudaEventDestroy(b->ev[i]);
+    sample_pool_release(&b->pool, 1);
     if (b->have_lib) (void)cudaLibraryUnload(b->lib);
     (void)cudaGetLastError();
   }
   if (b->have_cr) compile_release(&b->cr);
   free(b->out_host);
-  free(b->ev);
-  free(b->span);
-  free(b->kern);
+  sample_pool_release(&b->pool, 0); /* frees only after a sticky error; else already released */
   memset(b, 0, sizeof *b);
 }
 

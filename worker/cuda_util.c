@@ -1,4 +1,4 @@
-/* cuda_util: CUDA_CHECK, sticky errors, device count and record; see cuda_util.h. */
+/* cuda_util: CUDA_CHECK, sticky errors, device count and record, sample pool; see cuda_util.h. */
 #include "worker/cuda_util.h"
 
 #include <stdio.h>
@@ -142,4 +142,32 @@ int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e) {
   d->host[sizeof d->host - 1] = '\0';
   d->ordinal = ordinal;
   return 0;
+}
+
+int sample_pool_reserve(sample_pool *p, int n, int kern_per_sample, tf_err *e) {
+  if (n > p->nscratch) {
+    double *span = realloc(p->span, (size_t)n * sizeof *span);
+    if (span) p->span = span;
+    double *kern = realloc(p->kern, (size_t)n * (size_t)kern_per_sample * sizeof *kern);
+    if (kern) p->kern = kern;
+    if (!span || !kern) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d samples", n);
+    p->nscratch = n;
+  }
+  if (2 * n > p->nev) {
+    cudaEvent_t *ev = realloc(p->ev, (size_t)(2 * n) * sizeof *ev);
+    if (!ev) return tf_fail(e, TF_EXIT_FAIL, "out of memory for %d events", 2 * n);
+    p->ev = ev;
+    for (; p->nev < 2 * n; p->nev++)
+      if (CUDA_CHECK(cudaEventCreate(&p->ev[p->nev]), e)) return -1;
+  }
+  return 0;
+}
+
+void sample_pool_release(sample_pool *p, int touch_device) {
+  if (touch_device)
+    for (int i = 0; i < p->nev; i++) (void)cudaEventDestroy(p->ev[i]);
+  free(p->ev);
+  free(p->span);
+  free(p->kern);
+  memset(p, 0, sizeof *p);
 }

@@ -1,6 +1,7 @@
-/* cuda_util: what the cuda backend and `tunefarm devices` share: the CUDA
- * runtime's check macro, sticky-error detection, the device count with a clear
- * "no CUDA device" message, and the device record.
+/* cuda_util: what the cuda backend, the cuBLAS arm and `tunefarm devices` share:
+ * the CUDA runtime's check macro, sticky-error detection, the device count with
+ * a clear "no CUDA device" message, the device record, and the per-job pool of
+ * timing events and sample scratch.
  *
  * Runtime API only (libcudart): nothing here links or calls libcuda, so a
  * binary using it starts, and fails with words, on a machine without a driver. */
@@ -34,5 +35,23 @@ int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e);
 
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from cudaDeviceProp.uuid's 16 bytes. */
 void cuda_uuid_str(const cudaUUID_t *u, char *out, size_t len);
+
+/* Two events per sample (start, end) and per-sample scratch, grown on demand and kept across
+ * batches. The owner embeds it zeroed and releases it once. ev[0..nev) are exactly the
+ * created events; span holds nscratch doubles, kern nscratch * kern_per_sample. */
+typedef struct sample_pool {
+  cudaEvent_t *ev;
+  int nev;
+  double *span, *kern;
+  int nscratch;
+} sample_pool;
+
+/* Room for n samples; may reallocate ev, span and kern. kern_per_sample must be the same on
+ * every call for one pool. 0, or -1 with *e set (what was grown stays, and is released). */
+int sample_pool_reserve(sample_pool *p, int n, int kern_per_sample, tf_err *e);
+
+/* Destroys the created events when touch_device (never after a sticky error), frees the
+ * arrays and zeroes *p; releasing a zeroed pool does nothing. */
+void sample_pool_release(sample_pool *p, int touch_device);
 
 #endif
