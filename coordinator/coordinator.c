@@ -275,7 +275,9 @@ static void count_decision(farm *f, search *s, const result *r, const decision *
     if (d->kind == DECISION_REFUSED) s->refused++;
     if (d->kind == DECISION_AMBIGUOUS) s->ambiguous++;
   }
-  propose_feedback(&s->prop, &s->best, &s->cand, kept);
+  /* a refused generation's ratio is not trusted (its control drifted or it was noisy) */
+  int trusted = d->kind == DECISION_REJECT || d->kind == DECISION_AMBIGUOUS;
+  propose_feedback(&s->prop, &s->best, &s->cand, kept, trusted ? d->median_ratio : NAN);
   double b = median_arm(r, ARM_BEST), n = median_arm(r, ARM_NEW);
   if (isfinite(b)) s->best_us = kept ? n : b;
   if (isfinite(b) && s->start_us == 0) s->start_us = b;
@@ -417,7 +419,10 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   }
   s->requeues = 0;
   if (x->f->c.search.fixed) return 0;
-  propose_feedback(&s->prop, &s->best, &cand, kept);
+  const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(rec, "median_ratio");
+  int trusted = !strcmp(dec->valuestring, "reject") || !strcmp(dec->valuestring, "ambiguous");
+  propose_feedback(&s->prop, &s->best, &cand, kept,
+                   trusted && cJSON_IsNumber(ratio) ? ratio->valuedouble : NAN);
   if (kept) {
     s->best = cand;
     s->keeps++;

@@ -1,5 +1,6 @@
 #include "coordinator/propose.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,9 +109,44 @@ static int repair_move(const proposer *p, const config *best, const tried_set *t
   return 0;
 }
 
+/* best with the changes of near misses a and b; 0 when they set one knob two ways or one
+ * holds the other (the combination would be a move already measured). */
+static int combine(const spec *s, const config *best, const config *a, const config *b,
+                   config *out) {
+  int only_a = 0, only_b = 0;
+  *out = *best;
+  for (int k = 0; k < s->nknobs; k++) {
+    int ca = a->v[k] != best->v[k], cb = b->v[k] != best->v[k];
+    if (ca && cb && a->v[k] != b->v[k]) return 0;
+    only_a += ca && !cb;
+    only_b += cb && !ca;
+    if (ca) out->v[k] = a->v[k];
+    if (cb) out->v[k] = b->v[k];
+  }
+  return only_a > 0 && only_b > 0;
+}
+
+/* The untried combination of two near misses with the smallest product of their ratios. */
+static int near_move_pair(const proposer *p, const config *best, const tried_set *t,
+                          config *out) {
+  double lowest = INFINITY;
+  for (int i = 0; i < p->nnear; i++)
+    for (int j = i + 1; j < p->nnear; j++) {
+      config c;
+      double r = p->near[i].ratio * p->near[j].ratio;
+      if (r < lowest && combine(p->s, best, &p->near[i].c, &p->near[j].c, &c) &&
+          !tried_has(t, &c)) {
+        lowest = r;
+        *out = c;
+      }
+    }
+  return isfinite(lowest);
+}
+
 static int two_move(const proposer *p, const config *best, const tried_set *t, config *out) {
   static const int steps[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
   int order[SPEC_MAX_KNOBS], n = p->s->nknobs;
+  if (near_move_pair(p, best, t, out)) return 1;
   knob_order(p, order);
   if (p->dims && repair_move(p, best, t, order, out)) return 1;
   for (int scale = 1; scale <= 2; scale++)
@@ -127,24 +163,41 @@ static int two_move(const proposer *p, const config *best, const tried_set *t, c
   return 0;
 }
 
-int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
-                 config *out, int *nchanged) {
-  if (prefer_two && two_move(p, best, tried, out)) {
-    *nchanged = 2;
-    return 1;
-  }
-  if (single_move(p, best, tried, out)) {
-    *nchanged = 1;
-    return 1;
-  }
-  if (!prefer_two && two_move(p, best, tried, out)) {
-    *nchanged = 2;
-    return 1;
-  }
-  return 0;
+static int changed(const spec *s, const config *best, const config *c) {
+  int n = 0;
+  for (int k = 0; k < s->nknobs; k++) n += best->v[k] != c->v[k];
+  return n;
 }
 
-void propose_feedback(proposer *p, const config *best, const config *cand, int kept) {
+int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
+                 config *out, int *nchanged) {
+  int found = (prefer_two && two_move(p, best, tried, out)) ||
+              single_move(p, best, tried, out) ||
+              (!prefer_two && two_move(p, best, tried, out));
+  if (found) *nchanged = changed(p->s, best, out);
+  return found;
+}
+
+/* Insert cand among the near misses, closest first; the farthest falls out when full. */
+static void remember_near_miss(proposer *p, const config *cand, double ratio) {
+  int i = p->nnear;
+  if (i == PROPOSE_MAX_NEAR) {
+    if (p->near[i - 1].ratio <= ratio) return; /* farther than every one kept */
+    i--;
+  } else {
+    p->nnear++;
+  }
+  for (; i > 0 && p->near[i - 1].ratio > ratio; i--) p->near[i] = p->near[i - 1];
+  p->near[i].c = *cand;
+  p->near[i].ratio = ratio;
+}
+
+void propose_feedback(proposer *p, const config *best, const config *cand, int kept,
+                      double ratio) {
   for (int k = 0; k < p->s->nknobs; k++)
     if (best->v[k] != cand->v[k]) p->payoff[k] += kept ? 1.0 : -0.1;
+  if (kept)
+    p->nnear = 0;
+  else if (isfinite(ratio) && ratio < PROPOSE_NEAR_MISS)
+    remember_near_miss(p, cand, ratio);
 }

@@ -14,6 +14,14 @@
  * alone can leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with
  * a wider block (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the
  * H200, which a search ordered only by payoff never reached (docs/BENCHMARKS.md).
+ *
+ * Before either, two-knob moves combine near misses: moves from the current best
+ * that were rejected by less than PROPOSE_NEAR_MISS (median ratio new/best), taken
+ * two at a time, closest pair first. A combination of a pair and a single move
+ * changes three knobs. At 1024^3 on the H200 the warp tile alone measured 0.997,
+ * the 64x128 8x8 tile alone 0.997: each short of the 1% gain to keep, while the
+ * best kernel of the template needs both (docs/BENCHMARKS.md, session 3). A keep
+ * forgets the near misses: their ratios were against the old best.
  * Ownership: tried_set owns its array (tried_release). */
 #ifndef TF_PROPOSE_H
 #define TF_PROPOSE_H
@@ -29,8 +37,22 @@ int tried_has(const tried_set *t, const config *c);
 int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
 void tried_release(tried_set *t);
 
+/* A rejected move is a near miss when its median ratio new/best is below this: within
+ * 3%, the size of the knob interactions measured at 1024^3 and 4096^3 (FRAG with and
+ * without the warp tile, 4.6%), larger losses than that were never turned around by a
+ * second knob in the session-3 ledgers. */
+#define PROPOSE_NEAR_MISS 1.03
+#define PROPOSE_MAX_NEAR 16
+
+typedef struct near_move {
+  config c;     /* the rejected candidate */
+  double ratio; /* its median ratio new/best */
+} near_move;
+
 typedef struct proposer {
   const spec *s;
+  near_move near[PROPOSE_MAX_NEAR]; /* near misses from the current best, closest first */
+  int nnear;
   double payoff[SPEC_MAX_KNOBS];
   int tiebreak[SPEC_MAX_KNOBS]; /* seeded order for knobs of equal payoff */
   const long long *dims;        /* the problem, for repairs; NULL: no repairs */
@@ -42,11 +64,15 @@ void proposer_init(proposer *p, const spec *s, unsigned long long seed);
  * constraints at `dims` (borrowed: it must outlive the proposer). */
 void proposer_repairs(proposer *p, const long long *dims);
 
-/* 1 and *out (and *nchanged: 1 or 2 knobs) when a candidate exists, 0 when exhausted. */
+/* 1 and *out (and *nchanged: the knobs changed, 1 to 4) when a candidate exists, 0 when
+ * exhausted. */
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
                  config *out, int *nchanged);
 
-/* Learn from a decision: the knobs that differ between best and cand gain or lose payoff. */
-void propose_feedback(proposer *p, const config *best, const config *cand, int kept);
+/* Learn from a decision: the knobs that differ between best and cand gain or lose payoff; a
+ * rejected cand whose median ratio (NAN when none was measured) is below PROPOSE_NEAR_MISS
+ * is remembered as a near miss until the next keep. */
+void propose_feedback(proposer *p, const config *best, const config *cand, int kept,
+                      double ratio);
 
 #endif

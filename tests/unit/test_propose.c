@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,12 +331,12 @@ static void propose_should_order_knobs_by_payoff_after_feedback(void **state) {
   /* a keep on knob b puts it first */
   config cand = best;
   cand.v[b] = s.knobs[b].values[2];
-  propose_feedback(&p, &best, &cand, 1);
+  propose_feedback(&p, &best, &cand, 1, NAN);
   assert_true(p.payoff[b] == 1.0);
   assert_true(p.payoff[a] == 0.0);
   assert_int_equal(first_knob(&p, &best), b);
   /* rejections cost a little: eleven of them outweigh one keep, and b goes last */
-  for (int i = 0; i < 11; i++) propose_feedback(&p, &best, &cand, 0);
+  for (int i = 0; i < 11; i++) propose_feedback(&p, &best, &cand, 0, NAN);
   assert_true(p.payoff[b] < 0);
   int order[3], n = 0, calls = 0;
   tried_set t = {0};
@@ -356,7 +357,7 @@ static void propose_should_order_knobs_by_payoff_after_feedback(void **state) {
   cand = best;
   cand.v[0] = s.knobs[0].values[0];
   cand.v[2] = s.knobs[2].values[0];
-  propose_feedback(&q, &best, &cand, 1);
+  propose_feedback(&q, &best, &cand, 1, NAN);
   assert_true(q.payoff[0] == 1.0 && q.payoff[2] == 1.0 && q.payoff[1] == 0.0);
 }
 
@@ -604,8 +605,8 @@ static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
     assert_int_equal(spec_check(s, c.dims, &cand, &bad, &e), 0);
     if (bad < 0) {
       if (!in_view(&v, &cand)) fail_msg("an accepted proposal at step %d is not reachable", steps);
-      int keep = (steps % 3) == 0; /* keep some, so best wanders */
-      propose_feedback(&p, &best, &cand, keep);
+      int keep = (steps % 3) == 0; /* keep some, so best wanders; the rest are near misses */
+      propose_feedback(&p, &best, &cand, keep, keep ? 0.9 : 1.0 + 0.001 * (steps % 40));
       if (keep) best = cand;
       stale = keep ? 0 : stale + 1;
     }
@@ -615,6 +616,83 @@ static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
   tried_release(&t);
   space_release(&v);
   campaign_release(&c);
+}
+
+
+/* Rejected moves within PROPOSE_NEAR_MISS are combined, closest pair first, before any other
+ * two-knob move; a far miss is not; a pair and a single make a three-knob move. */
+static void propose_should_combine_near_misses_first(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[5] = {4, 4, 4, 4, 4};
+  toy_spec(&s, 5, nv);
+  proposer p;
+  proposer_init(&p, &s, 5);
+  static const int mid[5] = {1, 1, 1, 1, 1};
+  config best = at(&s, mid);
+  static const int a_i[5] = {1, 1, 1, 2, 1}, b_i[5] = {1, 1, 1, 1, 0}, far_i[5] = {3, 1, 1, 1, 1};
+  static const int pair_i[5] = {1, 2, 0, 1, 1};
+  config a = at(&s, a_i), b = at(&s, b_i), far = at(&s, far_i), pair = at(&s, pair_i);
+  tried_set t = {0};
+  assert_int_equal(tried_add(&t, &a), 0);
+  assert_int_equal(tried_add(&t, &b), 0);
+  assert_int_equal(tried_add(&t, &far), 0);
+  assert_int_equal(tried_add(&t, &pair), 0);
+  propose_feedback(&p, &best, &far, 0, PROPOSE_NEAR_MISS + 0.001);
+  propose_feedback(&p, &best, &a, 0, 1.004);
+  propose_feedback(&p, &best, &b, 0, 1.002);
+  propose_feedback(&p, &best, &pair, 0, 1.02);
+  assert_int_equal(p.nnear, 3); /* far is not a near miss */
+
+  config c;
+  int k;
+  static const int ab_i[5] = {1, 1, 1, 2, 0};
+  config ab = at(&s, ab_i);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_true(config_equal(&c, &ab)); /* 1.004 * 1.002: the closest pair */
+  assert_int_equal(k, 2);
+  assert_int_equal(tried_add(&t, &c), 0);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_equal(k, 3); /* the pair with b (1.02 * 1.002) */
+  static const int pb_i[5] = {1, 2, 0, 1, 0};
+  config pb = at(&s, pb_i);
+  assert_true(config_equal(&c, &pb));
+  assert_int_equal(tried_add(&t, &c), 0);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_equal(k, 3); /* then the pair with a */
+  assert_int_equal(tried_add(&t, &c), 0);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_equal(k, 2); /* the near misses are used up: the ordinary two-knob moves */
+
+  propose_feedback(&p, &best, &ab, 1, 0.95); /* a keep: the near misses were against old best */
+  assert_int_equal(p.nnear, 0);
+  tried_release(&t);
+}
+
+/* At most PROPOSE_MAX_NEAR are kept, the closest; a measured ratio of NAN is never one. */
+static void propose_should_keep_the_closest_near_misses(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[3] = {8, 8, 8};
+  toy_spec(&s, 3, nv);
+  proposer p;
+  proposer_init(&p, &s, 5);
+  static const int zero[3] = {0, 0, 0};
+  config best = at(&s, zero);
+  double r[21];
+  for (int i = 0; i < 21; i++) { /* 21 rejected single moves, ratios in a scrambled order */
+    int idx[3] = {0, 0, 0};
+    idx[i / 7] = 1 + i % 7;
+    config c = at(&s, idx);
+    r[i] = 1.0 + 0.001 * ((i * 8) % 21);
+    propose_feedback(&p, &best, &c, 0, r[i]);
+  }
+  propose_feedback(&p, &best, &best, 0, NAN);
+  assert_int_equal(p.nnear, PROPOSE_MAX_NEAR);
+  for (int i = 1; i < p.nnear; i++) assert_true(p.near[i - 1].ratio <= p.near[i].ratio);
+  int below = 0;
+  for (int i = 0; i < 21; i++) below += r[i] <= p.near[PROPOSE_MAX_NEAR - 1].ratio;
+  assert_int_equal(below, PROPOSE_MAX_NEAR); /* exactly the closest were kept */
 }
 
 int main(void) {
@@ -628,6 +706,8 @@ int main(void) {
       cmocka_unit_test(propose_should_break_ties_by_the_seed),
       cmocka_unit_test(propose_should_exhaust_a_two_knob_space),
       cmocka_unit_test(propose_should_repair_refused_single_moves_first),
+      cmocka_unit_test(propose_should_combine_near_misses_first),
+      cmocka_unit_test(propose_should_keep_the_closest_near_misses),
       cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
       cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),
