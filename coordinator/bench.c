@@ -33,7 +33,7 @@ static void usage(FILE *f) {
         "\n"
         "  --ledger FILE   a ledger `tunefarm run` wrote for this campaign (repeatable): its\n"
         "                  final best, labelled \"farm best (GPU-xxxxxxxx)\" by its device\n"
-        "  --config K=V,.. the campaign's start with these knobs set (repeatable, at most 8),\n"
+        "  --config K=V,.. the campaign's start with these knobs set (repeatable, at most 16),\n"
         "                  e.g. BM=64,BN=128,TM=8,TN=8,VEC=4,PIPE=3,BK=32\n"
         "  --dims N=V,...  other problem sizes (e.g. M=1000,N=1000,K=1000); an arm whose\n"
         "                  constraints refuse them is listed as refused, never launched\n"
