@@ -2,7 +2,7 @@
 //   y = (x - mean) / sqrt(var + eps) * gamma + beta,   var the biased variance, eps 1e-5.
 //
 // Standalone build (append an explicit instantiation, e.g.
-//   template __global__ void tf_layernorm<1,2,256,4,0,2,0,1,0>(const float*, const float*, const float*, float*, int, int, float);):
+//   template __global__ void tf_layernorm<1,2,256,4,0,2,0,1>(const float*, const float*, const float*, float*, int, int, float);):
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/layernorm.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
@@ -27,9 +27,8 @@
 //           With ROWS > 1 the next row's cached chunks are requested before the current
 //           row's reductions, so loads stay in flight while a group reduces and writes
 //           (needs CACHE > 0: the prefetched chunks wait in a second set of registers).
-//   STAGE   1: rows in turn pass through shared memory instead (two buffers of a row per
-//           row group): the next row is copied in with cp.async while the current one is
-//           reduced and written, so no registers hold it (needs VEC 4, CACHE 0, ROWS > 1).
+//           (Staging those rows through shared memory with cp.async instead, which keeps
+//           the registers low, measured 6-20% slower on the H200: docs/BENCHMARKS.md.)
 // Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
 // guarded by c < D/VEC: each element is counted exactly once at every width. (The
 // predecessor's two-warp kernel gave each warp a span and stepped through it in whole
@@ -203,85 +202,10 @@ __device__ __forceinline__ void norm_row(const float *xr, float *yr, const float
   }
 }
 
-// Rows in turn through shared memory (STAGE 1): each thread copies its own 16-byte chunks of
-// the next row into one of two buffers with cp.async (L2 only, no registers held) while it
-// reduces and writes the current row from the other. A thread reads back only the chunks it
-// copied itself, so cp.async.wait_group is all the ordering needed: no barrier.
-__device__ __forceinline__ void stage_chunk(float4 *dst, const float *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                   (unsigned)__cvta_generic_to_shared(dst)),
-               "l"(src)
-               : "memory");
-}
-
-template <int TPR>
-__device__ __forceinline__ void stage_row(const float *xr, float4 *dst, int t, int nch) {
-  for (int c = t; c < nch; c += TPR) stage_chunk(dst + c, xr + c * 4);
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int TPR, int BLOCK, int RSQRT, int HINT, int ROWS>
-__device__ __forceinline__ void staged_rows(const float *x, const float *gamma, const float *beta,
-                                            float *y, int R, int D, float eps, int first, int t,
-                                            int slot, float *red_mean, float *red_var) {
-  constexpr int RPB = BLOCK / TPR;
-  extern __shared__ float4 tf_ln_stage[];  // [2][RPB][D/4]
-  const int nch = D / 4;
-  float4 *const buf0 = tf_ln_stage + slot * nch, *const buf1 = tf_ln_stage + (RPB + slot) * nch;
-  if (first < R) stage_row<TPR>(x + (long long)first * D, buf0, t, nch);
-#pragma unroll 1
-  for (int i = 0; i < ROWS; ++i) {
-    const int row = first + i * RPB;
-    const bool live = row < R;
-    if (TPR == 32 && !live) return;  // a whole warp; form 0 has no block barrier
-    const float4 *cur = i & 1 ? buf1 : buf0;
-    const int nrow = row + RPB;
-    if (i + 1 < ROWS && nrow < R) {
-      stage_row<TPR>(x + (long long)nrow * D, i & 1 ? buf0 : buf1, t, nch);
-      asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // all but the next row's copies
-    } else {
-      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    }
-    float s = 0.f;
-    if (live)
-      for (int c = t; c < nch; c += TPR) {
-        const float4 v = cur[c];
-        s += (v.x + v.y) + (v.z + v.w);
-      }
-    const float mean = row_sum<TPR, BLOCK>(s, red_mean, slot) / (float)D;
-    float q = 0.f;
-    if (live)
-      for (int c = t; c < nch; c += TPR) {
-        const float4 v = cur[c];
-        const float a = v.x - mean, b = v.y - mean, e = v.z - mean, f = v.w - mean;
-        q = fmaf(a, a, fmaf(b, b, fmaf(e, e, fmaf(f, f, q))));
-      }
-    const float var = row_sum<TPR, BLOCK>(q, red_var, slot) / (float)D;
-    const float rstd = RSQRT ? rsqrtf(var + eps) : 1.0f / sqrtf(var + eps);
-    if (live) {
-      float *yr = y + (long long)row * D;
-      for (int c = t; c < nch; c += TPR) {
-        const float4 v = cur[c];
-        float g[4], b[4], o[4];
-        load<4>(gamma + c * 4, g);
-        load<4>(beta + c * 4, b);
-        o[0] = fmaf((v.x - mean) * rstd, g[0], b[0]);
-        o[1] = fmaf((v.y - mean) * rstd, g[1], b[1]);
-        o[2] = fmaf((v.z - mean) * rstd, g[2], b[2]);
-        o[3] = fmaf((v.w - mean) * rstd, g[3], b[3]);
-        store<4, HINT>(yr + c * 4, o);
-      }
-    }
-  }
-}
-
 }  // namespace tf_ln_tmpl
 
-template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS,
-          int STAGE>
-// Staged rows hold nothing in registers across the passes: ask ptxas for registers that let
-// 1536 threads share an SM (42 each), or its unrolled loops take 79 and leave room for 768.
-__global__ void __launch_bounds__(BLOCK, STAGE ? 1536 / BLOCK : 1)
+template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS>
+__global__ void __launch_bounds__(BLOCK, 1)
     tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,
                  const float *__restrict__ beta, float *__restrict__ y, int R, int D, float eps) {
   constexpr int TPR = FORM == 0 ? 32 : FORM == 1 ? 32 * WARPS : BLOCK;  // threads per row
@@ -291,8 +215,7 @@ __global__ void __launch_bounds__(BLOCK, STAGE ? 1536 / BLOCK : 1)
   static_assert(BLOCK % TPR == 0 && TPR % 32 == 0, "rows own whole warps of the block");
   static_assert(VEC == 1 || VEC == 2 || VEC == 4, "vector width");
   static_assert(CACHE >= 0 && (HINT == 0 || HINT == 1), "cache, hint");
-  static_assert(ROWS >= 1 && (ROWS == 1 || CACHE > 0 || STAGE), "rows in turn prefetch");
-  static_assert(STAGE == 0 || (VEC == 4 && CACHE == 0), "staged rows move 16-byte chunks");
+  static_assert(ROWS >= 1 && (ROWS == 1 || CACHE > 0), "rows in turn prefetch into the cache");
   // Two exchange arrays, one per reduction: the second can be written while slow threads
   // still read the first, so each reduction needs only its own barrier. Across rows in turn
   // this still holds: a thread writes red_mean for the next row only after the barrier of
@@ -302,11 +225,6 @@ __global__ void __launch_bounds__(BLOCK, STAGE ? 1536 / BLOCK : 1)
 
   const int slot = threadIdx.x / TPR, t = threadIdx.x % TPR;
   const int first = blockIdx.x * ROWS * RPB + slot;  // this group's rows: first + i*RPB
-  if constexpr (STAGE) {
-    tf_ln_tmpl::staged_rows<TPR, BLOCK, RSQRT, HINT, ROWS>(x, gamma, beta, y, R, D, eps, first, t,
-                                                           slot, red_mean, red_var);
-    return;
-  }
   const int nch = D / VEC;  // D % VEC == 0 when VEC > 1 (constraint)
   float v[NV][VEC], next[NV][VEC];
   if (first < R) tf_ln_tmpl::load_cached<TPR, VEC, CACHE, HINT>(x + (long long)first * D, t, nch, v);

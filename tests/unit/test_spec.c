@@ -185,10 +185,10 @@ static void spec_should_load_the_layernorm_template(void **state) {
   (void)state;
   static spec s;
   load_spec("templates/layernorm.json", &s);
-  static const char *const knobs[] = {"FORM",  "WARPS", "BLOCK", "VEC",  "RSQRT",
-                                      "CACHE", "HINT",  "ROWS",  "STAGE"};
-  assert_int_equal(s.nknobs, 9);
-  for (int k = 0; k < 9; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
+  static const char *const knobs[] = {"FORM",  "WARPS", "BLOCK", "VEC",
+                                      "RSQRT", "CACHE", "HINT",  "ROWS"};
+  assert_int_equal(s.nknobs, 8);
+  for (int k = 0; k < 8; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.kernel, "tf_layernorm");
   assert_string_equal(s.family, "layernorm");
