@@ -46,3 +46,43 @@ bench_run() {
   say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
   grep -E '^\|' "$R/logs/bench-$name.md" | cut -c1-170 | tee -a "$S"
 }
+
+# A correctness sweep: `tunefarm audit --run --where WHERE` of CAMPAIGN with its problem dims
+# set from "K=V,..." (or - for the campaign's own), on RANKS ranks, under LIMIT s:
+#   sweep NAME CAMPAIGN DIMS WHERE RANKS LIMIT
+sweep() {
+  late "sweep $1" && return
+  mkdir -p sweep/campaigns
+  python3 - "$2" "$3" >"sweep/campaigns/$1.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for kv in sys.argv[2].split(",") if sys.argv[2] != "-" else []:
+    k, v = kv.split("="); c["problem"][k] = int(v)
+print(json.dumps(c))
+PY
+  local t0=$(date +%s)
+  OMP_NUM_THREADS=1 TUNEFARM_ROOT=$PWD timeout "$6" mpirun --oversubscribe --bind-to none -np "$5" \
+    build/tunefarm audit --run --where "$4" "sweep/campaigns/$1.json" >"$R/logs/sweep-$1.log" 2>&1
+  say "sweep $1 ($3, $4): rc=$? $(( $(date +%s) - t0 )) s; $(grep -E '^audit:|^run:|--where' "$R/logs/sweep-$1.log" | tr '\n' ' ')"
+}
+# A campaign on every visible GPU (3 ranks on two GPUs), its ledgers under $R/ledgers, then
+# report and verify:  campaign_run CAMPAIGN LIMIT
+campaign_run() {
+  late "run $1" && return
+  local g t0=$(date +%s)
+  g=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)
+  timeout "$2" mpirun --oversubscribe --bind-to none -np $((g + 1)) build/tunefarm run --backend cuda \
+    --ledgers "$R/ledgers" "campaigns/$1.json" >"$R/logs/run-$1.log" 2>&1
+  say "mpirun -np $((g + 1)) build/tunefarm run --backend cuda campaigns/$1.json: rc=$? $(( $(date +%s) - t0 )) s"
+  build/tunefarm report "$R/ledgers/$1" >"$R/logs/report-$1.md" 2>&1
+  build/tunefarm verify "$R"/ledgers/$1/*.jsonl | tail -1 | tee -a "$S"
+  grep -E 'final best' "$R/logs/report-$1.md" | head -4 | cut -c1-220 | tee -a "$S"
+}
+# bench/peers.py --only WHAT under LIMIT s, its table into the summary:  peers_run WHAT LIMIT [TAG]
+peers_run() {
+  local tag=${3:-$1} t0=$(date +%s)
+  late "peers $tag" && return
+  PYTHONUNBUFFERED=1 timeout "$2" python3 bench/peers.py --only "$1" >"$R/logs/peers-$tag.txt" 2>&1
+  say "python3 bench/peers.py --only $1 ($tag): rc=$? $(( $(date +%s) - t0 )) s"
+  grep -E '^\|' "$R/logs/peers-$tag.txt" | tee -a "$S"
+}

@@ -35,10 +35,5 @@ C4096=(
 )
 mapfile -t a < <(configs "${C4096[@]}")
 bench_run layernorm-16384x4096 150 "${a[@]}" campaigns/layernorm-16384x4096.json
-for p in layernorm copy; do
-  late "peers $p" && continue
-  t0=$(date +%s)
-  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --only $p >"$R/logs/peers-$p.txt" 2>&1
-  say "python3 bench/peers.py --only $p: rc=$? $(( $(date +%s) - t0 )) s"
-  grep -E '^\|' "$R/logs/peers-$p.txt" | tee -a "$S"
-done
+peers_run layernorm 120
+peers_run copy 120

@@ -11,13 +11,6 @@ LATE_S=${LATE_S:-450}
 gpu_session_start
 L=docs/results/h200x2-2026-11-30-rows/campaigns
 ledgers() { for l in "$L"/$1/*.jsonl; do printf -- '--ledger\n%s\n' "$l"; done; }
-peers() {
-  late "peers $1" && return
-  local t0=$(date +%s)
-  PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers.py --only "$1" >"$R/logs/peers-$1.txt" 2>&1
-  say "python3 bench/peers.py --only $1: rc=$? $(( $(date +%s) - t0 )) s"
-  grep -E '^\|' "$R/logs/peers-$1.txt" | tee -a "$S"
-}
 C1024=(
   BM=64,BN=128,TM=8,TN=8,VEC=4,STAGING=1,PIPE=2,WARP=1,KSLICE=2,FRAG=1
   BM=64,BN=128,TM=8,TN=8,VEC=4,STAGING=1,PIPE=2,WARP=1,KSLICE=2
@@ -49,8 +42,8 @@ gpu0() {
   bench_run layernorm-4096x768 60 "${a[@]}" campaigns/layernorm-4096x768.json
   mapfile -t a < <(ledgers layernorm-16384x4096; configs "${C16K[@]}")
   bench_run layernorm-16384x4096 60 "${a[@]}" campaigns/layernorm-16384x4096.json
-  peers layernorm
-  peers copy
+  peers_run layernorm 150
+  peers_run copy 150
   # Why ROWS 2 loses at 16384x4096: occupancy and DRAM throughput of the pair, from ncu.
   for rows in 1 2; do
     late "ncu layernorm ROWS=$rows" && continue
@@ -68,7 +61,7 @@ gpu1() {
   export CUDA_VISIBLE_DEVICES=1
   mapfile -t a < <(ledgers matmul-4096; configs "${C4096[@]}")
   bench_run matmul-4096 120 --rounds 5 --samples 10 "${a[@]}" campaigns/matmul-4096.json
-  peers matmul
+  peers_run matmul 150
 }
 gpu1 >"$R/logs/gpu1.out" 2>&1 &
 P1=$!

@@ -26,9 +26,6 @@ C768=(
 for i in 1 2 3; do
   mapfile -t a < <(for l in "$L"/*.jsonl; do printf -- '--ledger\n%s\n' "$l"; done; configs "${C768[@]}")
   bench_run layernorm-4096x768-$i 60 "${a[@]}" campaigns/layernorm-4096x768.json
-  late "peers $i" && continue
-  PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers.py --only layernorm >"$R/logs/peers-$i.txt" 2>&1
-  say "python3 bench/peers.py --only layernorm ($i): rc=$?"
-  grep -E '^\|.*4096x768' "$R/logs/peers-$i.txt" | tee -a "$S"
+  peers_run layernorm 60 "$i"
 done
 wait "$P1"

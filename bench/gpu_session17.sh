@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 4, device call 7 (nvidia-h200, one GPU): why STAGE 1 loses at 16384x4096. ncu on the
 # register-cached row (CACHE 4, ROWS 1) and two staged forms: occupancy, DRAM throughput and
-# bytes, and the stall reasons that differ.
+# bytes, and the stall reasons that differ. Ran at commit e609992 (STAGE was dropped after it).
 set -uo pipefail
 source bench/gpu_env.sh
 LATE_S=${LATE_S:-300}
