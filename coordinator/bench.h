@@ -36,6 +36,8 @@
 #define BENCH_MAX_LEDGERS 16
 #define BENCH_MAX_KERNELS 16
 #define BENCH_MAX_CONFIGS 16
+#define BENCH_STR(x) #x
+#define BENCH_XSTR(x) BENCH_STR(x) /* "16": a limit named in the usage text */
 #define BENCH_MAX_ARMS (BENCH_MAX_LEDGERS + BENCH_MAX_CONFIGS + BENCH_MAX_KERNELS + 2)
 #define BENCH_MAX_ROUNDS MSG_MAX_ROUNDS
 

@@ -136,13 +136,26 @@ static void add_num(cJSON *o, const char *key, double v) {
     cJSON_AddNullToObject(o, key);
 }
 
+/* A number the proposer reads back on resume: cJSON prints 15 significant digits when they
+ * come within a rounding error of the value, so 1.0299999999999998 (a near miss below 1.03)
+ * would come back as 1.03 (not one). 17 digits give back the same double. */
+static void add_exact(cJSON *o, const char *key, double v) {
+  char buf[32];
+  if (!isfinite(v)) {
+    cJSON_AddNullToObject(o, key);
+    return;
+  }
+  snprintf(buf, sizeof buf, "%.17g", v);
+  cJSON_AddRawToObject(o, key, buf);
+}
+
 static cJSON *measured_record(const farm *f, search *s, const result *r, const decision *d,
                               const cJSON *jobj) {
   cJSON *rec = base_record(f, s, &s->cand);
   cJSON *rounds = cJSON_AddArrayToObject(rec, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
   cJSON_AddItemToObject(rec, "ratios", num_array(d->ratios, d->nratios));
-  add_num(rec, "median_ratio", d->median_ratio);
+  add_exact(rec, "median_ratio", d->median_ratio);
   add_num(rec, "kernel_median_ratio", d->kernel_median_ratio);
   add_num(rec, "control_drift", d->control_drift);
   cJSON_AddNumberToObject(rec, "min_gain", f->c.decide.min_gain);

@@ -64,8 +64,8 @@ void proposer_init(proposer *p, const spec *s, unsigned long long seed);
  * constraints at `dims` (borrowed: it must outlive the proposer). */
 void proposer_repairs(proposer *p, const long long *dims);
 
-/* 1 and *out (and *nchanged: the knobs changed, 1 to 4) when a candidate exists, 0 when
- * exhausted. */
+/* 1 and *out (and *nchanged: how many knobs it changes; a combination of near misses that
+ * were combinations themselves changes several) when a candidate exists, 0 when exhausted. */
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
                  config *out, int *nchanged);
 

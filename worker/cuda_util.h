@@ -1,7 +1,7 @@
 /* cuda_util: what the cuda backend, the cuBLAS arm and `tunefarm devices` share:
  * the CUDA runtime's check macro, sticky-error detection, the device count with
- * a clear "no CUDA device" message, the device record, and the per-job pool of
- * timing events and sample scratch.
+ * a clear "no CUDA device" message, the device record, and the pool of timing events
+ * and sample scratch (per job in the cuda backend, per handle in the cuBLAS arm).
  *
  * Runtime API only (libcudart): nothing here links or calls libcuda, so a
  * binary using it starts, and fails with words, on a machine without a driver. */
@@ -37,7 +37,8 @@ int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e);
 void cuda_uuid_str(const cudaUUID_t *u, char *out, size_t len);
 
 /* Two events per sample (start, end) and per-sample scratch, grown on demand and kept across
- * batches. The owner embeds it zeroed and releases it once. ev[0..nev) are exactly the
+ * batches. The owner embeds it zeroed and releases it when done (a second release of the
+ * zeroed pool does nothing). ev[0..nev) are exactly the
  * created events; span holds nscratch doubles, kern nscratch * kern_per_sample. */
 typedef struct sample_pool {
   cudaEvent_t *ev;

@@ -618,7 +618,6 @@ static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
   campaign_release(&c);
 }
 
-
 /* Rejected moves within PROPOSE_NEAR_MISS are combined, closest pair first, before any other
  * two-knob move; a far miss is not; a pair and a single make a three-knob move. */
 static void propose_should_combine_near_misses_first(void **state) {
