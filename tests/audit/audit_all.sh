@@ -6,6 +6,9 @@
 # bench/spills.sh). layernorm is audited at 4096x768 with ROWS 1 and 2 (2240 of 4048): ROWS 4
 # and 8 change only a loop's trip count, and all of them were compiled and run on the GPU
 # (bench/gpu_session11.sh).
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+export TUNEFARM_CACHE="$WORK/cache"
 audit_one() { # campaign [--where EXPR]
   local c=$1; shift
   local t0 t1 t2
