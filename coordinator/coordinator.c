@@ -441,7 +441,9 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
     s->keeps++;
     s->stale = 0;
   } else {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rec, "status");
     s->stale++;
+    s->faults += cJSON_IsString(st) && strcmp(st->valuestring, "ok") != 0; /* as count_decision */
     s->rejects += strcmp(dec->valuestring, "reject") == 0;
     s->refused += strcmp(dec->valuestring, "refused") == 0;
     s->ambiguous += strcmp(dec->valuestring, "ambiguous") == 0;
