@@ -48,7 +48,8 @@ bench_run() {
 }
 
 # A correctness sweep: `tunefarm audit --run --where WHERE` of CAMPAIGN with its problem dims
-# set from "K=V,..." (or - for the campaign's own), on RANKS ranks, under LIMIT s:
+# set from "K=V,..." (or - for the campaign's own), on RANKS ranks, under LIMIT s (the CPU
+# reference gets OMP_NUM_THREADS threads per rank, 1 unless the caller sets it):
 #   sweep NAME CAMPAIGN DIMS WHERE RANKS LIMIT
 sweep() {
   late "sweep $1" && return
@@ -61,7 +62,7 @@ for kv in sys.argv[2].split(",") if sys.argv[2] != "-" else []:
 print(json.dumps(c))
 PY
   local t0=$(date +%s)
-  OMP_NUM_THREADS=1 TUNEFARM_ROOT=$PWD timeout "$6" mpirun --oversubscribe --bind-to none -np "$5" \
+  OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} TUNEFARM_ROOT=$PWD timeout "$6" mpirun --oversubscribe --bind-to none -np "$5" \
     build/tunefarm audit --run --where "$4" "sweep/campaigns/$1.json" >"$R/logs/sweep-$1.log" 2>&1
   say "sweep $1 ($3, $4): rc=$? $(( $(date +%s) - t0 )) s; $(grep -E '^audit:|^run:|--where' "$R/logs/sweep-$1.log" | tr '\n' ' ')"
 }

@@ -4,21 +4,14 @@
 # configurations, 3 ranks, one worker and one ledger per H200, then report and verify. Then,
 # in parallel: GPU 0 benches 1024^3 (both ledgers' bests against warp-tiled FRAG candidates,
 # cuBLAS in the same process) and profiles the FRAG pair with ncu; GPU 1 benches 4096^3.
+# (Its sweep and campaign steps were moved into bench/gpu_env.sh's helpers after it ran;
+# the commands are the same.)
 set -uo pipefail
 source bench/gpu_env.sh
 LATE_S=${LATE_S:-470}
 gpu_session_start
-G=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid)
-mpi=(mpirun --oversubscribe --bind-to none)
 for c in matmul-1024 matmul-4096; do
-  late "run $c" && continue
-  t0=$(date +%s)
-  timeout 300 "${mpi[@]}" -np $((G + 1)) build/tunefarm run --backend cuda --ledgers "$R/ledgers" \
-    "campaigns/$c.json" >"$R/logs/run-$c.log" 2>&1
-  say "mpirun -np $((G + 1)) build/tunefarm run --backend cuda campaigns/$c.json: rc=$? $(( $(date +%s) - t0 )) s"
-  build/tunefarm report "$R/ledgers/$c" >"$R/logs/report-$c.md" 2>&1
-  build/tunefarm verify "$R"/ledgers/$c/*.jsonl | tail -1 | tee -a "$S"
-  grep -E '^\| GPU|final best' "$R/logs/report-$c.md" | head -6 | cut -c1-220 | tee -a "$S"
+  campaign_run "$c" 300
 done
 
 ledgers() { for l in "$R"/ledgers/$1/*.jsonl; do printf -- '--ledger\n%s\n' "$l"; done; }

@@ -7,34 +7,17 @@
 # two 1024^3 configurations from their SASS. Meanwhile the correctness sweep of the new code:
 # every reachable configuration with FRAG 1 (`audit --run --where 'FRAG == 1'`) at the
 # awkward shapes on GPU 1, and at 4096^3 on GPU 0 once its benchmark is done.
+# (Its sweep and campaign steps were moved into bench/gpu_env.sh's helpers after it ran;
+# the commands are the same.)
 set -uo pipefail
 source bench/gpu_env.sh
 LATE_S=${LATE_S:-480}
 gpu_session_start
-mpi=(mpirun --oversubscribe --bind-to none)
-L=docs/results/h200x2-2026-11-29-frag/campaigns
-L5=docs/results/h200x2-2026-11-29-issue5/campaigns
-mkdir -p sweep/campaigns
-
-sweep() { # name campaign KEY=V,... (or -) WHERE ranks
-  late "sweep $1" && return
-  python3 - "$2" "$3" >"sweep/campaigns/$1.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-for kv in sys.argv[2].split(",") if sys.argv[2] != "-" else []:
-    k, v = kv.split("="); c["problem"][k] = int(v)
-print(json.dumps(c))
-PY
-  local t0=$(date +%s)
-  OMP_NUM_THREADS=2 TUNEFARM_ROOT=$PWD timeout $((LATE_S + 90 - $(date +%s) + T0)) "${mpi[@]}" -np "$5" \
-    build/tunefarm audit --run --where "$4" "sweep/campaigns/$1.json" >"$R/logs/sweep-$1.log" 2>&1
-  say "sweep $1 ($3, $4): rc=$? $(( $(date +%s) - t0 )) s; $(grep -E '^audit:|^run:|--where' "$R/logs/sweep-$1.log" | tr '\n' ' ')"
-}
 sweeps1() {
   export CUDA_VISIBLE_DEVICES=1
-  sweep matmul-odd campaigns/matmul-1024.json M=4095,N=4097,K=1023 'FRAG == 1' 16
-  sweep matmul-1000 campaigns/matmul-1024.json M=1000,N=1000,K=1000 'FRAG == 1' 16
-  sweep matmul-thin campaigns/matmul-1024.json M=128,N=8192,K=64 'FRAG == 1 && BK >= 32' 16
+  OMP_NUM_THREADS=2 sweep matmul-odd campaigns/matmul-1024.json M=4095,N=4097,K=1023 'FRAG == 1' 16 $((LATE_S + 90 - $(date +%s) + T0))
+  OMP_NUM_THREADS=2 sweep matmul-1000 campaigns/matmul-1024.json M=1000,N=1000,K=1000 'FRAG == 1' 16 $((LATE_S + 90 - $(date +%s) + T0))
+  OMP_NUM_THREADS=2 sweep matmul-thin campaigns/matmul-1024.json M=128,N=8192,K=64 'FRAG == 1 && BK >= 32' 16 $((LATE_S + 90 - $(date +%s) + T0))
 }
 sweeps1 >"$R/logs/sweeps1.out" 2>&1 &
 S1=$!
@@ -81,6 +64,6 @@ late peers || {
 nvcc -arch=sm_90 -std=c++17 -cubin -o "$R/logs/sass.cubin" "$R/logs/sass.cu" &&
   cuobjdump -sass "$R/logs/sass.cubin" >"$R/logs/sass.txt" && python3 bench/ffma_banks.py "$R/logs/sass.txt" | tee -a "$S"
 
-sweep matmul-4096 campaigns/matmul-4096.json - 'FRAG == 1' 16
+OMP_NUM_THREADS=2 sweep matmul-4096 campaigns/matmul-4096.json - 'FRAG == 1' 16 $((LATE_S + 90 - $(date +%s) + T0))
 wait "$S1"
 grep -h -A2 '^FAILED\|wrong' "$R"/logs/sweep-*.log | head -20 | tee -a "$S"
