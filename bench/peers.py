@@ -5,7 +5,12 @@ against a float64 reference on the same inputs first (relative L2 error, toleran
 
 Peers: torch.mm (cuBLAS), a Triton matmul (autotuned over the configurations below, IEEE
 FP32 dot), torch layer_norm, a Triton layernorm (one row per program, autotuned over warps),
-and a device-to-device copy (bytes read + written), the bandwidth ceiling.
+and device-to-device copies (bytes read + written): 1 GiB, the bandwidth ceiling, and the
+bytes of each layernorm shape, its floor under the same protocol.
+
+Beside each event span, the kernel time: CUPTI's record of the same peer's kernels (through
+torch.profiler, flushed launches without the events), as `tunefarm bench` reports for its
+arms. The span minus the kernel time is what the protocol adds (the launch after the flush).
 
     python3 bench/peers.py [--rounds 10] [--samples 20] [--only matmul|layernorm|copy]
 
@@ -15,6 +20,7 @@ import argparse
 import datetime
 import json
 import statistics
+import sys
 
 import torch
 
@@ -125,6 +131,38 @@ def timed(fn, flush, rounds, samples):
     return {"median_us": statistics.median(meds), "min_us": min(meds), "max_us": max(meds)}
 
 
+def cuda_events(fn, samples):
+    """CUPTI's device activities (kernels, copies) of `samples` calls of fn, in start order."""
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(samples):
+            fn()
+        torch.cuda.synchronize()
+    evs = [e for e in prof.profiler.kineto_results.events() if "CUDA" in str(e.device_type())]
+    return sorted(evs, key=lambda e: e.start_ns())
+
+
+def kernel_us(fn, flush, samples):
+    """Median device time per call of fn (its kernels summed), the flush before each call left
+    out by name; None when the profiler sees no activity of fn's own."""
+    def flushed():
+        flush.zero_()
+        fn()
+
+    try:
+        flush_names = {e.name() for e in cuda_events(flush.zero_, 2)}
+        evs = [e for e in cuda_events(flushed, samples) if e.name() not in flush_names]
+    except (AttributeError, RuntimeError) as err:  # a torch without this profiler API
+        print(f"peers.py: no kernel time ({err})", file=sys.stderr)
+        return None
+    per_call = len(evs) // samples
+    if per_call == 0 or per_call * samples != len(evs):
+        return None
+    times = [sum(e.duration_ns() for e in evs[i * per_call:(i + 1) * per_call]) / 1e3
+             for i in range(samples)]
+    return statistics.median(times)
+
+
 def rel_err(out, ref):
     return float(torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref))
 
@@ -135,6 +173,7 @@ def measure(arms, ref, flush, a, shape, rate, out):
     for name, fn, tuner in arms:
         err = rel_err(fn(), ref)
         r = timed(fn, flush, a.rounds, a.samples)
+        r["kernel_us"] = kernel_us(fn, flush, a.samples)
         r.update(peer=name, shape=shape, rel_err=err, rate=rate(r["median_us"]))
         if tuner is not None:
             r["config"] = str(tuner.best_config)
@@ -172,12 +211,15 @@ def layernorm_peers(a, flush, gen, out):
 
 
 def copy_peer(a, flush, gen, out):
-    src = torch.rand(1 << 28, device="cuda", generator=gen)
-    dst = torch.empty_like(src)
-    r = timed(lambda: dst.copy_(src), flush, a.rounds, 5)
-    r.update(peer="device copy (bytes read + written)", shape="1 GiB", rel_err=0.0,
-             rate=f"{2 * 4 * (1 << 28) / r['median_us'] / 1e3:.0f} GB/s")
-    out.append(r)
+    for shape, n in (("1 GiB", 1 << 28), ("16384x4096", 16384 * 4096), ("4096x768", 4096 * 768)):
+        src = torch.rand(n, device="cuda", generator=gen)
+        dst = torch.empty_like(src)
+        samples = 5 if n == 1 << 28 else a.samples
+        r = timed(lambda: dst.copy_(src), flush, a.rounds, samples)
+        r["kernel_us"] = kernel_us(lambda: dst.copy_(src), flush, samples)
+        r.update(peer="device copy (bytes read + written)", shape=shape, rel_err=0.0,
+                 rate=f"{2 * 4 * n / r['median_us'] / 1e3:.0f} GB/s")
+        out.append(r)
 
 
 def main():
@@ -207,11 +249,12 @@ def main():
     print(f"\n{props.name}, torch {torch.__version__}, triton "
           f"{triton.__version__ if triton else 'missing'}, {when}; L2 flushed before every launch; "
           f"{a.rounds} rounds x {a.samples} samples\n")
-    print("| peer | shape | median µs | spread µs (round medians) | rate | rel_err |")
-    print("|---|---|---:|---|---:|---:|")
+    print("| peer | shape | median µs | spread µs (round medians) | kernel µs | rate | rel_err |")
+    print("|---|---|---:|---|---:|---:|---:|")
     for r in out:
+        k = f"{r['kernel_us']:.2f}" if r["kernel_us"] is not None else "n/a"
         print(f"| {r['peer']} | {r['shape']} | {r['median_us']:.2f} | {r['min_us']:.2f}–"
-              f"{r['max_us']:.2f} | {r['rate']} | {r['rel_err']:.1e}"
+              f"{r['max_us']:.2f} | {k} | {r['rate']} | {r['rel_err']:.1e}"
               f"{'' if r['correct'] else ' WRONG'} |")
 
 

@@ -87,25 +87,28 @@ static int legal(const proposer *p, const config *c) {
   return spec_check(p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
 }
 
-/* The first one-knob move (knobs by payoff, nearest steps first) that breaks a constraint and
- * has an untried legal repair: the same move plus the nearest step of another knob. */
+/* The first one-knob move (nearest first, knobs by payoff; every distance, since a value far
+ * away can be the one that pays, such as a register cache that holds the whole row) that
+ * breaks a constraint and has an untried legal repair: the same move plus the nearest step of
+ * another knob. */
 static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
                        config *out) {
   static const int steps[4] = {1, -1, 2, -2};
   int n = p->s->nknobs;
-  for (int i = 0; i < n; i++)
-    for (int si = 0; si < 4; si++) {
-      config one = *best;
-      if (!step_knob(p->s, &one, order[i], steps[si]) || legal(p, &one)) continue;
-      for (int j = 0; j < n; j++)
-        for (int sj = 0; sj < 4 && j != i; sj++) {
-          config c = one;
-          if (step_knob(p->s, &c, order[j], steps[sj]) && !tried_has(t, &c) && legal(p, &c)) {
-            *out = c;
-            return 1;
+  for (int dist = 1; dist < SPEC_MAX_VALUES; dist++)
+    for (int i = 0; i < n; i++)
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        config one = *best;
+        if (!step_knob(p->s, &one, order[i], sign * dist) || legal(p, &one)) continue;
+        for (int j = 0; j < n; j++)
+          for (int sj = 0; sj < 4 && j != i; sj++) {
+            config c = one;
+            if (step_knob(p->s, &c, order[j], steps[sj]) && !tried_has(t, &c) && legal(p, &c)) {
+              *out = c;
+              return 1;
+            }
           }
-        }
-    }
+      }
   return 0;
 }
 
@@ -143,12 +146,61 @@ static int near_move_pair(const proposer *p, const config *best, const tried_set
   return isfinite(lowest);
 }
 
-static int two_move(const proposer *p, const config *best, const tried_set *t, config *out) {
+/* A near miss (closest first) together with a one-knob move from best that breaks a constraint
+ * alone and is legal with the near miss: at 4096x768 rows in turn (ROWS 2) need a register
+ * cache, and the cache that holds the whole row measured as a near miss of its own. */
+static int near_repair(const proposer *p, const config *best, const tried_set *t, const int *order,
+                       config *out) {
+  int n = p->s->nknobs;
+  for (int m = 0; m < p->nnear; m++)
+    for (int dist = 1; dist < SPEC_MAX_VALUES; dist++)
+      for (int i = 0; i < n; i++)
+        for (int sign = 1; sign >= -1; sign -= 2) {
+          config one = *best, c;
+          if (!step_knob(p->s, &one, order[i], sign * dist) || legal(p, &one)) continue;
+          if (combine(p->s, best, &p->near[m].c, &one, &c) && !tried_has(t, &c) && legal(p, &c)) {
+            *out = c;
+            return 1;
+          }
+        }
+  return 0;
+}
+
+/* One step of one knob (knobs by payoff) from a near miss that measured faster than best, but
+ * not by the gain needed to keep it (ratio < 1), closest first; legal at dims when given. At
+ * 4096x768 the whole-row cache with rows in turn at 256 threads measured 1.7% faster and was
+ * not kept; the template's fastest kernel is the same at 128 threads. */
+static int near_step(const proposer *p, const config *best, const tried_set *t, const int *order,
+                     config *out) {
+  for (int m = 0; m < p->nnear && p->near[m].ratio < 1.0; m++)
+    for (int i = 0; i < p->s->nknobs; i++)
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        config c = p->near[m].c;
+        if (step_knob(p->s, &c, order[i], sign) && !config_equal(&c, best) &&
+            !tried_has(t, &c) && (!p->dims || legal(p, &c))) {
+          *out = c;
+          return 1;
+        }
+      }
+  return 0;
+}
+
+/* Moves of several knobs that a measurement or a constraint points at: combinations of near
+ * misses, steps from near misses that measured faster, then (with dims) near misses that make
+ * a refused move legal, then repairs. */
+static int informed_move(const proposer *p, const config *best, const tried_set *t, config *out) {
+  int order[SPEC_MAX_KNOBS];
+  knob_order(p, order);
+  if (near_move_pair(p, best, t, out) || near_step(p, best, t, order, out)) return 1;
+  if (!p->dims) return 0;
+  return near_repair(p, best, t, order, out) || repair_move(p, best, t, order, out);
+}
+
+/* Two knobs one or two steps each, knobs by payoff: the moves nothing points at. */
+static int blind_pair(const proposer *p, const config *best, const tried_set *t, config *out) {
   static const int steps[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
   int order[SPEC_MAX_KNOBS], n = p->s->nknobs;
-  if (near_move_pair(p, best, t, out)) return 1;
   knob_order(p, order);
-  if (p->dims && repair_move(p, best, t, order, out)) return 1;
   for (int scale = 1; scale <= 2; scale++)
     for (int i = 0; i < n; i++)
       for (int j = i + 1; j < n; j++)
@@ -171,9 +223,10 @@ static int changed(const spec *s, const config *best, const config *c) {
 
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
                  config *out, int *nchanged) {
-  int found = (prefer_two && two_move(p, best, tried, out)) ||
+  int found = (prefer_two && informed_move(p, best, tried, out)) ||
               single_move(p, best, tried, out) ||
-              (!prefer_two && two_move(p, best, tried, out));
+              (!prefer_two && informed_move(p, best, tried, out)) ||
+              blind_pair(p, best, tried, out);
   if (found) *nchanged = changed(p->s, best, out);
   return found;
 }

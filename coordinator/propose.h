@@ -1,27 +1,34 @@
 /* propose: the next configuration to try on one device.
  *
- * Moves from `best` that were never tried on this device: single-knob moves
- * first (every other value of one knob, nearest first), knobs ordered by how
- * much they have paid off on this device (keeps count, rejections cost a
- * little), ties broken by a per-device seeded order; two-knob moves (each knob
- * one or two steps) once single moves stall for `two_knob_after` rejections
- * or run out, because the gains that matter can be interactions (the field
- * note's staging x step). Exhausted when neither finds an untried point.
- *
- * With the problem's dimensions (proposer_repairs), two-knob moves start with
- * repairs: a one-knob move that breaks a static constraint, together with the
- * nearest move of another knob that makes it legal. A larger register tile
- * alone can leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with
- * a wider block (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the
- * H200, which a search ordered only by payoff never reached (docs/BENCHMARKS.md).
- *
- * Before either, two-knob moves combine near misses: moves from the current best
- * that were rejected by less than PROPOSE_NEAR_MISS (median ratio new/best), taken
- * two at a time, closest pair first. A combination of a pair and a single move
- * changes three knobs. At 1024^3 on the H200 the warp tile alone measured 0.997,
- * the 64x128 8x8 tile alone 0.997: each short of the 1% gain to keep, while the
- * best kernel of the template needs both (docs/BENCHMARKS.md, session 3). A keep
- * forgets the near misses: their ratios were against the old best.
+ * Moves from `best` that were never tried on this device, in this order:
+ * 1. single-knob moves: every other value of one knob, nearest first, knobs ordered by how
+ *    much they have paid off on this device (keeps count, rejections cost a little), ties
+ *    broken by a per-device seeded order;
+ * 2. informed moves of several knobs, which come first once single moves stall for
+ *    `two_knob_after` rejections (prefer_two), because the gains that matter can be
+ *    interactions (the field note's staging x step):
+ *    a. combinations of near misses: moves from the current best rejected by less than
+ *       PROPOSE_NEAR_MISS (median ratio new/best), two at a time, closest pair first (a
+ *       pair and a single move change three knobs). At 1024^3 on the H200 the warp tile
+ *       alone measured 0.997, the 64x128 8x8 tile alone 0.997, each short of the 1% gain to
+ *       keep, while the best kernel of the template needs both (docs/BENCHMARKS.md, session
+ *       3). A keep forgets the near misses: their ratios were against the old best;
+ *    b. one step of one knob from a near miss that measured faster than best but not by the
+ *       gain needed to keep it (ratio < 1): at 4096x768 the whole-row cache with rows in
+ *       turn at 256 threads measured 1.7% faster, was ruled ambiguous, and the template's
+ *       fastest kernel is the same at 128 threads;
+ *    c. with the problem's dimensions (proposer_repairs), a near miss together with a
+ *       one-knob move that breaks a static constraint alone and is legal with it (rows in
+ *       turn need the register cache that a near miss holds);
+ *    d. repairs: a one-knob move (any distance) that breaks a constraint, together with the
+ *       nearest move of another knob that makes it legal. A larger register tile alone can
+ *       leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with a wider block
+ *       (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the H200;
+ * 3. blind pairs: two knobs one or two steps each, only after every single move from best
+ *    was tried. When they came with the informed moves, ahead of the far single moves, the
+ *    H200 searches ended with single moves never measured from their final best (the 1024^3
+ *    STAGING move, the 16384x4096 register cache; docs/BENCHMARKS.md, session 4).
+ * Exhausted when none of these finds an untried point.
  * Ownership: tried_set owns its array (tried_release). */
 #ifndef TF_PROPOSE_H
 #define TF_PROPOSE_H

@@ -169,7 +169,9 @@ static void propose_should_try_single_moves_before_two_knob_moves(void **state) 
   tried_release(&t);
 }
 
-static void propose_should_start_with_two_knob_moves_when_asked(void **state) {
+/* Asked for two-knob moves with nothing pointing at one (no near miss, no dims for repairs),
+ * the proposer still measures every single move first: blind pairs come last. */
+static void propose_should_keep_blind_pairs_for_last_when_asked(void **state) {
   (void)state;
   static spec s;
   static const int nv[3] = {3, 4, 2};
@@ -181,9 +183,9 @@ static void propose_should_start_with_two_knob_moves_when_asked(void **state) {
   tried_set t = {0};
   int nch[64];
   int n = drain(&p, &best, &t, 1, NULL, nch, 64);
-  int singles = 6, twos = n - singles;
-  assert_true(twos > 0);
-  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < twos ? 2 : 1); /* then the singles */
+  int singles = 6;
+  assert_true(n > singles);
+  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < singles ? 1 : 2);
   tried_release(&t);
 }
 
@@ -661,7 +663,7 @@ static void propose_should_combine_near_misses_first(void **state) {
   assert_int_equal(k, 3); /* then the pair with a */
   assert_int_equal(tried_add(&t, &c), 0);
   assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
-  assert_int_equal(k, 2); /* the near misses are used up: the ordinary two-knob moves */
+  assert_int_equal(k, 1); /* the near misses are used up: single moves, before blind pairs */
 
   propose_feedback(&p, &best, &ab, 1, 0.95); /* a keep: the near misses were against old best */
   assert_int_equal(p.nnear, 0);
@@ -694,12 +696,145 @@ static void propose_should_keep_the_closest_near_misses(void **state) {
   assert_int_equal(below, PROPOSE_MAX_NEAR); /* exactly the closest were kept */
 }
 
+/* The configuration of campaign c's template with the named knobs set (name, value pairs). */
+static config with(const campaign *c, config base, int n, const char *const *names,
+                   const long long *values) {
+  for (int i = 0; i < n; i++) base.v[spec_knob_index(&c->tmpl, names[i])] = values[i];
+  return base;
+}
+
+/* 1 if one of cand's one-knob halves (cand's value of one knob, best's of the rest) breaks a
+ * constraint at dims. */
+static int has_refused_half(const spec *s, const long long *dims, const config *best,
+                            const config *cand) {
+  for (int k = 0; k < s->nknobs; k++)
+    if (cand->v[k] != best->v[k]) {
+      config half = *best;
+      half.v[k] = cand->v[k];
+      if (!passes(s, dims, &half)) return 1;
+    }
+  return 0;
+}
+
+/* Where both layernorm-4096x768 searches of session 4 stopped (one warp per row, 1024 threads,
+ * VEC 2, no register cache), the cache of the whole row (CACHE 12 of float2) is seven values
+ * away and breaks the register budget at 1024 threads; repairs reach it at any distance, with
+ * 512 threads, and every informed move before it is a repair. */
+static void propose_should_repair_far_single_moves(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("layernorm-4096x768.json", &c);
+  const spec *s = &c.tmpl;
+  static const char *const nb[2] = {"BLOCK", "VEC"};
+  static const long long vb[2] = {1024, 2};
+  config best = with(&c, c.start, 2, nb, vb);
+  static const char *const nw[2] = {"BLOCK", "CACHE"};
+  static const long long vw[2] = {512, 12};
+  config whole = with(&c, best, 2, nw, vw);
+  assert_true(passes(s, c.dims, &best));
+  assert_true(passes(s, c.dims, &whole));
+
+  proposer p;
+  proposer_init(&p, s, 1);
+  proposer_repairs(&p, c.dims);
+  tried_set t = {0};
+  tried_add(&t, &best);
+  int found = 0;
+  for (int i = 0; i < 300 && !found; i++) {
+    config cand;
+    int k = 0;
+    assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
+    assert_true(passes(s, c.dims, &cand));
+    assert_int_equal(k, 2);
+    assert_true(has_refused_half(s, c.dims, &best, &cand));
+    found = config_equal(&cand, &whole);
+    tried_add(&t, &cand);
+  }
+  assert_true(found);
+  tried_release(&t);
+  campaign_release(&c);
+}
+
+/* A near miss that makes a refused one-knob move legal is combined with it before any repair:
+ * rows in turn (ROWS 2) need a register cache, and the whole-row cache was a near miss. */
+static void propose_should_repair_with_a_near_miss(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("layernorm-4096x768.json", &c);
+  const spec *s = &c.tmpl;
+  static const char *const nb[2] = {"BLOCK", "VEC"};
+  static const long long vb[2] = {1024, 2};
+  config best = with(&c, c.start, 2, nb, vb);
+  static const char *const nw[2] = {"BLOCK", "CACHE"};
+  static const long long vw[2] = {512, 12};
+  config whole = with(&c, best, 2, nw, vw);
+  static const char *const nr[1] = {"ROWS"};
+  static const long long vr[1] = {2};
+  config rows = with(&c, whole, 1, nr, vr), rows_alone = with(&c, best, 1, nr, vr);
+  assert_false(passes(s, c.dims, &rows_alone));
+  assert_true(passes(s, c.dims, &rows));
+
+  proposer p;
+  proposer_init(&p, s, 1);
+  proposer_repairs(&p, c.dims);
+  tried_set t = {0};
+  tried_add(&t, &best);
+  tried_add(&t, &whole);
+  config cand;
+  int k;
+  /* as a far miss it is not used: the first informed move is an ordinary repair */
+  propose_feedback(&p, &best, &whole, 0, 1.2);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
+  assert_false(config_equal(&cand, &rows));
+  propose_feedback(&p, &best, &whole, 0, 1.01);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
+  assert_true(config_equal(&cand, &rows));
+  assert_int_equal(k, 3);
+  tried_release(&t);
+  campaign_release(&c);
+}
+
+/* A near miss that measured faster than best (ratio < 1) is a place to look from: one step of
+ * one knob from it comes before repairs and blind pairs; a slower near miss is not. */
+static void propose_should_step_from_a_faster_near_miss(void **state) {
+  (void)state;
+  static spec s;
+  static const int nv[4] = {4, 4, 4, 4};
+  toy_spec(&s, 4, nv);
+  proposer p;
+  proposer_init(&p, &s, 9);
+  static const int mid[4] = {1, 1, 1, 1}, near_i[4] = {1, 2, 1, 1}, slow_i[4] = {1, 1, 1, 2};
+  config best = at(&s, mid), near = at(&s, near_i), slow = at(&s, slow_i);
+  tried_set t = {0};
+  assert_int_equal(tried_add(&t, &near), 0);
+  assert_int_equal(tried_add(&t, &slow), 0);
+  propose_feedback(&p, &best, &slow, 0, 1.01);
+  config c;
+  int k;
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_equal(k, 1); /* nothing faster to step from: single moves */
+
+  propose_feedback(&p, &best, &near, 0, 0.992);
+  /* the seven neighbours of near (both of K0, K2, K3; K1 up: K1 down is best), the pair with
+   * the slow near miss (K3 up) among them, before anything else */
+  for (int i = 0; i < 7; i++) {
+    int which = -1;
+    assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+    assert_int_equal(changed(&c, &near, &which), 1);
+    assert_int_equal(distance(&s, &c, &near, which), 1);
+    assert_int_equal(tried_add(&t, &c), 0);
+  }
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_not_equal(changed(&c, &near, NULL), 1);
+  tried_release(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
       cmocka_unit_test(propose_should_never_propose_a_tried_config),
       cmocka_unit_test(propose_should_try_single_moves_before_two_knob_moves),
-      cmocka_unit_test(propose_should_start_with_two_knob_moves_when_asked),
+      cmocka_unit_test(propose_should_keep_blind_pairs_for_last_when_asked),
       cmocka_unit_test(propose_should_try_the_nearest_value_first),
       cmocka_unit_test(propose_should_order_knobs_by_payoff_after_feedback),
       cmocka_unit_test(propose_should_break_ties_by_the_seed),
@@ -707,6 +842,9 @@ int main(void) {
       cmocka_unit_test(propose_should_repair_refused_single_moves_first),
       cmocka_unit_test(propose_should_combine_near_misses_first),
       cmocka_unit_test(propose_should_keep_the_closest_near_misses),
+      cmocka_unit_test(propose_should_repair_far_single_moves),
+      cmocka_unit_test(propose_should_repair_with_a_near_miss),
+      cmocka_unit_test(propose_should_step_from_a_faster_near_miss),
       cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
       cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),
