@@ -252,7 +252,7 @@ static int next_job(farm *f, search *s, tf_err *e) {
     if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &s->cand,
                       &nchanged)) {
       return end_search(f, s,
-                        "the space around best is exhausted (every one- and two-knob move tried)",
+                        "the space around best is exhausted (every move the proposer makes was tried)",
                         e);
     }
     if (tried_add(&s->tried, &s->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");

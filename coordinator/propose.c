@@ -87,27 +87,28 @@ static int legal(const proposer *p, const config *c) {
   return spec_check(p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
 }
 
-/* The first one-knob move (nearest first, knobs by payoff; every distance, since a value far
- * away can be the one that pays, such as a register cache that holds the whole row) that
+/* The first one-knob move (nearest first, knobs by payoff, at most max_dist values away) that
  * breaks a constraint and has an untried legal repair: the same move plus the nearest step of
  * another knob. */
 static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
-                       config *out) {
+                       int max_dist, config *out) {
   static const int steps[4] = {1, -1, 2, -2};
   int n = p->s->nknobs;
-  for (int dist = 1; dist < SPEC_MAX_VALUES; dist++)
+  for (int dist = 1; dist <= max_dist; dist++)
     for (int i = 0; i < n; i++)
       for (int sign = 1; sign >= -1; sign -= 2) {
         config one = *best;
         if (!step_knob(p->s, &one, order[i], sign * dist) || legal(p, &one)) continue;
-        for (int j = 0; j < n; j++)
-          for (int sj = 0; sj < 4 && j != i; sj++) {
+        for (int j = 0; j < n; j++) {
+          if (j == i) continue;
+          for (int sj = 0; sj < 4; sj++) {
             config c = one;
             if (step_knob(p->s, &c, order[j], steps[sj]) && !tried_has(t, &c) && legal(p, &c)) {
               *out = c;
               return 1;
             }
           }
+        }
       }
   return 0;
 }
@@ -167,12 +168,12 @@ static int near_repair(const proposer *p, const config *best, const tried_set *t
 }
 
 /* One step of one knob (knobs by payoff) from a near miss that measured faster than best, but
- * not by the gain needed to keep it (ratio < 1), closest first; legal at dims when given. At
+ * not by the gain needed to keep it (ratio < PROPOSE_STEP_FROM), closest first; legal at dims when given. At
  * 4096x768 the whole-row cache with rows in turn at 256 threads measured 1.7% faster and was
  * not kept; the template's fastest kernel is the same at 128 threads. */
 static int near_step(const proposer *p, const config *best, const tried_set *t, const int *order,
                      config *out) {
-  for (int m = 0; m < p->nnear && p->near[m].ratio < 1.0; m++)
+  for (int m = 0; m < p->nnear && p->near[m].ratio < PROPOSE_STEP_FROM; m++)
     for (int i = 0; i < p->s->nknobs; i++)
       for (int sign = 1; sign >= -1; sign -= 2) {
         config c = p->near[m].c;
@@ -185,15 +186,25 @@ static int near_step(const proposer *p, const config *best, const tried_set *t, 
   return 0;
 }
 
-/* Moves of several knobs that a measurement or a constraint points at: combinations of near
- * misses, steps from near misses that measured faster, then (with dims) near misses that make
- * a refused move legal, then repairs. */
+/* Moves that a measurement or a constraint points at: combinations of near misses, steps from
+ * near misses that measured faster, then (with dims) near misses that make a refused move
+ * legal, then repairs of moves one or two values away. */
 static int informed_move(const proposer *p, const config *best, const tried_set *t, config *out) {
   int order[SPEC_MAX_KNOBS];
   knob_order(p, order);
   if (near_move_pair(p, best, t, out) || near_step(p, best, t, order, out)) return 1;
   if (!p->dims) return 0;
-  return near_repair(p, best, t, order, out) || repair_move(p, best, t, order, out);
+  return near_repair(p, best, t, order, out) || repair_move(p, best, t, order, 2, out);
+}
+
+/* Repairs of refused moves at any distance: a value far away can be the one that pays (the
+ * register cache that holds the whole row), but measured before the single moves they
+ * crowded them out of a search's stale budget. */
+static int far_repair(const proposer *p, const config *best, const tried_set *t, config *out) {
+  int order[SPEC_MAX_KNOBS];
+  if (!p->dims) return 0;
+  knob_order(p, order);
+  return repair_move(p, best, t, order, SPEC_MAX_VALUES - 1, out);
 }
 
 /* Two knobs one or two steps each, knobs by payoff: the moves nothing points at. */
@@ -226,7 +237,7 @@ int propose_next(const proposer *p, const config *best, const tried_set *tried, 
   int found = (prefer_two && informed_move(p, best, tried, out)) ||
               single_move(p, best, tried, out) ||
               (!prefer_two && informed_move(p, best, tried, out)) ||
-              blind_pair(p, best, tried, out);
+              far_repair(p, best, tried, out) || blind_pair(p, best, tried, out);
   if (found) *nchanged = changed(p->s, best, out);
   return found;
 }

@@ -4,7 +4,7 @@
  * 1. single-knob moves: every other value of one knob, nearest first, knobs ordered by how
  *    much they have paid off on this device (keeps count, rejections cost a little), ties
  *    broken by a per-device seeded order;
- * 2. informed moves of several knobs, which come first once single moves stall for
+ * 2. informed moves (mostly of several knobs), which come first once single moves stall for
  *    `two_knob_after` rejections (prefer_two), because the gains that matter can be
  *    interactions (the field note's staging x step):
  *    a. combinations of near misses: moves from the current best rejected by less than
@@ -14,17 +14,19 @@
  *       keep, while the best kernel of the template needs both (docs/BENCHMARKS.md, session
  *       3). A keep forgets the near misses: their ratios were against the old best;
  *    b. one step of one knob from a near miss that measured faster than best but not by the
- *       gain needed to keep it (ratio < 1): at 4096x768 the whole-row cache with rows in
+ *       gain needed to keep it (ratio < PROPOSE_STEP_FROM): at 4096x768 the whole-row cache with rows in
  *       turn at 256 threads measured 1.7% faster, was ruled ambiguous, and the template's
  *       fastest kernel is the same at 128 threads;
  *    c. with the problem's dimensions (proposer_repairs), a near miss together with a
  *       one-knob move that breaks a static constraint alone and is legal with it (rows in
  *       turn need the register cache that a near miss holds);
- *    d. repairs: a one-knob move (any distance) that breaks a constraint, together with the
- *       nearest move of another knob that makes it legal. A larger register tile alone can
+ *    d. repairs: a one-knob move (one or two values away) that breaks a constraint, together
+ *       with the nearest move of another knob that makes it legal. A larger register tile alone can
  *       leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with a wider block
  *       (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the H200;
- * 3. blind pairs: two knobs one or two steps each, only after every single move from best
+ * 3. repairs of refused moves at any distance (the whole-row register cache at 4096x768 is
+ *    seven values from none; before the single moves, they crowded them out);
+ * 4. blind pairs: two knobs one or two steps each, only after every single move from best
  *    was tried. When they came with the informed moves, ahead of the far single moves, the
  *    H200 searches ended with single moves never measured from their final best (the 1024^3
  *    STAGING move, the 16384x4096 register cache; docs/BENCHMARKS.md, session 4).
@@ -50,6 +52,11 @@ void tried_release(tried_set *t);
  * second knob in the session-3 ledgers. */
 #define PROPOSE_NEAR_MISS 1.03
 #define PROPOSE_MAX_NEAR 16
+/* A near miss is stepped from (near_step) when it measured at least 0.5% faster than best:
+ * half the 1% gain a keep needs by default. With "any ratio below 1" a 16384x4096 search on
+ * the H200 spent 14 generations stepping from near misses at 0.9995 and 0.9998, the noise of
+ * a median of paired rounds, and stopped (docs/BENCHMARKS.md, session 5). */
+#define PROPOSE_STEP_FROM 0.995
 
 typedef struct near_move {
   config c;     /* the rejected candidate */
@@ -67,8 +74,8 @@ typedef struct proposer {
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed);
 
-/* Let two-knob moves start with repairs of refused one-knob moves, checked against the
- * constraints at `dims` (borrowed: it must outlive the proposer). */
+/* Let the proposer repair refused one-knob moves (alone, or with a near miss), checked against
+ * the constraints at `dims` (borrowed: it must outlive the proposer). */
 void proposer_repairs(proposer *p, const long long *dims);
 
 /* 1 and *out (and *nchanged: how many knobs it changes; a combination of near misses that

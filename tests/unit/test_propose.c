@@ -719,7 +719,8 @@ static int has_refused_half(const spec *s, const long long *dims, const config *
 /* Where both layernorm-4096x768 searches of session 4 stopped (one warp per row, 1024 threads,
  * VEC 2, no register cache), the cache of the whole row (CACHE 12 of float2) is seven values
  * away and breaks the register budget at 1024 threads; repairs reach it at any distance, with
- * 512 threads, and every informed move before it is a repair. */
+ * 512 threads, after every single move was tried (before them, far repairs crowded them out);
+ * every move of several knobs is a repair. */
 static void propose_should_repair_far_single_moves(void **state) {
   (void)state;
   static campaign c;
@@ -739,16 +740,27 @@ static void propose_should_repair_far_single_moves(void **state) {
   proposer_repairs(&p, c.dims);
   tried_set t = {0};
   tried_add(&t, &best);
-  int found = 0;
+  int found = 0, singles = 0;
   for (int i = 0; i < 300 && !found; i++) {
     config cand;
     int k = 0;
     assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
-    assert_true(passes(s, c.dims, &cand));
+    tried_add(&t, &cand);
+    if (k == 1) {
+      singles++;
+      continue;
+    }
     assert_int_equal(k, 2);
+    assert_true(passes(s, c.dims, &cand));
     assert_true(has_refused_half(s, c.dims, &best, &cand));
     found = config_equal(&cand, &whole);
-    tried_add(&t, &cand);
+  }
+  assert_true(singles > 0);
+  config next;
+  int k;
+  for (int i = 0; i < 50 && propose_next(&p, &best, &t, 1, &next, &k); i++) {
+    assert_int_not_equal(k, 1); /* no single move was left */
+    tried_add(&t, &next);
   }
   assert_true(found);
   tried_release(&t);
@@ -782,10 +794,11 @@ static void propose_should_repair_with_a_near_miss(void **state) {
   tried_add(&t, &whole);
   config cand;
   int k;
-  /* as a far miss it is not used: the first informed move is an ordinary repair */
+  /* as a far miss it is not remembered: the first informed move is an ordinary repair */
   propose_feedback(&p, &best, &whole, 0, 1.2);
+  assert_int_equal(p.nnear, 0);
   assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
-  assert_false(config_equal(&cand, &rows));
+  assert_int_equal(k, 2);
   propose_feedback(&p, &best, &whole, 0, 1.01);
   assert_int_equal(propose_next(&p, &best, &t, 1, &cand, &k), 1);
   assert_true(config_equal(&cand, &rows));
@@ -794,8 +807,9 @@ static void propose_should_repair_with_a_near_miss(void **state) {
   campaign_release(&c);
 }
 
-/* A near miss that measured faster than best (ratio < 1) is a place to look from: one step of
- * one knob from it comes before repairs and blind pairs; a slower near miss is not. */
+/* A near miss that measured faster than best (ratio < PROPOSE_STEP_FROM) is a place to look
+ * from: one step of one knob from it comes before repairs and blind pairs; a slower near miss,
+ * or one faster only by noise, is not. */
 static void propose_should_step_from_a_faster_near_miss(void **state) {
   (void)state;
   static spec s;
@@ -809,10 +823,17 @@ static void propose_should_step_from_a_faster_near_miss(void **state) {
   assert_int_equal(tried_add(&t, &near), 0);
   assert_int_equal(tried_add(&t, &slow), 0);
   propose_feedback(&p, &best, &slow, 0, 1.01);
+  static const int noise_i[4] = {2, 1, 1, 1};
+  config noise = at(&s, noise_i); /* faster by less than the noise of a median */
+  assert_int_equal(tried_add(&t, &noise), 0);
+  propose_feedback(&p, &best, &noise, 0, 0.9995);
   config c;
   int k;
   assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
-  assert_int_equal(k, 1); /* nothing faster to step from: single moves */
+  assert_int_equal(k, 2); /* the pair of the two near misses */
+  assert_int_equal(tried_add(&t, &c), 0);
+  assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
+  assert_int_equal(k, 1); /* nothing clearly faster to step from: single moves */
 
   propose_feedback(&p, &best, &near, 0, 0.992);
   /* the seven neighbours of near (both of K0, K2, K3; K1 up: K1 down is best), the pair with
@@ -825,7 +846,7 @@ static void propose_should_step_from_a_faster_near_miss(void **state) {
     assert_int_equal(tried_add(&t, &c), 0);
   }
   assert_int_equal(propose_next(&p, &best, &t, 1, &c, &k), 1);
-  assert_int_not_equal(changed(&c, &near, NULL), 1);
+  assert_int_equal(k, 1); /* then the single moves from best */
   tried_release(&t);
 }
 
