@@ -87,3 +87,10 @@ peers_run() {
   say "python3 bench/peers.py --only $1 ($tag): rc=$? $(( $(date +%s) - t0 )) s"
   grep -E '^\|' "$R/logs/peers-$tag.txt" | tee -a "$S"
 }
+# The GPU tests on GPU 0 under LIMIT s, their verdicts into the summary:  ctest_gpu LIMIT
+ctest_gpu() {
+  late "ctest -L gpu" && return
+  (cd build && CUDA_VISIBLE_DEVICES=0 timeout "$1" ctest -L gpu --output-on-failure) >"$R/logs/ctest-gpu.log" 2>&1
+  say "ctest -L gpu: rc=$?"
+  grep -E 'tests passed|Passed|Failed' "$R/logs/ctest-gpu.log" | tee -a "$S"
+}

@@ -10,7 +10,4 @@ gpu_session_start
 for c in layernorm-4096x768 layernorm-16384x4096 matmul-1024 matmul-4096; do
   campaign_run "$c" 200
 done
-if ! late "ctest -L gpu"; then
-  (cd build && CUDA_VISIBLE_DEVICES=0 timeout 100 ctest -L gpu --output-on-failure) >"$R/logs/ctest-gpu.log" 2>&1
-  say "ctest -L gpu: rc=$?"; grep -E 'tests passed|Passed|Failed' "$R/logs/ctest-gpu.log" | tee -a "$S"
-fi
+ctest_gpu 100

@@ -716,30 +716,34 @@ static int has_refused_half(const spec *s, const long long *dims, const config *
   return 0;
 }
 
-/* Where both layernorm-4096x768 searches of session 4 stopped (one warp per row, 1024 threads,
- * VEC 2, no register cache), the cache of the whole row (CACHE 12 of float2) is seven values
- * away and breaks the register budget at 1024 threads; repairs reach it at any distance, with
- * 512 threads, after every single move was tried (before them, far repairs crowded them out);
- * every move of several knobs is a repair. */
+/* Where both layernorm-4096x768 searches of session 4 stopped: *best (one warp per row, 1024
+ * threads, VEC 2, no register cache), *whole (the cache of the whole row, CACHE 12 of float2,
+ * at 512 threads), a proposer with the campaign's dims and a tried set holding best. */
+static void layernorm_stop(campaign *c, config *best, config *whole, proposer *p, tried_set *t) {
+  static const char *const nb[2] = {"BLOCK", "VEC"}, *const nw[2] = {"BLOCK", "CACHE"};
+  static const long long vb[2] = {1024, 2}, vw[2] = {512, 12};
+  load_tree_campaign("layernorm-4096x768.json", c);
+  *best = with(c, c->start, 2, nb, vb);
+  *whole = with(c, *best, 2, nw, vw);
+  assert_true(passes(&c->tmpl, c->dims, best));
+  assert_true(passes(&c->tmpl, c->dims, whole));
+  proposer_init(p, &c->tmpl, 1);
+  proposer_repairs(p, c->dims);
+  tried_add(t, best);
+}
+
+/* From layernorm_stop's best the cache of the whole row is seven values away and breaks the
+ * register budget at 1024 threads; repairs reach it at any distance, with 512 threads, after
+ * every single move was tried (before them, far repairs crowded them out); every move of
+ * several knobs is a repair. */
 static void propose_should_repair_far_single_moves(void **state) {
   (void)state;
   static campaign c;
-  load_tree_campaign("layernorm-4096x768.json", &c);
-  const spec *s = &c.tmpl;
-  static const char *const nb[2] = {"BLOCK", "VEC"};
-  static const long long vb[2] = {1024, 2};
-  config best = with(&c, c.start, 2, nb, vb);
-  static const char *const nw[2] = {"BLOCK", "CACHE"};
-  static const long long vw[2] = {512, 12};
-  config whole = with(&c, best, 2, nw, vw);
-  assert_true(passes(s, c.dims, &best));
-  assert_true(passes(s, c.dims, &whole));
-
+  config best, whole;
   proposer p;
-  proposer_init(&p, s, 1);
-  proposer_repairs(&p, c.dims);
   tried_set t = {0};
-  tried_add(&t, &best);
+  layernorm_stop(&c, &best, &whole, &p, &t);
+  const spec *s = &c.tmpl;
   int found = 0, singles = 0;
   for (int i = 0; i < 300 && !found; i++) {
     config cand;
@@ -772,25 +776,16 @@ static void propose_should_repair_far_single_moves(void **state) {
 static void propose_should_repair_with_a_near_miss(void **state) {
   (void)state;
   static campaign c;
-  load_tree_campaign("layernorm-4096x768.json", &c);
+  config best, whole;
+  proposer p;
+  tried_set t = {0};
+  layernorm_stop(&c, &best, &whole, &p, &t);
   const spec *s = &c.tmpl;
-  static const char *const nb[2] = {"BLOCK", "VEC"};
-  static const long long vb[2] = {1024, 2};
-  config best = with(&c, c.start, 2, nb, vb);
-  static const char *const nw[2] = {"BLOCK", "CACHE"};
-  static const long long vw[2] = {512, 12};
-  config whole = with(&c, best, 2, nw, vw);
   static const char *const nr[1] = {"ROWS"};
   static const long long vr[1] = {2};
   config rows = with(&c, whole, 1, nr, vr), rows_alone = with(&c, best, 1, nr, vr);
   assert_false(passes(s, c.dims, &rows_alone));
   assert_true(passes(s, c.dims, &rows));
-
-  proposer p;
-  proposer_init(&p, s, 1);
-  proposer_repairs(&p, c.dims);
-  tried_set t = {0};
-  tried_add(&t, &best);
   tried_add(&t, &whole);
   config cand;
   int k;
