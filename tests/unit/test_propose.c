@@ -151,6 +151,9 @@ static void propose_should_never_propose_a_tried_config(void **state) {
   tried_release(&t);
 }
 
+/* Single moves come before two-knob moves; asked for two-knob moves with nothing pointing at
+ * one (no near miss, no dims for repairs), the proposer still measures every single move
+ * first: blind pairs come last either way. */
 static void propose_should_try_single_moves_before_two_knob_moves(void **state) {
   (void)state;
   static spec s;
@@ -160,33 +163,15 @@ static void propose_should_try_single_moves_before_two_knob_moves(void **state) 
   proposer_init(&p, &s, 1);
   static const int mid[3] = {1, 1, 0};
   config best = at(&s, mid);
-  tried_set t = {0};
-  int nch[64];
-  int n = drain(&p, &best, &t, 0, NULL, nch, 64);
-  int singles = (3 - 1) + (4 - 1) + (2 - 1); /* every other value of one knob */
-  assert_true(n > singles);
-  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < singles ? 1 : 2);
-  tried_release(&t);
-}
-
-/* Asked for two-knob moves with nothing pointing at one (no near miss, no dims for repairs),
- * the proposer still measures every single move first: blind pairs come last. */
-static void propose_should_keep_blind_pairs_for_last_when_asked(void **state) {
-  (void)state;
-  static spec s;
-  static const int nv[3] = {3, 4, 2};
-  toy_spec(&s, 3, nv);
-  proposer p;
-  proposer_init(&p, &s, 1);
-  static const int mid[3] = {1, 1, 0};
-  config best = at(&s, mid);
-  tried_set t = {0};
-  int nch[64];
-  int n = drain(&p, &best, &t, 1, NULL, nch, 64);
-  int singles = 6;
-  assert_true(n > singles);
-  for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < singles ? 1 : 2);
-  tried_release(&t);
+  for (int prefer_two = 0; prefer_two <= 1; prefer_two++) {
+    tried_set t = {0};
+    int nch[64];
+    int n = drain(&p, &best, &t, prefer_two, NULL, nch, 64);
+    int singles = (3 - 1) + (4 - 1) + (2 - 1); /* every other value of one knob */
+    assert_true(n > singles);
+    for (int i = 0; i < n; i++) assert_int_equal(nch[i], i < singles ? 1 : 2);
+    tried_release(&t);
+  }
 }
 
 static void propose_should_try_the_nearest_value_first(void **state) {
@@ -850,7 +835,6 @@ int main(void) {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
       cmocka_unit_test(propose_should_never_propose_a_tried_config),
       cmocka_unit_test(propose_should_try_single_moves_before_two_knob_moves),
-      cmocka_unit_test(propose_should_keep_blind_pairs_for_last_when_asked),
       cmocka_unit_test(propose_should_try_the_nearest_value_first),
       cmocka_unit_test(propose_should_order_knobs_by_payoff_after_feedback),
       cmocka_unit_test(propose_should_break_ties_by_the_seed),
