@@ -77,7 +77,8 @@ static int load_named_spec(campaign *c, const char *key, const char *folder, con
 }
 
 static int load_search(campaign *c, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "mode", "pair", NULL};
+  static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "restarts",
+                                     "mode", "pair", NULL};
   const cJSON *o;
   long long v;
   if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
@@ -98,6 +99,9 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   v = c->search.two_knob_after;
   if (jsonio_int(c->path, WHAT, o, "search", "two_knob_after", 0, 0, 100000, &v, e)) return -1;
   c->search.two_knob_after = (int)v;
+  v = c->search.restarts;
+  if (jsonio_int(c->path, WHAT, o, "search", "restarts", 0, 0, 1000, &v, e)) return -1;
+  c->search.restarts = (int)v;
   const char *mode = NULL;
   if (jsonio_str(c->path, WHAT, o, "search", "mode", 0, 16, &mode, e)) return -1;
   if (mode && strcmp(mode, "aa") && strcmp(mode, "pair") && strcmp(mode, "neighbors"))
@@ -105,6 +109,10 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
                    WHAT " '%s': key 'search.mode' must be \"neighbors\", \"aa\" or \"pair\"",
                    c->path);
   c->search.fixed = mode && strcmp(mode, "neighbors") != 0;
+  if (c->search.fixed && c->search.restarts > 0)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'search.restarts' needs mode \"neighbors\" (a study of the "
+                   "rule never moves best, so there is nothing to restart)", c->path);
   c->search.pair = c->start;
   const cJSON *pair = cJSON_GetObjectItemCaseSensitive(o, "pair");
   if (mode && strcmp(mode, "pair") == 0) {

@@ -20,6 +20,7 @@ typedef struct search_opts {
   int budget;          /* generations (decisions that measured something) per device */
   int max_stale;       /* stop after this many rejections in a row */
   int two_knob_after;  /* rejections in a row before two-knob moves are proposed */
+  int restarts;        /* searches from random legal points after the first stalls (0: none) */
   int fixed;           /* mode "aa" or "pair": every generation measures start against `pair` */
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;

@@ -39,6 +39,17 @@ typedef struct search {
   long long job_id;
   int measured_before;  /* measured generations found in the ledger at start (resume) */
   double t_first, t_end; /* wall clock of this run's first job and of the search's end */
+  /* Restarts (search.restarts): segment 0 starts at the campaign's start, segment k > 0 at a
+   * random legal configuration never tried here. `champion` is the best of the segments
+   * before this one; a segment that kept something ends with a duel, a measured generation
+   * of its best (new) against the champion (best), decided by the campaign's rule. */
+  int segment;
+  int seg_keeps;
+  config champion;
+  double champion_us;
+  int duel;            /* the candidate in flight is the segment's duel */
+  int dueled;          /* this segment's duel has been decided */
+  char seg_why[160];   /* why the segment stalled, for the record after its duel */
 } search;
 
 typedef struct farm {
@@ -117,6 +128,8 @@ static cJSON *base_record(const farm *f, search *s, const config *cand) {
   if (strcmp(s->dev.backend, "sim") == 0) cJSON_AddBoolToObject(r, "simulated", 1);
   cJSON_AddStringToObject(r, "time", when);
   cJSON_AddStringToObject(r, "rule", f->c.decide.rule);
+  if (s->segment > 0) cJSON_AddNumberToObject(r, "restart", s->segment);
+  if (s->duel) cJSON_AddBoolToObject(r, "duel", 1);
   cJSON_AddItemToObject(r, "best", spec_config_to_json(&f->c.tmpl, &s->best));
   cJSON_AddItemToObject(r, "new", spec_config_to_json(&f->c.tmpl, cand));
   cJSON_AddItemToObject(r, "change", change_json(&f->c.tmpl, &s->best, cand));
@@ -190,6 +203,10 @@ static int append(farm *f, search *s, cJSON *rec, tf_err *e) {
 /* ---- the search ---- */
 
 static int end_search(farm *f, search *s, const char *why, tf_err *e) {
+  if (s->segment > 0) { /* the answer is the champion, not the last segment's best */
+    s->best = s->champion;
+    s->best_us = s->champion_us;
+  }
   s->done = 1;
   s->t_end = wall_s();
   snprintf(s->end_reason, sizeof s->end_reason, "%s", why);
@@ -229,6 +246,72 @@ static int send_job(farm *f, search *s, tf_err *e) {
   return rc;
 }
 
+static int next_job(farm *f, search *s, tf_err *e);
+
+/* The segment's best (new) against the champion (best), measured like any generation. */
+static int start_duel(farm *f, search *s, tf_err *e) {
+  s->cand = s->best;
+  s->best = s->champion;
+  s->duel = 1;
+  progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
+           s->dev.ordinal, s->dev.uuid, s->segment, s->seg_keeps);
+  return send_job(f, s, e);
+}
+
+static unsigned long long segment_seed(const farm *f, const search *s, int segment) {
+  return f->c.measure.seed ^ (unsigned long long)s->dev.ordinal ^
+         (unsigned long long)segment * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Segment k begins at `start`: a fresh proposer (its own seeded knob order, no payoff, no near
+ * misses), the tried set kept so that no configuration is measured twice as new. */
+static void begin_segment(farm *f, search *s, int k, const config *start) {
+  s->segment = k;
+  s->seg_keeps = 0;
+  s->stale = 0;
+  s->duel = s->dueled = 0;
+  snprintf(s->seg_why, sizeof s->seg_why, "its search had stalled before this run");
+  s->best = *start;
+  proposer_init(&s->prop, &f->c.tmpl, segment_seed(f, s, k));
+  proposer_repairs(&s->prop, f->c.dims);
+  tried_add(&s->tried, start);
+}
+
+static cJSON *restart_record(const farm *f, const search *s, const config *start, const char *why) {
+  char reason[400];
+  snprintf(reason, sizeof reason, "restart %d of %d from a random legal configuration never "
+           "tried here: the last search ended (%s)", s->segment + 1, f->c.search.restarts, why);
+  cJSON *rec = cJSON_CreateObject();
+  cJSON_AddStringToObject(rec, "type", "restart");
+  cJSON_AddNumberToObject(rec, "restart", s->segment + 1);
+  cJSON_AddNumberToObject(rec, "generation", s->generation);
+  cJSON_AddItemToObject(rec, "champion", spec_config_to_json(&f->c.tmpl, &s->champion));
+  add_num(rec, "champion_us", s->champion_us);
+  cJSON_AddItemToObject(rec, "start", spec_config_to_json(&f->c.tmpl, start));
+  cJSON_AddStringToObject(rec, "reason", reason);
+  return rec;
+}
+
+/* A segment stalled (why): hold its duel if it kept something, then restart or end. */
+static int segment_over(farm *f, search *s, const char *why, tf_err *e) {
+  if (s->segment == 0) {
+    s->champion = s->best;
+    s->champion_us = s->best_us;
+  } else if (s->seg_keeps > 0 && !s->dueled) {
+    snprintf(s->seg_why, sizeof s->seg_why, "%s", why);
+    return start_duel(f, s, e);
+  }
+  config start;
+  if (s->segment >= f->c.search.restarts) return end_search(f, s, why, e);
+  if (!propose_restart(&s->prop, &s->tried, segment_seed(f, s, s->segment + 1), &start))
+    return end_search(f, s, "no legal configuration left untried to restart from", e);
+  if (append(f, s, restart_record(f, s, &start, why), e)) return -1;
+  progress(f, "[gpu%d %.12s] restart %d of %d (%s)\n", s->dev.ordinal, s->dev.uuid,
+           s->segment + 1, f->c.search.restarts, why);
+  begin_segment(f, s, s->segment + 1, &start);
+  return next_job(f, s, e);
+}
+
 /* Propose, refuse statically what breaks a rule, send the first that passes. */
 static int next_job(farm *f, search *s, tf_err *e) {
   const search_opts *so = &f->c.search;
@@ -236,6 +319,8 @@ static int next_job(farm *f, search *s, tf_err *e) {
   if (s->done || s->busy) return 0;
   if (s->measured >= so->budget) {
     snprintf(why, sizeof why, "budget of %d generations spent", so->budget);
+    if (s->segment > 0 && s->seg_keeps > 0 && !s->dueled) /* past the budget by one */
+      return start_duel(f, s, e);
     return end_search(f, s, why, e);
   }
   if (s->requeues > 0) return send_job(f, s, e); /* a noisy generation, measured again */
@@ -243,17 +328,17 @@ static int next_job(farm *f, search *s, tf_err *e) {
     s->cand = so->pair;
     return send_job(f, s, e);
   }
+  if (s->dueled) return segment_over(f, s, s->seg_why, e);
   if (s->stale >= so->max_stale) {
     snprintf(why, sizeof why, "%d generations in a row without a keep (max_stale)", s->stale);
-    return end_search(f, s, why, e);
+    return segment_over(f, s, why, e);
   }
   for (;;) {
     int nchanged, bad;
     if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &s->cand,
                       &nchanged)) {
-      return end_search(f, s,
-                        "the space around best is exhausted (every move the proposer makes was tried)",
-                        e);
+      return segment_over(
+          f, s, "the space around best is exhausted (every move the proposer makes was tried)", e);
     }
     if (tried_add(&s->tried, &s->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
     if (spec_check(&f->c.tmpl, f->c.dims, &s->cand, &bad, e)) return -1;
@@ -299,6 +384,13 @@ static void count_decision(farm *f, search *s, const result *r, const decision *
     return;
   }
   if (kept) s->best = s->cand;
+  if (kept) s->seg_keeps++;
+  if (s->duel) {
+    s->duel = 0;
+    s->dueled = 1;
+    s->champion = s->best;
+    if (isfinite(b)) s->champion_us = s->best_us;
+  }
 }
 
 static void print_decision(const farm *f, const search *s, const decision *d) {
@@ -416,6 +508,10 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
                    ledger_path(s->l), s->generation);
   s->generation = (int)g->valuedouble;
   tried_add(&s->tried, &cand);
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "duel"))) {
+    s->duel = 1;
+    s->best = s->champion;
+  }
   if (!cJSON_GetObjectItemCaseSensitive(rec, "rounds") &&
       !cJSON_GetObjectItemCaseSensitive(rec, "status")) {
     s->refused++; /* a static refusal: no measurement */
@@ -436,9 +532,13 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   int trusted = !strcmp(dec->valuestring, "reject") || !strcmp(dec->valuestring, "ambiguous");
   propose_feedback(&s->prop, &s->best, &cand, kept,
                    trusted && cJSON_IsNumber(ratio) ? ratio->valuedouble : NAN);
+  double us = ledger_rounds_median(cJSON_GetObjectItemCaseSensitive(rec, "rounds"),
+                                   kept ? "new_us" : "best_us");
+  if (isfinite(us)) s->best_us = us;
   if (kept) {
     s->best = cand;
     s->keeps++;
+    s->seg_keeps++;
     s->stale = 0;
   } else {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(rec, "status");
@@ -448,6 +548,33 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
     s->refused += strcmp(dec->valuestring, "refused") == 0;
     s->ambiguous += strcmp(dec->valuestring, "ambiguous") == 0;
   }
+  if (s->duel) { /* as count_decision */
+    s->duel = 0;
+    s->dueled = 1;
+    s->champion = s->best;
+    s->champion_us = s->best_us;
+  }
+  return 0;
+}
+
+/* A restart record: the champion so far and the start of the next segment. */
+static int replay_restart(replay_ctx *x, const cJSON *rec) {
+  search *s = x->s;
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(rec, "restart");
+  const cJSON *us = cJSON_GetObjectItemCaseSensitive(rec, "champion_us");
+  config start, champion;
+  if (!cJSON_IsNumber(k) || k->valuedouble != (double)(s->segment + 1))
+    return tf_fail(x->e, TF_EXIT_INPUT,
+                   "ledger '%s': key 'restart' must be %d, the one after the previous restart",
+                   ledger_path(s->l), s->segment + 1);
+  if (spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "champion"),
+                            ledger_path(s->l), "champion", &champion, x->e) ||
+      spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "start"),
+                            ledger_path(s->l), "start", &start, x->e))
+    return -1;
+  s->champion = champion;
+  s->champion_us = cJSON_IsNumber(us) ? us->valuedouble : NAN;
+  begin_segment(x->f, s, s->segment + 1, &start);
   return 0;
 }
 
@@ -463,6 +590,8 @@ static int replay_one(void *ctx, const cJSON *rec) {
   }
   if (cJSON_IsString(type) && strcmp(type->valuestring, "generation") == 0)
     return replay_generation(x, rec);
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "restart") == 0)
+    return replay_restart(x, rec);
   return 0;
 }
 

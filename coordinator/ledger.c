@@ -534,9 +534,18 @@ void ledger_best_init(ledger_best *b) {
   b->from[0] = '\0';
   b->us = NAN;
   b->gen = -1;
+  b->frozen = 0;
 }
 
 int ledger_best_add(ledger_best *b, long long gen, const cJSON *record) {
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(record, "type"));
+  if (type && strcmp(type, "restart") == 0) {
+    b->frozen = 1;
+    return 0;
+  }
+  if (!type || strcmp(type, "generation") != 0) return 0;
+  if (b->frozen && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(record, "duel"))) return 0;
+  b->frozen = 0;
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(record, "decision");
   int keep = cJSON_IsString(d) && strcmp(d->valuestring, "keep") == 0;
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(record, keep ? "new" : "best");

@@ -68,16 +68,21 @@ int ledger_scan(const char *path, FILE *log,
  * "new" when the decision was "keep", else its "best" (a static refusal counts too: its
  * "best" is what the search held). Its time is the latest median over a measured record's
  * rounds of whatever was best then ("new_us" of a keep, else "best_us").
+ * With restarts (search.restarts) the answer is the champion: from a "restart" record on, the
+ * generations of the new segment do not move it, until the segment's duel (a generation
+ * with "duel": true, the segment's best against the champion) decides it again.
  * Ownership: cfg is a copy the struct owns; ledger_best_release frees it. */
 typedef struct ledger_best {
   cJSON *cfg;      /* {"BM": 64, ...}; NULL until a generation record was seen */
   char from[8];    /* the key cfg was copied from: "new" or "best" */
   double us;       /* NAN until a record measured it */
   long long gen;   /* the generation that measured us; -1 until then */
+  int frozen;      /* in a restarted segment before its duel: the champion stands */
 } ledger_best;
 
 void ledger_best_init(ledger_best *b);
-/* Take one generation record whose "generation" is gen; -1 only when out of memory. */
+/* Take one generation or restart record (other types are ignored); gen is its "generation".
+ * -1 only when out of memory. */
 int ledger_best_add(ledger_best *b, long long gen, const cJSON *record);
 void ledger_best_release(ledger_best *b);
 

@@ -242,6 +242,25 @@ int propose_next(const proposer *p, const config *best, const tried_set *tried, 
   return found;
 }
 
+int propose_restart(const proposer *p, const tried_set *tried, unsigned long long seed,
+                    config *out) {
+  unsigned long long x = mix(seed);
+  for (int draw = 0; draw < PROPOSE_RESTART_DRAWS; draw++) {
+    config c;
+    memset(&c, 0, sizeof c);
+    c.n = p->s->nknobs;
+    for (int k = 0; k < p->s->nknobs; k++) {
+      x = mix(x);
+      c.v[k] = p->s->knobs[k].values[(x >> 11) % (unsigned long long)p->s->knobs[k].nvalues];
+    }
+    if ((!p->dims || legal(p, &c)) && !tried_has(tried, &c)) {
+      *out = c;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Insert cand among the near misses, closest first; the farthest falls out when full. */
 static void remember_near_miss(proposer *p, const config *cand, double ratio) {
   int i = p->nnear;

@@ -31,6 +31,11 @@
  *    H200 searches ended with single moves never measured from their final best (the 1024^3
  *    STAGING move, the 16384x4096 register cache; docs/BENCHMARKS.md, session 4).
  * Exhausted when none of these finds an untried point.
+ * Restarts (propose_restart): a search that stalls can begin again from a random legal
+ * configuration never tried on this device; the coordinator keeps the best of the searches
+ * (coordinator/coordinator.c). A move-by-move search ends where its first keeps lead: at
+ * 4096x768 every H200 search kept larger blocks first, and at 1024 threads the register
+ * budget refuses the whole-row cache that the template's fastest kernel (128 threads) holds.
  * Ownership: tried_set owns its array (tried_release). */
 #ifndef TF_PROPOSE_H
 #define TF_PROPOSE_H
@@ -85,6 +90,13 @@ void proposer_repairs(proposer *p, const long long *dims);
  * were combinations themselves changes several) when a candidate exists, 0 when exhausted. */
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
                  config *out, int *nchanged);
+
+/* A random configuration (uniform over each knob's values, drawn from `seed`) that passes every
+ * constraint at the proposer's dims and was never tried: 1 and *out, or 0 when none was found
+ * in PROPOSE_RESTART_DRAWS draws (the legal untried part of the space is tiny or empty). */
+#define PROPOSE_RESTART_DRAWS 100000
+int propose_restart(const proposer *p, const tried_set *tried, unsigned long long seed,
+                    config *out);
 
 /* Learn from a decision: the knobs that differ between best and cand gain or lose payoff; a
  * rejected cand whose median ratio (NAN when none was measured) is below PROPOSE_NEAR_MISS

@@ -54,6 +54,7 @@ typedef struct ledger_sum {
   ledger_best best;       /* the final best, read as bench reads it (coordinator/ledger.h) */
   int ended;
   char end_reason[512];
+  int restarts;           /* "restart" records: searches begun again from a random point */
 } ledger_sum;
 
 typedef struct path_list {
@@ -254,7 +255,16 @@ static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double befor
   }
   keep_row *k = &s->keeps[s->nkeeps++];
   k->gen = gen;
-  change_text(cJSON_GetObjectItemCaseSensitive(rec, "change"), k->change, sizeof k->change);
+  /* a keep after a restart moved that segment's best; a duel's keep moved the champion */
+  const cJSON *seg = cJSON_GetObjectItemCaseSensitive(rec, "restart");
+  int n = 0;
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "duel")))
+    n = snprintf(k->change, sizeof k->change, "duel, restart %d's best over the champion: ",
+                 cJSON_IsNumber(seg) ? seg->valueint : 0);
+  else if (cJSON_IsNumber(seg))
+    n = snprintf(k->change, sizeof k->change, "restart %d: ", seg->valueint);
+  change_text(cJSON_GetObjectItemCaseSensitive(rec, "change"), k->change + n,
+              sizeof k->change - (size_t)n);
   k->before_us = before;
   k->after_us = after;
   k->ratio = num_or_nan(rec, "median_ratio");
@@ -311,6 +321,11 @@ static int read_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
   }
   const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring;
   if (strcmp(type, "generation") == 0) return generation(s, line, rec, e);
+  if (strcmp(type, "restart") == 0) {
+    s->restarts++;
+    return ledger_best_add(&s->best, -1, rec) ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory")
+                                              : 0;
+  }
   if (strcmp(type, "end") == 0) {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reason");
     s->ended = 1;
@@ -406,6 +421,9 @@ static void print_section(FILE *f, ledger_sum *s) {
   else
     fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n", cfg[0] ? cfg : "—",
             fmt_num(a, sizeof a, 2, "", s->best.us), s->best.gen);
+  if (s->restarts)
+    fprintf(f, "- restarts: %d (the final best is the champion of the searches, "
+               "decided by duels)\n", s->restarts);
   fprintf(f, "- ended: %s\n", s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "- generations: %lld, rounds recorded: %lld\n\n", s->generations, s->rounds);
 }

@@ -197,6 +197,7 @@ static void campaign_defaults_should_match_the_schema(void **state) {
   assert_int_equal(c.search.budget, 40);
   assert_int_equal(c.search.max_stale, 12);
   assert_int_equal(c.search.two_knob_after, 6);
+  assert_int_equal(c.search.restarts, 0);
   assert_int_equal(c.search.fixed, 0);
   assert_int_equal(c.measure.burn_in, 4);
   assert_int_equal(c.measure.rounds, 8);
@@ -378,6 +379,10 @@ static const bad_case bad_cases[] = {
     {"pair without mode pair", "\"budget\": 5", "\"pair\": {\"T\": 128, \"U\": 1}, \"budget\": 5",
      "key 'search.pair' needs mode \"pair\""},
     {"unknown mode", "\"budget\": 5", "\"mode\": \"random\", \"budget\": 5", "key 'search.mode' must be"},
+    {"restarts of a study", "\"budget\": 5", "\"mode\": \"aa\", \"restarts\": 2, \"budget\": 5",
+     "key 'search.restarts' needs mode \"neighbors\""},
+    {"negative restarts", "\"budget\": 5", "\"restarts\": -1, \"budget\": 5",
+     "key 'search.restarts' must be an integer"},
     {"unknown fault", "  \"doc\"", "  \"inject\": [{\"when\": {\"U\": 2}, \"fault\": \"melt\"}],\n  \"doc\"",
      "key 'inject[0].fault' must be"},
     {"fault on an unknown knob", "  \"doc\"", "  \"inject\": [{\"when\": {\"V\": 2}, \"fault\": \"crash\"}],\n  \"doc\"",

@@ -451,11 +451,11 @@ static void ledger_should_refuse_a_second_writer(void **state) {
 static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void **state) {
   (void)state;
   static const char *const recs[] = {
-      "{\"generation\": 1, \"decision\": \"reject\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 32},"
+      "{\"type\": \"generation\", \"generation\": 1, \"decision\": \"reject\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 32},"
       " \"rounds\": [{\"best_us\": 10}, {\"best_us\": 12}, {\"best_us\": 11}]}",
-      "{\"generation\": 2, \"decision\": \"keep\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 128},"
+      "{\"type\": \"generation\", \"generation\": 2, \"decision\": \"keep\", \"best\": {\"BM\": 64}, \"new\": {\"BM\": 128},"
       " \"rounds\": [{\"best_us\": 11, \"new_us\": 9}, {\"best_us\": 11, \"new_us\": 8}]}",
-      "{\"generation\": 3, \"decision\": \"refused\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 7}}",
+      "{\"type\": \"generation\", \"generation\": 3, \"decision\": \"refused\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 7}}",
   };
   ledger_best b;
   ledger_best_init(&b);
@@ -473,6 +473,47 @@ static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void 
   }
   ledger_best_release(&b);
   assert_null(b.cfg);
+}
+
+/* With restarts the answer is the champion: a restarted segment's keeps do not move it, its
+ * duel does (a keep: the segment's best; a reject: the champion again). */
+static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
+  (void)state;
+  static const struct {
+    const char *rec;
+    long long bm, gen;
+    double us;
+  } steps[] = {
+      {"{\"type\": \"generation\", \"generation\": 1, \"decision\": \"keep\", \"best\": {\"BM\": 64},"
+       " \"new\": {\"BM\": 128}, \"rounds\": [{\"best_us\": 11, \"new_us\": 9}]}", 128, 1, 9},
+      {"{\"type\": \"restart\", \"restart\": 1, \"generation\": 1, \"champion\": {\"BM\": 128},"
+       " \"start\": {\"BM\": 16}}", 128, 1, 9},
+      {"{\"type\": \"generation\", \"generation\": 2, \"restart\": 1, \"decision\": \"keep\","
+       " \"best\": {\"BM\": 16}, \"new\": {\"BM\": 32}, \"rounds\": [{\"best_us\": 30, \"new_us\": 20}]}",
+       128, 1, 9},
+      {"{\"type\": \"generation\", \"generation\": 3, \"restart\": 1, \"duel\": true, \"decision\":"
+       " \"keep\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 32}, \"rounds\": [{\"best_us\": 9.5,"
+       " \"new_us\": 8}]}", 32, 3, 8},
+      {"{\"type\": \"restart\", \"restart\": 2, \"generation\": 3, \"champion\": {\"BM\": 32},"
+       " \"start\": {\"BM\": 256}}", 32, 3, 8},
+      {"{\"type\": \"generation\", \"generation\": 4, \"restart\": 2, \"duel\": true, \"decision\":"
+       " \"reject\", \"best\": {\"BM\": 32}, \"new\": {\"BM\": 256}, \"rounds\": [{\"best_us\": 7.5,"
+       " \"new_us\": 12}]}", 32, 4, 7.5},
+  };
+  ledger_best b;
+  ledger_best_init(&b);
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    cJSON *r = cJSON_Parse(steps[i].rec);
+    assert_non_null(r);
+    long long g = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "generation"));
+    assert_int_equal(ledger_best_add(&b, g, r), 0);
+    cJSON_Delete(r);
+    assert_int_equal((long long)cJSON_GetNumberValue(cJSON_GetObjectItem(b.cfg, "BM")),
+                     steps[i].bm);
+    assert_int_equal(b.gen, steps[i].gen);
+    assert_true(b.us == steps[i].us);
+  }
+  ledger_best_release(&b);
 }
 
 int main(void) {
@@ -505,6 +546,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
       cmocka_unit_test(ledger_best_should_follow_keeps_and_the_latest_measured_median),
+      cmocka_unit_test(ledger_best_should_hold_the_champion_across_restarts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

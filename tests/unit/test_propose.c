@@ -830,6 +830,49 @@ static void propose_should_step_from_a_faster_near_miss(void **state) {
   tried_release(&t);
 }
 
+/* Restart points: legal at the campaign's dims, never tried, the same for the same seed, and
+ * spread over the space (at 4096x768 the draws cover every value of BLOCK, the knob whose
+ * early keeps end the move-by-move searches); none once every legal configuration is tried. */
+static void propose_should_restart_from_untried_legal_points(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("layernorm-4096x768.json", &c);
+  proposer p;
+  proposer_init(&p, &c.tmpl, 1);
+  proposer_repairs(&p, c.dims);
+  tried_set t = {0};
+  tried_add(&t, &c.start);
+  int block = spec_knob_index(&c.tmpl, "BLOCK"), seen[SPEC_MAX_VALUES] = {0};
+  assert_true(block >= 0);
+  for (unsigned long long seed = 0; seed < 200; seed++) {
+    config r, again;
+    assert_int_equal(propose_restart(&p, &t, seed, &r), 1);
+    assert_true(passes(&c.tmpl, c.dims, &r));
+    assert_false(tried_has(&t, &r));
+    assert_int_equal(propose_restart(&p, &t, seed, &again), 1);
+    assert_true(config_equal(&r, &again));
+    seen[spec_value_index(&c.tmpl, block, r.v[block])] = 1;
+    assert_int_equal(tried_add(&t, &r), 0);
+  }
+  for (int i = 0; i < c.tmpl.knobs[block].nvalues; i++) assert_int_equal(seen[i], 1);
+  tried_release(&t);
+
+  /* a toy space of 2 x 3 configurations, all legal without dims: six restarts, then none */
+  spec s;
+  static const int nv[2] = {2, 3};
+  toy_spec(&s, 2, nv);
+  proposer_init(&p, &s, 7);
+  for (int i = 0; i < 6; i++) {
+    config r;
+    assert_int_equal(propose_restart(&p, &t, (unsigned long long)i, &r), 1);
+    assert_int_equal(tried_add(&t, &r), 0);
+  }
+  config none;
+  assert_int_equal(propose_restart(&p, &t, 99, &none), 0);
+  tried_release(&t);
+  campaign_release(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
@@ -845,6 +888,7 @@ int main(void) {
       cmocka_unit_test(propose_should_repair_far_single_moves),
       cmocka_unit_test(propose_should_repair_with_a_near_miss),
       cmocka_unit_test(propose_should_step_from_a_faster_near_miss),
+      cmocka_unit_test(propose_should_restart_from_untried_legal_points),
       cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
       cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Restarts on the simulated device: a search that stalls begins again from a random legal
+# configuration never tried on its device; a restarted search that kept something meets the
+# champion in a duel; the end record, report and bench name the champion. A run cut after a
+# restart resumes where it stopped: same records, nothing measured twice.
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+mkdir -p tree/campaigns
+ln -s "$SRC/templates" tree/templates
+ln -s "$SRC/kernels" tree/kernels
+sed 's/"search": {[^}]*}/"search": {"budget": 80, "max_stale": 6, "two_knob_after": 3, "restarts": 4}/' \
+  "$SRC/campaigns/matmul-1024.json" >tree/campaigns/restarts.json
+grep -q '"restarts": 4' tree/campaigns/restarts.json || fail "could not write the campaign"
+cmd=("${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" tree/campaigns/restarts.json)
+"${cmd[@]}" 2>run.err || { cat run.err; fail "run failed"; }
+l=$(ls ledgers/restarts/*.jsonl)
+check_consecutive "$l"
+n=$(grep -c '"type":"restart"' "$l" || true)
+[ "$n" -ge 2 ] || fail "expected at least two restarts with max_stale 6, got $n"
+# restarts are numbered 1, 2, ... in file order
+k=0
+for r in $(grep '"type":"restart"' "$l" | sed -E 's/.*"restart":([0-9]+).*/\1/'); do
+  k=$((k + 1))
+  [ "$r" -eq "$k" ] || fail "restart $r where $k was due"
+done
+# no configuration is measured twice as new, except by a duel (the segment's best again) and
+# by a generation refused as noisy, which is measured again (max_requeue)
+dups=$(grep '"type":"generation"' "$l" | grep -v -e '"duel":true' -e '"rounds":.*"decision":"refused"' | sed -E 's/.*"new":(\{[^}]*\}).*/\1/' |
+       sort | uniq -d | wc -l)
+[ "$dups" -eq 0 ] || fail "$dups configurations measured twice as new"
+# a restart's start is never a configuration tried before it
+grep -n '"type":"restart"' "$l" | while IFS=: read -r at line; do
+  start=$(echo "$line" | sed -E 's/.*"start":(\{[^}]*\}).*/\1/')
+  head -n "$at" "$l" | grep -q -F "\"new\":$start" && fail "restart at line $at from a tried configuration"
+  true
+done
+grep -q '"duel":true' "$l" || fail "no duel: no restarted search kept anything"
+# the answer is the champion: the end record's best is the last duel's outcome, or the
+# champion the last restart record names when no duel came after it
+end_best=$(grep '"type":"end"' "$l" | sed -E 's/.*"best":(\{[^}]*\}).*/\1/')
+last=$(grep -E '"type":"restart"|"duel":true' "$l" | tail -1)
+if echo "$last" | grep -q '"duel":true'; then
+  key=$(echo "$last" | grep -q '"decision":"keep"' && echo new || echo best)
+else
+  key=champion
+fi
+want=$(echo "$last" | sed -E "s/.*\"$key\":(\{[^}]*\}).*/\1/")
+[ "$end_best" = "$want" ] || fail "end record's best $end_best is not the champion $want"
+"$TF" verify "$l" | tee verify.out
+grep -q ' 0 differ' verify.out || fail "decisions do not recompute"
+"$TF" report "$l" >report.md
+grep -q -F "$(echo "$want" | sed -E 's/[{}"]//g; s/:/=/g; s/,/, /g')" report.md ||
+  { cat report.md; fail "report's final best is not the champion"; }
+grep -q "^- restarts: $n" report.md || fail "report does not count the restarts"
+
+# Cut the ledger two generations after the first restart and resume. The simulated device's
+# noise is keyed by job number, which starts again in a new run, so measurements differ
+# from the uncut run; the state rebuilt from the ledger must not: the resumed run proposes
+# the same configurations against the same best until a decision first differs.
+r1=$(grep -n '"type":"restart"' "$l" | head -1 | cut -d: -f1)
+mkdir -p cut/restarts
+cut_l="cut/restarts/$(basename "$l")"
+head -n $((r1 + 2)) "$l" >"$cut_l"
+"${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/cut" tree/campaigns/restarts.json \
+  2>resume.err || { cat resume.err; fail "resumed run failed"; }
+check_consecutive "$cut_l"
+grep -q '"type":"end"' "$cut_l" || fail "the resumed run did not end"
+"$TF" verify "$cut_l" >/dev/null || fail "resumed decisions do not recompute"
+arms() { grep -E '"type":"(generation|restart)"' "$1" | sed -E 's/.*("type":"[a-z]*").*("best":\{[^}]*\}|"champion":\{[^}]*\}).*("new":\{[^}]*\}|"start":\{[^}]*\}).*/\1 \2 \3/'; }
+decisions() { grep -E '"type":"(generation|restart)"' "$1" | sed -E 's/.*"decision":"([a-z]*)".*/\1/; s/.*"type":"restart".*/restart/'; }
+same=0
+while IFS=$'\t' read -r a0 a1 d0 d1; do
+  [ "$a0" = "$a1" ] || fail "after the cut, record $((same + 1)) differs: $a1 where $a0 was"
+  same=$((same + 1))
+  [ "$d0" = "$d1" ] || break
+done < <(paste <(arms "$l") <(arms "$cut_l") <(decisions "$l") <(decisions "$cut_l"))
+[ "$same" -gt $((r1 + 1)) ] || fail "the resumed run's first record after the cut already differs"
+echo "ok: $n restarts, $(grep -c '"duel":true' "$l") duels; resumed: $same records as uncut"
