@@ -5,8 +5,9 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 # A drift tolerance of 0 makes every measurement "too noisy": each candidate is measured
-# 1 + max_requeue times, and max_stale candidates end the search.
+# 1 + max_requeue times, and max_stale candidates end the search (no restarts).
 sed -E -e 's/"drift_tolerance": [0-9.]+/"drift_tolerance": 0/' -e 's/"max_stale": [0-9]+/"max_stale": 2/' \
+  -e 's/, "restarts": [0-9]+//' \
   "$SRC/campaigns/matmul-1024.json" >noisy.json
 export TUNEFARM_ROOT="$SRC"
 run() { "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$1" --quiet noisy.json 2>>run.err; }

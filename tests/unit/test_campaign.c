@@ -177,8 +177,9 @@ static void campaign_should_load_matmul_1024_as_written(void **state) {
   assert_string_equal(c.control_kernel.name, "matmul_regtile");
   assert_int_equal(c.search.enabled, 1);
   assert_int_equal(c.search.fixed, 0);
-  assert_int_equal(c.search.budget, 60);
+  assert_int_equal(c.search.budget, 200);
   assert_int_equal(c.search.max_stale, 20);
+  assert_int_equal(c.search.restarts, 10);
   assert_int_equal(c.measure.samples, 10);
   assert_int_equal(c.measure.flush_l2, 1);
   assert_string_equal(c.decide.rule, "sequential");
