@@ -253,6 +253,7 @@ static int start_duel(farm *f, search *s, tf_err *e) {
   s->cand = s->best;
   s->best = s->champion;
   s->duel = 1;
+  s->requeues = 0; /* a candidate cut short by the budget hands none of its re-measurements on */
   progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
            s->dev.ordinal, s->dev.uuid, s->segment, s->seg_keeps);
   return send_job(f, s, e);
@@ -317,6 +318,7 @@ static int next_job(farm *f, search *s, tf_err *e) {
   const search_opts *so = &f->c.search;
   char why[160];
   if (s->done || s->busy) return 0;
+  if (s->duel && s->requeues > 0) return send_job(f, s, e); /* a noisy duel, even past the budget */
   if (s->measured >= so->budget) {
     snprintf(why, sizeof why, "budget of %d generations spent", so->budget);
     if (s->segment > 0 && s->seg_keeps > 0 && !s->dueled) /* past the budget by one */
@@ -552,7 +554,7 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
     s->duel = 0;
     s->dueled = 1;
     s->champion = s->best;
-    s->champion_us = s->best_us;
+    if (isfinite(us)) s->champion_us = s->best_us; /* a faulted duel measured nothing */
   }
   return 0;
 }
@@ -584,6 +586,10 @@ static int replay_one(void *ctx, const cJSON *rec) {
   if (cJSON_IsString(type) && strcmp(type->valuestring, "end") == 0) {
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(rec, "reason");
     x->s->done = 1;
+    if (x->s->segment > 0) { /* as end_search: the answer is the champion */
+      x->s->best = x->s->champion;
+      x->s->best_us = x->s->champion_us;
+    }
     snprintf(x->s->end_reason, sizeof x->s->end_reason, "%s (already, in an earlier run)",
              cJSON_IsString(why) ? why->valuestring : "ended");
     return 0;

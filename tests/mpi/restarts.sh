@@ -75,4 +75,41 @@ while IFS=$'\t' read -r a0 a1 d0 d1; do
   [ "$d0" = "$d1" ] || break
 done < <(paste <(arms "$l") <(arms "$cut_l") <(decisions "$l") <(decisions "$cut_l"))
 [ "$same" -gt $((r1 + 1)) ] || fail "the resumed run's first record after the cut already differs"
+# K=V text of a {"K":V,...} object, as the run's summary prints a configuration.
+kv() { echo "$1" | sed -E 's/[{}"]//g; s/:/=/g; s/,/ /g'; }
+champ=$(kv "$want")
+
+# The budget ends inside a restarted search that kept something: its duel is measured past the
+# budget, and is the last generation (the seeded simulated device takes this path).
+last_gen=$(grep '"type":"generation"' "$l" | tail -1)
+echo "$last_gen" | grep -q '"duel":true' || fail "the last generation is not the closing duel"
+grep '"type":"end"' "$l" | grep -q 'budget' || fail "the run did not end by its budget"
+# That duel refused as noisy: a resumed run measures the same duel again, past the budget,
+# not the champion against itself.
+mkdir -p noisy/restarts
+noisy_l="noisy/restarts/$(basename "$l")"
+grep -v '"type":"end"' "$l" | sed -E '$ s/"decision":"(keep|reject)"/"decision":"refused"/' >"$noisy_l"
+tail -1 "$noisy_l" | grep -q '"duel":true.*"decision":"refused"' || fail "could not make the duel noisy"
+"${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/noisy" tree/campaigns/restarts.json \
+  2>noisy.err || { cat noisy.err; fail "resume after a noisy duel failed"; }
+again=$(grep '"type":"generation"' "$noisy_l" | tail -1)
+echo "$again" | grep -q '"duel":true' || fail "the noisy duel was not measured again"
+[ "$(echo "$again" | sed -E 's/.*"best":(\{[^}]*\}).*/\1/')" = "$(echo "$last_gen" | sed -E 's/.*"best":(\{[^}]*\}).*/\1/')" ] &&
+  [ "$(echo "$again" | sed -E 's/.*"new":(\{[^}]*\}).*/\1/')" = "$(echo "$last_gen" | sed -E 's/.*"new":(\{[^}]*\}).*/\1/')" ] ||
+  fail "the duel measured again is not the same pair: $(echo "$again" | cut -c1-400)"
+
+# A search that ends in a restarted search with no keeps: the ledger cut right after the last
+# restart record, with its end record. Running the campaign again finds it ended and names the
+# champion, not the restart's start.
+r_last=$(grep -n '"type":"restart"' "$l" | tail -1 | cut -d: -f1)
+champ_r=$(sed -n "${r_last}p" "$l" | sed -E 's/.*"champion":(\{[^}]*\}).*/\1/')
+mkdir -p ended/restarts
+ended_l="ended/restarts/$(basename "$l")"
+head -n "$r_last" "$l" >"$ended_l"
+g_last=$(sed -n "${r_last}p" "$l" | sed -E 's/.*"generation":([0-9]+).*/\1/')
+echo "{\"type\":\"end\",\"reason\":\"budget of 80 generations spent\",\"generation\":$g_last,\"best\":$champ_r}" >>"$ended_l"
+"${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ended" tree/campaigns/restarts.json \
+  2>ended.err || { cat ended.err; fail "running an ended search again failed"; }
+grep -qE "; best $(kv "$champ_r")( \(|$)" ended.err || { grep ' best ' ended.err; fail "an ended search does not name its champion"; }
+
 echo "ok: $n restarts, $(grep -c '"duel":true' "$l") duels; resumed: $same records as uncut"
