@@ -112,4 +112,33 @@ echo "{\"type\":\"end\",\"reason\":\"budget of 80 generations spent\",\"generati
   2>ended.err || { cat ended.err; fail "running an ended search again failed"; }
 grep -qE "; best $(kv "$champ_r")( \(|$)" ended.err || { grep ' best ' ended.err; fail "an ended search does not name its champion"; }
 
+# Cut right after the first duel: the resumed run goes on with the next restart, whose champion
+# is the duel's outcome (not a second duel of the same search).
+d1=$(grep -n '"duel":true' "$l" | head -1 | cut -d: -f1)
+duel=$(sed -n "${d1}p" "$l")
+dkey=$(echo "$duel" | grep -q '"decision":"keep"' && echo new || echo best)
+mkdir -p afterduel/restarts
+ad_l="afterduel/restarts/$(basename "$l")"
+head -n "$d1" "$l" >"$ad_l"
+"${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/afterduel" tree/campaigns/restarts.json \
+  2>afterduel.err || { cat afterduel.err; fail "resume after a duel failed"; }
+next=$(sed -n "$((d1 + 1))p" "$ad_l")
+echo "$next" | grep -q '"type":"restart"' || fail "after a duel, resume did not restart: $(echo "$next" | cut -c1-200)"
+[ "$(echo "$next" | sed -E 's/.*"champion":(\{[^}]*\}).*/\1/')" = "$(echo "$duel" | sed -E "s/.*\"$dkey\":(\{[^}]*\}).*/\1/")" ] ||
+  fail "after a duel, the next restart's champion is not the duel's outcome"
+
+# Cut right after the last keep of the first restarted search: the resumed search still owes
+# its duel (it kept something before the cut).
+r1=$(grep -n '"type":"restart"' "$l" | sed -n 1p | cut -d: -f1)
+r2=$(grep -n '"type":"restart"' "$l" | sed -n 2p | cut -d: -f1)
+k=$(sed -n "$((r1 + 1)),$((r2 - 1))p" "$l" | grep -n '"decision":"keep"' | grep -v '"duel":true' | tail -1 | cut -d: -f1)
+[ -n "$k" ] || fail "the first restarted search kept nothing"
+mkdir -p afterkeep/restarts
+ak_l="afterkeep/restarts/$(basename "$l")"
+head -n $((r1 + k)) "$l" >"$ak_l"
+"${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/afterkeep" tree/campaigns/restarts.json \
+  2>afterkeep.err || { cat afterkeep.err; fail "resume after a keep failed"; }
+sed -n "$((r1 + k + 1)),\$p" "$ak_l" | sed '/"type":"restart"/,$d' | grep -q '"duel":true' ||
+  fail "a restarted search that kept something before the cut ended without its duel"
+
 echo "ok: $n restarts, $(grep -c '"duel":true' "$l") duels; resumed: $same records as uncut"
