@@ -266,7 +266,7 @@ static unsigned long long segment_seed(const farm *f, const search *s, int segme
 
 /* Segment k begins at `start`: a fresh proposer (its own seeded knob order, no payoff, no near
  * misses), the tried set kept so that no configuration is measured twice as new. */
-static void begin_segment(farm *f, search *s, int k, const config *start) {
+static int begin_segment(farm *f, search *s, int k, const config *start, tf_err *e) {
   s->segment = k;
   s->seg_keeps = 0;
   s->stale = 0;
@@ -275,7 +275,7 @@ static void begin_segment(farm *f, search *s, int k, const config *start) {
   s->best = *start;
   proposer_init(&s->prop, &f->c.tmpl, segment_seed(f, s, k));
   proposer_repairs(&s->prop, f->c.dims);
-  tried_add(&s->tried, start);
+  return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
 static cJSON *restart_record(const farm *f, const search *s, const config *start, const char *why) {
@@ -309,7 +309,7 @@ static int segment_over(farm *f, search *s, const char *why, tf_err *e) {
   if (append(f, s, restart_record(f, s, &start, why), e)) return -1;
   progress(f, "[gpu%d %.12s] restart %d of %d (%s)\n", s->dev.ordinal, s->dev.uuid,
            s->segment + 1, f->c.search.restarts, why);
-  begin_segment(f, s, s->segment + 1, &start);
+  if (begin_segment(f, s, s->segment + 1, &start, e)) return -1;
   return next_job(f, s, e);
 }
 
@@ -576,8 +576,7 @@ static int replay_restart(replay_ctx *x, const cJSON *rec) {
     return -1;
   s->champion = champion;
   s->champion_us = cJSON_IsNumber(us) ? us->valuedouble : NAN;
-  begin_segment(x->f, s, s->segment + 1, &start);
-  return 0;
+  return begin_segment(x->f, s, s->segment + 1, &start, x->e);
 }
 
 static int replay_one(void *ctx, const cJSON *rec) {
