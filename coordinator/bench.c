@@ -181,15 +181,16 @@ static int ledger_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
     return device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &r->dev, e);
   }
   const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "type"));
-  if (strcmp(type, "restart") == 0) /* the champion stands until the next duel */
-    return ledger_best_add(&r->best, r->last_gen, rec) ? tf_fail(e, TF_EXIT_FAIL, "bench: out of memory") : 0;
-  if (strcmp(type, "generation") != 0) return 0;
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
-  if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", r->path, line,
-                   g ? "must be an integer" : "is missing");
-  r->last_gen = (long long)g->valuedouble;
-  r->last_line = line;
+  int restart = strcmp(type, "restart") == 0; /* the champion stands until the next duel */
+  if (!restart && strcmp(type, "generation") != 0) return 0;
+  if (!restart) {
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+    if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
+      return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", r->path,
+                     line, g ? "must be an integer" : "is missing");
+    r->last_gen = (long long)g->valuedouble;
+    r->last_line = line;
+  }
   return ledger_best_add(&r->best, r->last_gen, rec)
              ? tf_fail(e, TF_EXIT_FAIL, "bench: out of memory")
              : 0;

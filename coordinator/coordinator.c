@@ -602,10 +602,7 @@ static int replay_one(void *ctx, const cJSON *rec) {
 
 static int open_search(farm *f, search *s, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
-  s->best = f->c.start;
-  proposer_init(&s->prop, &f->c.tmpl, f->c.measure.seed ^ (unsigned long long)s->dev.ordinal);
-  proposer_repairs(&s->prop, f->c.dims);
-  tried_add(&s->tried, &s->best);
+  if (begin_segment(f, s, 0, &f->c.start, e)) return -1; /* segment 0: the campaign's start */
   if (ledger_open(&s->l, &lo, &f->c, &s->dev, e)) return -1;
   replay_ctx x = {f, s, e};
   if (ledger_replay(s->l, replay_one, &x, e)) return -1;
