@@ -2,7 +2,7 @@
 //   y = (x - mean) / sqrt(var + eps) * gamma + beta,   var the biased variance, eps 1e-5.
 //
 // Standalone build (append an explicit instantiation, e.g.
-//   template __global__ void tf_layernorm<1,2,256,4,0,2,0,1,0>(const float*, const float*, const float*, float*, int, int, float);):
+//   template __global__ void tf_layernorm<1,2,256,4,0,2,0,1>(const float*, const float*, const float*, float*, int, int, float);):
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/layernorm.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
@@ -29,11 +29,6 @@
 //           (needs CACHE > 0: the prefetched chunks wait in a second set of registers).
 //           (Staging those rows through shared memory with cp.async instead, which keeps
 //           the registers low, measured 6-20% slower on the H200: docs/BENCHMARKS.md.)
-//   OCC     threads per SM asked of the register allocator: 0 asks for one block
-//           (__launch_bounds__(BLOCK, 1), ptxas may take up to 255 registers); otherwise
-//           OCC/BLOCK resident blocks, which caps a thread at 65536/OCC registers. A row's
-//           loads are in flight only between its first read and its reductions, so more
-//           resident rows per SM keep more bytes in flight (Little's law) at wide rows.
 // Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
 // guarded by c < D/VEC: each element is counted exactly once at every width. (The
 // predecessor's two-warp kernel gave each warp a span and stepped through it in whole
@@ -209,8 +204,8 @@ __device__ __forceinline__ void norm_row(const float *xr, float *yr, const float
 
 }  // namespace tf_ln_tmpl
 
-template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS, int OCC>
-__global__ void __launch_bounds__(BLOCK, OCC > 0 ? OCC / BLOCK : 1)
+template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS>
+__global__ void __launch_bounds__(BLOCK, 1)
     tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,
                  const float *__restrict__ beta, float *__restrict__ y, int R, int D, float eps) {
   constexpr int TPR = FORM == 0 ? 32 : FORM == 1 ? 32 * WARPS : BLOCK;  // threads per row
@@ -221,7 +216,6 @@ __global__ void __launch_bounds__(BLOCK, OCC > 0 ? OCC / BLOCK : 1)
   static_assert(VEC == 1 || VEC == 2 || VEC == 4, "vector width");
   static_assert(CACHE >= 0 && (HINT == 0 || HINT == 1), "cache, hint");
   static_assert(ROWS >= 1 && (ROWS == 1 || CACHE > 0), "rows in turn prefetch into the cache");
-  static_assert(OCC >= 0 && OCC % BLOCK == 0 && OCC <= 2048, "whole resident blocks per SM");
   // Two exchange arrays, one per reduction: the second can be written while slow threads
   // still read the first, so each reduction needs only its own barrier. Across rows in turn
   // this still holds: a thread writes red_mean for the next row only after the barrier of
