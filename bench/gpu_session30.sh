@@ -3,6 +3,7 @@
 # register allocator) measured before the farm gets it: at 16384x4096 the register-cached
 # row forms with and without a cap, twice, beside Triton and the copies; ncu on the best form
 # uncapped and capped (occupancy, DRAM throughput); at 4096x768 the two best forms.
+# Ran at d6b5c50: the OCC knob was dropped in cf1009b, so its configurations no longer parse.
 set -uo pipefail
 source bench/gpu_env.sh
 LATE_S=${LATE_S:-330}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Session 7, device call 2 (nvidia-h200). Call 1 found that the OCC cap raises occupancy at
-# 16384x4096 (47% -> 70%) without moving DRAM throughput (82.3% -> 82.7%). Two questions:
-# (1) do rows in turn, which call 1 did not try, pay once OCC keeps their second set of
-# registers from halving the blocks per SM? (2) is the plateau a tail: 16384 rows are 31.03
-# waves of 528 resident 256-thread blocks, so does R = 15840 (30 whole waves) or 16896 (32)
-# move more bytes per µs than R = 16384?
+# Session 7, device calls 2 and 3 (nvidia-h200). Ran at d6b5c50: the OCC knob was dropped in
+# cf1009b, so these configurations no longer parse. Call 2 ran only the R benches (its first
+# two benches were refused for OCC=1280, since replaced); call 3 ran the rest, with RS= .
+# Call 1 found that the OCC cap raises occupancy at 16384x4096 (47% -> 70%) without moving
+# DRAM throughput (82.3% -> 82.7%). Two questions: (1) do rows in turn, which call 1 did not
+# try, pay once OCC keeps their second set of registers from halving the blocks per SM?
+# (2) is the plateau a tail: 16384 rows are 31.03 waves of 528 resident 256-thread blocks,
+# so does R = 15840 (30 whole waves) or 16896 (32) move more bytes per µs than R = 16384?
 set -uo pipefail
 source bench/gpu_env.sh
 LATE_S=${LATE_S:-300}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 7, device call 3 (nvidia-h200, one GPU). The four targets side by side in one run on
+# Session 7, device call 4 (nvidia-h200, one GPU). The four targets side by side in one run on
 # one GPU, three times over: the farm's bests read from the latest ledgers (session 6 for
 # 1024^3 and both layernorms, session 5 for 4096^3), the template's best configurations, the
 # committed kernels, cuBLAS in the same process; then Triton, torch and the device copies.

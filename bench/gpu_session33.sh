@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 7, device calls 4 and 5 (nvidia-h200; call 4 before the cudaMemcpy, flat x4 and float4-row arms). bench/rowcopy.cu with the TMA arms: does the bulk-copy
+# Session 7, device calls 5 and 6 (nvidia-h200; call 5 ran before the cudaMemcpy, flat x4 and
+# float4-row arms were added). bench/rowcopy.cu with the TMA arms: does the bulk-copy
 # engine stream a row-shaped copy, and a layernorm over it, faster than the threads' loads? And which
 # copy shape reaches cudaMemcpy's rate (the copy peer: torch's copy_ of contiguous tensors)?
 set -uo pipefail

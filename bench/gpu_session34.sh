@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 7, device call 6 (nvidia-h200-x2). Is session 6's 4096x768 result a property of the
+# Session 7, device call 7 (nvidia-h200-x2). Is session 6's 4096x768 result a property of the
 # farm or of one seed? layernorm-4096x768 as committed but with measure.seed 7 (new inputs, new
 # restart points, new tie-breaks) on both GPUs; the bests against the template's earlier best,
 # session 6's winner and Triton on GPU 0, twice; then the GPU tests at this commit.
