@@ -517,6 +517,8 @@ double ledger_rounds_median(const cJSON *rounds, const char *key) {
   int k = 0;
   const cJSON *r;
   cJSON_ArrayForEach(r, rounds) {
+    /* A screened round (clocks off) was measured again; the live run's medians skip it too. */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "screened"))) continue;
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, key);
     if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
   }

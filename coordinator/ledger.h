@@ -87,7 +87,8 @@ int ledger_best_add(ledger_best *b, long long gen, const cJSON *record);
 void ledger_best_release(ledger_best *b);
 
 /* Median of the finite numbers under `key` in the objects of a record's "rounds" array
- * ("best_us", "new_kernel_us", ...); NAN when there is none. */
+ * ("best_us", "new_kernel_us", ...), leaving out rounds marked "screened" as the live run
+ * does; NAN when there is none. */
 double ledger_rounds_median(const cJSON *rounds, const char *key);
 
 #endif

@@ -452,7 +452,7 @@ static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {
 
 static void print_report(FILE *f, ledger_sum *s, size_t n) {
   fputs("# tunefarm report\n\n"
-        "before/after µs: the median over a generation's recorded rounds of best's and new's "
+        "before/after µs: the median over a generation's recorded rounds (screened ones left out) of best's and new's "
         "time per launch (event span); ratio: the median of the per-round ratios new/best, "
         "which the decision rule judged. Final best: its latest such median; speed-up: start "
         "µs / final best µs, on the same device.\n\n",

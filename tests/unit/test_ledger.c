@@ -477,6 +477,20 @@ static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void 
 
 /* With restarts the answer is the champion: a restarted segment's keeps do not move it, its
  * duel does (a keep: the segment's best; a reject: the champion again). */
+/* Resume, report and bench read a generation's time from its rounds; a round screened for
+ * its clocks was run again, and the live run's median leaves it out, so they must too. */
+static void ledger_rounds_median_should_leave_out_screened_rounds(void **state) {
+  (void)state;
+  cJSON *r = cJSON_Parse("[{\"best_us\": 10, \"new_us\": 9}, {\"best_us\": 11, \"new_us\": 8},"
+                         " {\"best_us\": 50, \"new_us\": 60, \"screened\": true},"
+                         " {\"best_us\": 12, \"new_us\": 7}]");
+  assert_non_null(r);
+  assert_float_equal(ledger_rounds_median(r, "best_us"), 11.0, 1e-12);
+  assert_float_equal(ledger_rounds_median(r, "new_us"), 8.0, 1e-12);
+  assert_true(isnan(ledger_rounds_median(r, "control_us")));
+  cJSON_Delete(r);
+}
+
 static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
   (void)state;
   static const struct {
@@ -547,6 +561,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
       cmocka_unit_test(ledger_best_should_follow_keeps_and_the_latest_measured_median),
       cmocka_unit_test(ledger_best_should_hold_the_champion_across_restarts),
+      cmocka_unit_test(ledger_rounds_median_should_leave_out_screened_rounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
