@@ -11,7 +11,8 @@
 // CUDA events around the launch only, 10 rounds of 20 launches, the median of the round
 // medians and their spread. Every output is checked after the output was poisoned with NaN:
 // a copy against its input (exact), a layernorm against a double-precision reference
-// (relative L2 error at most 1e-5, as tunefarm checks). Prints a Markdown table.
+// (relative L2 error at most 1e-5, as tunefarm checks). Prints a Markdown table, then
+// whether the driver's device-to-device copy needs the SMs (probe, below).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -290,6 +291,51 @@ static double ln_error(const std::vector<float> &x, const std::vector<float> &g,
   return std::sqrt(num / den);  // NaN (a missing store) fails the check below
 }
 
+// Does cudaMemcpy's device-to-device copy need the SMs? A spin kernel first fills every SM
+// (two 1024-thread blocks each, so no other block fits) for about 2 ms on one stream; the
+// copy, or as a control the row copy kernel, starts on a second stream right after. A copy
+// that runs on the copy engines finishes inside the spin; one that is an SM kernel waits
+// for it.
+__global__ void spin(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+static void probe(const float *x, float *y, int R, int D) {
+  cudaStream_t s1, s2;
+  CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  cudaEvent_t e[4];
+  for (auto &ev : e) CK(cudaEventCreate(&ev));
+  int dev, khz;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+  const char *what[] = {"cudaMemcpyAsync device to device", "row copy kernel (control)"};
+  for (int w = 0; w < 2; ++w) {
+    CK(cudaEventRecord(e[0], s1));
+    spin<<<sms() * 2, 1024, 0, s1>>>(2LL * khz);  // 2 ms at the SM clock (khz: cycles per ms)
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(e[1], s1));
+    CK(cudaEventRecord(e[2], s2));
+    if (w == 0)
+      CK(cudaMemcpyAsync(y, x, (size_t)R * D * 4, cudaMemcpyDeviceToDevice, s2));
+    else
+      copy_row<0><<<R, BLOCK, 0, s2>>>((const float2 *)x, (float2 *)y, D / 2);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(e[3], s2));
+    CK(cudaDeviceSynchronize());
+    float spin_ms, copy_ms;
+    CK(cudaEventElapsedTime(&spin_ms, e[0], e[1]));
+    CK(cudaEventElapsedTime(&copy_ms, e[2], e[3]));
+    printf("probe: %s issued behind a %.0f µs spin on every SM: done after %.0f µs\n", what[w],
+           spin_ms * 1e3, copy_ms * 1e3);
+  }
+  for (auto &ev : e) CK(cudaEventDestroy(ev));
+  CK(cudaStreamDestroy(s1));
+  CK(cudaStreamDestroy(s2));
+}
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -372,5 +418,6 @@ int main(int argc, char **argv) {
            *std::min_element(rounds.begin(), rounds.end()),
            *std::max_element(rounds.begin(), rounds.end()), 2.0 * n * 4 / (m * 1e3), err);
   }
+  probe(x, y, R, D);
   return 0;
 }
