@@ -207,7 +207,7 @@ __device__ __forceinline__ void norm_row(const float *xr, float *yr, const float
 // __launch_bounds__(BLOCK, 1) lets ptxas use the registers the row cache needs. Asking for
 // more resident blocks instead (a register cap, knob OCC in session 7) raised occupancy at
 // 16384x4096 from 47% to 70% without moving DRAM throughput or time, and made no kernel
-// faster at either headline shape: docs/BENCHMARKS.md.
+// faster than the best known at either headline shape: docs/BENCHMARKS.md.
 template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS>
 __global__ void __launch_bounds__(BLOCK, 1)
     tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,
