@@ -5,7 +5,9 @@
 // layernorm over it, faster than threads do. Not part of tunefarm: a diagnostic for
 // docs/BENCHMARKS.md (issue 5, target 4).
 //
-//   nvcc -O3 -arch=sm_90 -o rowcopy bench/rowcopy.cu && ./rowcopy [R D]    (default 16384 4096)
+//   nvcc -O3 -arch=sm_90 -o rowcopy bench/rowcopy.cu && ./rowcopy [R D [sweep]]   (default 16384 4096)
+//   sweep: cudaMemcpy and the block-per-row copy at every (threads, chunks, vector width)
+//   that holds a 4096-float row once, instead of the default arms and the probe.
 //
 // Same protocol as `tunefarm bench`: the L2 flushed (a 256 MiB memset) before every launch,
 // CUDA events around the launch only, 10 rounds of 20 launches, the median of the round
@@ -17,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CK(call)                                                                        \
@@ -115,6 +118,29 @@ __global__ void __launch_bounds__(BLOCK, 1)
     else
       yr[c] = v[j];
   }
+}
+
+// The shape sweep (argument "sweep"): a block of T threads copies one row, each thread C
+// chunks of V floats (float, float2 or float4), all loads before all stores, as the
+// template's block-per-row layernorm (FORM 2, BLOCK T, VEC V, CACHE C) moves its row.
+template <int V> struct Vec;
+template <> struct Vec<1> { using T = float; };
+template <> struct Vec<2> { using T = float2; };
+template <> struct Vec<4> { using T = float4; };
+
+template <int V, int C, int T>
+__global__ void __launch_bounds__(T, 1) copy_rowv(const float *__restrict__ x, float *__restrict__ y, int D) {
+  using vec = typename Vec<V>::T;
+  const vec *xr = reinterpret_cast<const vec *>(x + (long long)blockIdx.x * D);
+  vec *yr = reinterpret_cast<vec *>(y + (long long)blockIdx.x * D);
+  const int n = D / V;
+  vec v[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (threadIdx.x + j * T < n) v[j] = xr[threadIdx.x + j * T];
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (threadIdx.x + j * T < n) yr[threadIdx.x + j * T] = v[j];
 }
 
 // TMA (the Hopper bulk-copy engine): a persistent block streams its rows through STAGES
@@ -255,6 +281,10 @@ static void row4(const float *x, const float *, const float *, float *y, int R, 
 static void memcpy_d2d(const float *x, const float *, const float *, float *y, int R, int D) {
   CK(cudaMemcpyAsync(y, x, (size_t)R * D * 4, cudaMemcpyDeviceToDevice));
 }
+template <int V, int C, int T>
+static void rowv(const float *x, const float *, const float *, float *y, int R, int D) {
+  copy_rowv<V, C, T><<<R, T>>>(x, y, D);
+}
 template <int B>
 static void row(const float *x, const float *, const float *, float *y, int R, int D) {
   copy_row<B><<<R, BLOCK>>>((const float2 *)x, (float2 *)y, D / 2);
@@ -375,11 +405,29 @@ int main(int argc, char **argv) {
                       {"TMA layernorm, 2 stages", true, tma<2, 1>},
                       {"TMA layernorm, 3 stages", true, tma<3, 1>},
                       {"TMA layernorm, 4 stages", true, tma<4, 1>}};
+  const Arm sweep[] = {{"cudaMemcpyAsync device to device (torch's copy_)", false, memcpy_d2d},
+                       {"row copy, 128 threads x 32 float", false, rowv<1, 32, 128>},
+                       {"row copy, 256 threads x 16 float", false, rowv<1, 16, 256>},
+                       {"row copy, 512 threads x 8 float", false, rowv<1, 8, 512>},
+                       {"row copy, 1024 threads x 4 float", false, rowv<1, 4, 1024>},
+                       {"row copy, 128 threads x 16 float2", false, rowv<2, 16, 128>},
+                       {"row copy, 256 threads x 8 float2", false, rowv<2, 8, 256>},
+                       {"row copy, 512 threads x 4 float2", false, rowv<2, 4, 512>},
+                       {"row copy, 1024 threads x 2 float2", false, rowv<2, 2, 1024>},
+                       {"row copy, 64 threads x 16 float4", false, rowv<4, 16, 64>},
+                       {"row copy, 128 threads x 8 float4", false, rowv<4, 8, 128>},
+                       {"row copy, 256 threads x 4 float4", false, rowv<4, 4, 256>},
+                       {"row copy, 512 threads x 2 float4", false, rowv<4, 2, 512>},
+                       {"row copy, 1024 threads x 1 float4", false, rowv<4, 1, 1024>}};
+  const bool sweeping = argc > 3 && !strcmp(argv[3], "sweep");
+  const Arm *list = sweeping ? sweep : arms;
+  const size_t narms = sweeping ? sizeof sweep / sizeof *sweep : sizeof arms / sizeof *arms;
   cudaEvent_t ea, eb;
   CK(cudaEventCreate(&ea));
   CK(cudaEventCreate(&eb));
   printf("| kernel (%d x %d, L2 flushed) | median µs | spread µs | GB/s | rel_err |\n|---|---:|---:|---:|---:|\n", R, D);
-  for (const Arm &arm : arms) {
+  for (size_t ai = 0; ai < narms; ++ai) {
+    const Arm &arm = list[ai];
     CK(cudaMemset(y, 0xff, n * 4));  // NaN everywhere: a store that is missing shows
     arm.launch(x, g, b, y, R, D);
     CK(cudaGetLastError());
@@ -418,6 +466,6 @@ int main(int argc, char **argv) {
            *std::min_element(rounds.begin(), rounds.end()),
            *std::max_element(rounds.begin(), rounds.end()), 2.0 * n * 4 / (m * 1e3), err);
   }
-  probe(x, y, R, D);
+  if (!sweeping) probe(x, y, R, D);
   return 0;
 }
