@@ -385,8 +385,10 @@ static void count_decision(farm *f, search *s, const result *r, const decision *
     s->stale = 0; /* nothing to exhaust: the budget ends a fixed-pair run */
     return;
   }
-  if (kept) s->best = s->cand;
-  if (kept) s->seg_keeps++;
+  if (kept) {
+    s->best = s->cand;
+    s->seg_keeps++;
+  }
   if (s->duel) {
     s->duel = 0;
     s->dueled = 1;
