@@ -4,23 +4,50 @@
 #include <stdio.h>
 #include <string.h>
 
+char *tf_escape(char *dst, size_t len, const char *src) {
+  static const char named[] = "\a\b\t\n\v\f\r";
+  static const char letter[] = "abtnvfr";
+  size_t n = 0;
+  if (len == 0) return dst;
+  for (; *src; src++) {
+    unsigned char c = (unsigned char)*src;
+    char esc[5];
+    const char *hit = c ? strchr(named, c) : NULL;
+    if (c >= 0x20 && c != 0x7f)
+      esc[0] = (char)c, esc[1] = '\0';
+    else if (hit)
+      snprintf(esc, sizeof esc, "\\%c", letter[hit - named]);
+    else
+      snprintf(esc, sizeof esc, "\\x%02x", c);
+    size_t w = strlen(esc);
+    if (n + w >= len) break;
+    memcpy(dst + n, esc, w);
+    n += w;
+  }
+  dst[n] = '\0';
+  return dst;
+}
+
 int tf_fail(tf_err *e, int code, const char *fmt, ...) {
   if (!e) return -1;
+  char raw[sizeof e->msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  tf_escape(e->msg, sizeof e->msg, raw);
   e->code = code;
   return -1;
 }
 
 int tf_wrap(tf_err *e, const char *fmt, ...) {
   if (!e) return -1;
-  char prefix[512], old[sizeof e->msg];
+  char raw[512], prefix[512], old[sizeof e->msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  tf_escape(prefix, sizeof prefix, raw);
   memcpy(old, e->msg, sizeof old);
   /* Keep the prefix and as much of the old message as fits. */
   size_t n = strlen(prefix);

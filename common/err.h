@@ -5,7 +5,10 @@
  * status: TF_EXIT_INPUT (2) for bad input (a campaign, template, ledger or
  * command line the user must fix), TF_EXIT_FAIL (1) for everything else.
  * Messages start lower-case, name the file and the key in quotes, and say
- * what to do where that is not obvious. The struct owns no heap memory. */
+ * what to do where that is not obvious. A message is one line: tf_fail and
+ * tf_wrap escape control characters (a newline in a user's key or value would
+ * otherwise split it), so callers may pass user text straight in. The struct
+ * owns no heap memory. */
 #ifndef TF_ERR_H
 #define TF_ERR_H
 
@@ -25,5 +28,12 @@ int tf_fail(tf_err *e, int code, const char *fmt, ...) __attribute__((format(pri
 int tf_wrap(tf_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void tf_err_clear(tf_err *e);
+
+/* Copy src into dst (len bytes, always NUL-terminated) with every control character
+ * written as a C escape ("\n", "\t", "\x1b"), so that text from a file echoed in a
+ * message stays on one line and cannot move the terminal's cursor. Bytes of UTF-8 and
+ * backslashes are copied as they are (so escaping twice changes nothing); truncated at
+ * a character boundary. Returns dst. */
+char *tf_escape(char *dst, size_t len, const char *src);
 
 #endif
