@@ -216,10 +216,11 @@ static int load_inject(campaign *c, const cJSON *root, tf_err *e) {
     r->when.n = c->tmpl.nknobs;
     cJSON_ArrayForEach(kv, when) {
       int kn = spec_knob_index(&c->tmpl, kv->string);
-      if (kn < 0 || !cJSON_IsNumber(kv))
-        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.when.%s': not a knob with a number",
-                       c->path, k, kv->string);
-      r->when.v[kn] = (long long)kv->valuedouble;
+      if (kn < 0 || !cJSON_IsNumber(kv) ||
+          jsonio_whole(kv->valuedouble, LLONG_MIN, LLONG_MAX, &r->when.v[kn]))
+        return tf_fail(e, TF_EXIT_INPUT,
+                       WHAT " '%s': key '%s.when.%s': not a knob with a whole number", c->path, k,
+                       kv->string);
       r->mask |= 1u << kn;
     }
     c->ninject++;

@@ -84,6 +84,67 @@ static int looks_truncated(const char *text, size_t len) {
   return in_str || depth > 0;
 }
 
+static int cmp_key(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first key of obj's own keys that repeats, or NULL (-1 in *oom when out of memory).
+ * Sorted, so a hostile object of a million keys costs n log n, not n^2. */
+static const char *repeated_key(const cJSON *obj, int *oom) {
+  int n = cJSON_GetArraySize(obj);
+  if (n < 2) return NULL;
+  const char **keys = malloc((size_t)n * sizeof *keys);
+  if (!keys) return *oom = 1, NULL;
+  int k = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, obj) keys[k++] = it->string ? it->string : "";
+  qsort(keys, (size_t)k, sizeof *keys, cmp_key);
+  const char *dup = NULL;
+  for (int i = 1; i < k && !dup; i++)
+    if (strcmp(keys[i - 1], keys[i]) == 0) dup = keys[i];
+  free(keys);
+  return dup;
+}
+
+/* path[0..at) names node; children extend it in place. */
+static int find_duplicate(const cJSON *node, char *path, size_t len, size_t at) {
+  int oom = 0;
+  const char *dup = cJSON_IsObject(node) ? repeated_key(node, &oom) : NULL;
+  if (oom) return -1;
+  if (dup) {
+    snprintf(path + at, len - at, "%s%s", at ? "." : "", dup);
+    return 1;
+  }
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, node) {
+    const char *name = it->string ? it->string : "";
+    int w = cJSON_IsObject(node) ? snprintf(path + at, len - at, "%s%s", at ? "." : "", name)
+                                 : snprintf(path + at, len - at, "[%d]", i);
+    size_t next = at + (w > 0 ? (size_t)w : 0);
+    int rc = find_duplicate(it, path, len, next < len ? next : len - 1);
+    if (rc) return rc;
+    path[at] = '\0';
+    i++;
+  }
+  return 0;
+}
+
+int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len) {
+  if (len == 0) return 0;
+  buf[0] = '\0';
+  return find_duplicate(root, buf, len, 0);
+}
+
+int jsonio_whole(double v, long long lo, long long hi, long long *out) {
+  /* -2^63 is a double exactly; 2^63 is the first double past LLONG_MAX */
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != floor(v)) return -1;
+  long long x = (long long)v;
+  if (x < lo || x > hi) return -1;
+  *out = x;
+  return 0;
+}
+
 static cJSON *parse_object(const char *text, size_t len, const char *what, const char *path,
                            tf_err *e) {
   const char *end = NULL;
@@ -103,6 +164,16 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
   }
   if (!cJSON_IsObject(root)) {
     tf_fail(e, TF_EXIT_INPUT, "%s '%s': the top level must be a JSON object {...}", what, path);
+    cJSON_Delete(root);
+    return NULL;
+  }
+  char key[256];
+  int dup = jsonio_duplicate_key(root, key, sizeof key);
+  if (dup) {
+    if (dup > 0)
+      tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' appears more than once", what, path, key);
+    else
+      tf_fail(e, TF_EXIT_FAIL, "%s '%s': out of memory", what, path);
     cJSON_Delete(root);
     return NULL;
   }
@@ -142,11 +213,9 @@ int jsonio_int(const char *file, const char *what, const cJSON *obj, const char 
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   if (!it) return missing(file, what, k, req, e);
-  double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
-  if (!cJSON_IsNumber(it) || v != floor(v) || v < (double)lo || v > (double)hi)
+  if (!cJSON_IsNumber(it) || jsonio_whole(it->valuedouble, lo, hi, out))
     return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be an integer in [%lld, %lld]", what,
                    file, k, lo, hi);
-  *out = (long long)v;
   return 0;
 }
 

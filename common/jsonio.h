@@ -21,11 +21,25 @@
  * Unreadable, empty, too large, not JSON (with line and column), or not an object: error. */
 cJSON *jsonio_load(const char *path, const char *what, tf_err *e);
 
+/* Both refuse a key that appears twice in one object, naming it ("key 'search.budget'
+ * appears more than once"): lookups see only the first copy, so the second would be
+ * silently ignored. */
+
 /* Parse text (a message or ledger line); NULL and an error naming `what` if not an object. */
 cJSON *jsonio_parse(const char *text, const char *what, tf_err *e);
 
 /* Read a whole file into a malloc'd NUL-terminated buffer (caller frees). */
 char *jsonio_slurp(const char *path, const char *what, long max_bytes, size_t *len, tf_err *e);
+
+/* The dotted path of the first key that appears twice in one object of the tree
+ * ("search.budget", "constraints[2].name") into buf: 1 if there is one, 0 if none,
+ * -1 when out of memory. */
+int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len);
+
+/* v as a whole number in [lo, hi]: 0 and *out, or -1 for NaN, infinities, fractions (1.5
+ * is not silently 1) and values beyond long long (casting 1e300 is undefined behaviour).
+ * Every conversion of a JSON number to an integer goes through it. */
+int jsonio_whole(double v, long long lo, long long hi, long long *out);
 
 /* Typed getters. `req`uired keys missing are errors; optional ones leave *out at its default. */
 int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,

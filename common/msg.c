@@ -516,7 +516,9 @@ int round_from_json(const cJSON *o, round_rec *r) {
   for (int i = 0; i < 2; i++) {
     const cJSON *x = cJSON_GetArrayItem(mhz, i), *y = cJSON_GetArrayItem(rs, i);
     r->sm_mhz[i] = cJSON_IsNumber(x) ? x->valuedouble : 0;
-    r->reasons[i] = cJSON_IsNumber(y) ? (unsigned long long)y->valuedouble : 0;
+    long long bits = 0; /* NVML's reason bits; 1e300 or 1.5 is no bit mask */
+    if (cJSON_IsNumber(y) && jsonio_whole(y->valuedouble, 0, 1LL << 53, &bits)) return -1;
+    r->reasons[i] = (unsigned long long)bits;
   }
   for (int a = 0; a < ARM_COUNT; a++) {
     const cJSON *x = cJSON_GetArrayItem(am, a);

@@ -1,6 +1,7 @@
 /* spec: loading templates/NAME.json and kernels/NAME.json (see spec.h). */
 #include "common/spec.h"
 
+#include <float.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,17 +72,13 @@ static int load_dims(spec *s, const cJSON *root, tf_err *e) {
                      s->path, SPEC_MAX_DIMS);
     spec_dim *d = &s->dims[s->ndims];
     if (copy_name(s, k, it->string, d->name, sizeof d->name, e)) return -1;
-    if (spec_dim_index(s, d->name) >= 0) /* JSON parsers keep both copies of a repeated key */
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' appears more than once", s->path, k);
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
         !cJSON_IsNumber(cJSON_GetArrayItem(it, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(it, 1)))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be [lo, hi]", s->path, k);
-    double lo = cJSON_GetArrayItem(it, 0)->valuedouble, hi = cJSON_GetArrayItem(it, 1)->valuedouble;
-    if (lo < 1 || hi < lo || hi > (double)(1LL << 31) || lo != floor(lo) || hi != floor(hi))
+    if (jsonio_whole(cJSON_GetArrayItem(it, 0)->valuedouble, 1, 1LL << 31, &d->lo) ||
+        jsonio_whole(cJSON_GetArrayItem(it, 1)->valuedouble, d->lo, 1LL << 31, &d->hi))
       return tf_fail(e, TF_EXIT_INPUT,
                      WHAT " '%s': key '%s' must be integers 1 <= lo <= hi <= 2^31", s->path, k);
-    d->lo = (long long)lo;
-    d->hi = (long long)hi;
     s->ndims++;
   }
   if (s->ndims == 0)
@@ -98,8 +95,6 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
                    SPEC_MAX_KNOBS);
   spec_knob *kn = &s->knobs[s->nknobs];
   if (copy_name(s, k, it->string, kn->name, sizeof kn->name, e)) return -1;
-  if (spec_knob_index(s, kn->name) >= 0)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' appears more than once", s->path, k);
   if (!cJSON_IsObject(it))
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
   if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
@@ -114,11 +109,10 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must have one label per value",
                    s->path, k);
   cJSON_ArrayForEach(v, vals) {
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-        fabs(v->valuedouble) > 1e9)
+    long long x;
+    if (!cJSON_IsNumber(v) || jsonio_whole(v->valuedouble, -1000000000LL, 1000000000LL, &x))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.values' must hold integers", s->path,
                      k);
-    long long x = (long long)v->valuedouble;
     for (int i = 0; i < kn->nvalues; i++)
       if (kn->values[i] == x)
         return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.values' repeats %lld", s->path, k,
@@ -134,13 +128,11 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
   }
   const cJSON *def = cJSON_GetObjectItemCaseSensitive(it, "default");
   if (def) {
-    int in = 0;
-    for (int i = 0; cJSON_IsNumber(def) && i < kn->nvalues; i++) in |= kn->values[i] == def->valuedouble;
-    if (!in)
+    if (!cJSON_IsNumber(def) || jsonio_whole(def->valuedouble, LLONG_MIN, LLONG_MAX, &kn->def) ||
+        spec_value_index(s, s->nknobs, kn->def) < 0)
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.default' must be one of the knob's values",
                      s->path, k);
     kn->has_default = 1;
-    kn->def = (long long)def->valuedouble;
   }
   s->nknobs++;
   return 0;
@@ -190,6 +182,20 @@ static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
   return 0;
 }
 
+/* A number where an expression is expected ("smem": 0, "block": [256, 1, 1]) becomes the
+ * expression's text; only a whole number an expression holds exactly (|v| <= 2^53) is one. */
+static int number_text(const spec *s, const char *k, const cJSON *it, char *text, size_t len,
+                       tf_err *e) {
+  long long v;
+  if (jsonio_whole(it->valuedouble, -(1LL << 53), 1LL << 53, &v))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key '%s' must be an expression string or a whole number "
+                        "(at most 2^53)",
+                   s->path, k);
+  snprintf(text, len, "%lld", v);
+  return 0;
+}
+
 /* One expression-valued string at obj[key], stored as text and tree. */
 static int load_text_expr(spec *s, const cJSON *obj, const char *where, const char *key, int req,
                           const char *dflt, char *text, size_t len, expr **out, tf_err *e) {
@@ -198,7 +204,7 @@ static int load_text_expr(spec *s, const cJSON *obj, const char *where, const ch
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (it && cJSON_IsNumber(it)) {
-    snprintf(text, len, "%lld", (long long)it->valuedouble);
+    if (number_text(s, k, it, text, len, e)) return -1;
   } else {
     if (jsonio_str(s->path, WHAT, obj, where, key, req, len - 1, &t, e)) return -1;
     if (!t) return 0;
@@ -218,13 +224,14 @@ static int load_triple(spec *s, const cJSON *launch, const char *key, char text[
     const cJSON *it = cJSON_GetArrayItem(arr, i);
     char k[64];
     snprintf(k, sizeof k, "launch.%s[%d]", key, i);
-    if (cJSON_IsNumber(it))
-      snprintf(text[i], 128, "%lld", (long long)it->valuedouble);
-    else if (cJSON_IsString(it) && strlen(it->valuestring) < 128)
+    if (cJSON_IsNumber(it)) {
+      if (number_text(s, k, it, text[i], 128, e)) return -1;
+    } else if (cJSON_IsString(it) && strlen(it->valuestring) < 128) {
       snprintf(text[i], 128, "%s", it->valuestring);
-    else
+    } else {
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
                      s->path, k);
+    }
     if (!(out[i] = load_expr(s, text[i], k, e))) return -1;
   }
   return 0;
@@ -294,6 +301,9 @@ static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "float");
     if (!f || !cJSON_IsNumber(f) || cJSON_GetArraySize(it) != 1)
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a name, an expression or {\"float\": x}",
+                     s->path, k);
+    if (!(fabs(f->valuedouble) <= FLT_MAX)) /* it is passed to the kernel as a float */
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.float' is beyond a float's range",
                      s->path, k);
     a->kind = SPEC_ARG_FLOAT;
     a->f = f->valuedouble;

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "common/err.h"
 #include "common/msg.h"
 #include "coordinator/ledger.h"
+#include "common/jsonio.h" /* defines: jsonio_whole */
 
 #define REASON_TOP 3
 
@@ -275,13 +277,13 @@ static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double befor
 static int generation(ledger_sum *s, long line, const cJSON *rec, tf_err *e) {
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "decision");
-  if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
+  long long gen;
+  if (!cJSON_IsNumber(g) || jsonio_whole(g->valuedouble, 1, INT_MAX, &gen))
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", s->path, line,
-                   g ? "must be an integer" : "is missing");
+                   g ? "must be a positive integer" : "is missing");
   if (!cJSON_IsString(d))
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'decision' %s", s->path, line,
                    d ? "must be a string" : "is missing");
-  long long gen = (long long)g->valuedouble;
   const char *decision = d->valuestring;
   const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(rec, "rounds");
   const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");

@@ -388,6 +388,20 @@ static const bad_case bad_cases[] = {
      "key 'inject[0].fault' must be"},
     {"fault on an unknown knob", "  \"doc\"", "  \"inject\": [{\"when\": {\"V\": 2}, \"fault\": \"crash\"}],\n  \"doc\"",
      "key 'inject[0].when.V'"},
+    /* issue 20: a number is cast to an integer only when it is whole and in range */
+    {"fault on a knob value of 1e300", "  \"doc\"",
+     "  \"inject\": [{\"when\": {\"U\": 1e300}, \"fault\": \"crash\"}],\n  \"doc\"",
+     "key 'inject[0].when.U': not a knob with a whole number"},
+    {"fault on a fractional knob value", "  \"doc\"",
+     "  \"inject\": [{\"when\": {\"U\": 1.5}, \"fault\": \"crash\"}],\n  \"doc\"",
+     "key 'inject[0].when.U': not a knob with a whole number"},
+    {"fractional budget", "\"budget\": 5", "\"budget\": 1000.7", "key 'search.budget' must be an integer"},
+    {"budget of 1e300", "\"budget\": 5", "\"budget\": 1e300", "key 'search.budget' must be an integer"},
+    /* issue 20: a key given twice is refused, not read as its first copy */
+    {"budget given twice", "\"budget\": 5", "\"budget\": 5, \"budget\": -3",
+     "key 'search.budget' appears more than once"},
+    {"template given twice", "\"template\": \"toy\"", "\"template\": \"toy\", \"template\": \"../../x\"",
+     "key 'template' appears more than once"},
 };
 
 static void campaign_should_refuse_each_bad_campaign_naming_the_file_and_key(void **state) {

@@ -450,6 +450,26 @@ static void result_should_round_trip_every_field(void **state) {
   assert_true(b.wall_s == 7.75);
 }
 
+/* issue 20: clock_reasons is a bit mask; 1e300 cast to an integer is undefined behaviour and
+ * 1.5 is no mask, so a round carrying either is malformed, not read as some number. */
+static void round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask(void **state) {
+  (void)state;
+  static const char *const bad[] = {"1e300", "-1", "1.5", "1000.7", "1e19"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    round_rec r = sample_round(0), b;
+    cJSON *o = round_to_json(&r);
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(o, "clock_reasons"), 1,
+                             cJSON_Parse(bad[i]));
+    if (round_from_json(o, &b) != -1) fail_msg("clock_reasons %s was read as %llu", bad[i], b.reasons[1]);
+    cJSON_Delete(o);
+  }
+  round_rec r = sample_round(1), b;
+  cJSON *o = round_to_json(&r);
+  assert_int_equal(round_from_json(o, &b), 0);
+  assert_round_equal(1, &r, &b);
+  cJSON_Delete(o);
+}
+
 static void result_should_round_trip_every_status(void **state) {
   (void)state;
   static result r, b;
@@ -522,6 +542,7 @@ int main(void) {
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_family),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
       cmocka_unit_test(result_should_round_trip_every_field),
+      cmocka_unit_test(round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask),
       cmocka_unit_test(result_should_round_trip_every_status),
       cmocka_unit_test(result_from_json_should_refuse_malformed_results),
       cmocka_unit_test(result_fault_should_describe_a_dead_child),

@@ -396,6 +396,22 @@ static const bad_case bad_cases[] = {
      {"key 'problem.N'", "more than once"}},
     {"duplicate buffer name", "{\"name\": \"y\", \"count\"", "{\"name\": \"x\", \"count\"",
      {"key 'buffers[1].name'", "more than once"}},
+    /* issue 20: numbers are cast to integers only when they are whole and in range */
+    {"smem of 1e300", "\"smem\": \"4*T\"", "\"smem\": 1e300",
+     {"key 'launch.smem' must be an expression string or a whole number", NULL}},
+    {"fractional grid", "\"grid\": [\"ceil_div(N, T*U)\", \"1\"", "\"grid\": [\"ceil_div(N, T*U)\", 1.5",
+     {"key 'launch.grid[1]' must be an expression string or a whole number", NULL}},
+    {"fractional block", "\"block\": [\"T\"", "\"block\": [1000.7", {"key 'launch.block[0]'", "whole number"}},
+    {"huge knob default", "\"values\": [1, 2]}", "\"values\": [1, 2], \"default\": 1e300}",
+     {"key 'knobs.U.default' must be one of the knob's values", NULL}},
+    {"fractional problem range", "[1, 1048576]", "[1, 1048576.5]", {"key 'problem.N' must be integers", NULL}},
+    {"float argument beyond a float", "{\"float\": 0.5}", "{\"float\": 1e300}",
+     {"key 'args[4].float' is beyond a float's range", NULL}},
+    /* issue 20: a key given twice anywhere is refused, not read as its first copy */
+    {"duplicate top-level key", "  \"tolerance\": 1e-4,\n", "  \"tolerance\": 1e-4,\n  \"tolerance\": 0.5,\n",
+     {"key 'tolerance' appears more than once", NULL}},
+    {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
+     {"key 'constraints[0].expr' appears more than once", NULL}},
 };
 
 static void spec_should_refuse_each_bad_spec_naming_the_file_and_key(void **state) {

@@ -1,0 +1,98 @@
+/* Unit tests of common/jsonio.c: what every JSON file and message of the project is held
+ * to (issue 20, items 3 and 7): no key twice in one object, no number cast to an integer
+ * that is not a whole number in range. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jsonio.h"
+#include "tests/unit/testutil.h"
+
+static void parse_should_refuse(const char *text, const char *key) {
+  tf_err e = {0};
+  cJSON *o = jsonio_parse(text, "campaign", &e);
+  if (o) fail_msg("accepted %s", text);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  char want[128];
+  snprintf(want, sizeof want, "key '%s' appears more than once", key);
+  if (!strstr(e.msg, want)) fail_msg("'%s' does not say \"%s\"", e.msg, want);
+}
+
+static void parse_should_refuse_a_key_given_twice_at_any_depth(void **state) {
+  (void)state;
+  parse_should_refuse("{\"budget\": 5, \"budget\": -3}", "budget");
+  parse_should_refuse("{\"template\": \"a\", \"x\": 1, \"template\": \"../../etc\"}", "template");
+  parse_should_refuse("{\"search\": {\"budget\": 5, \"max_stale\": 2, \"budget\": -3}}",
+                      "search.budget");
+  parse_should_refuse("{\"c\": [{\"n\": 1}, {\"n\": 1, \"e\": 2, \"n\": 3}]}", "c[1].n");
+}
+
+static void parse_should_accept_the_same_key_in_different_objects(void **state) {
+  (void)state;
+  tf_err e = {0};
+  cJSON *o = jsonio_parse("{\"a\": {\"n\": 1}, \"b\": {\"n\": 2}, \"n\": [{\"n\": 3}, {\"n\": 4}]}",
+                          "campaign", &e);
+  if (!o) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+}
+
+static void load_should_name_the_file_and_the_repeated_key(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tf-test-jsonio-XXXXXX", path[128];
+  assert_non_null(mkdtemp(dir));
+  write_file(dir, "c.json", "{\"measure\": {\"rounds\": 8},\n \"measure\": {\"rounds\": 1}}\n");
+  snprintf(path, sizeof path, "%s/c.json", dir);
+  tf_err e = {0};
+  assert_null(jsonio_load(path, "campaign", &e));
+  char want[256];
+  snprintf(want, sizeof want, "campaign '%s': key 'measure' appears more than once", path);
+  assert_string_equal(e.msg, want);
+  rm_rf(dir);
+}
+
+/* 1e300 as a long long is undefined behaviour, 2^63 is one past LLONG_MAX, 1.5 is not 1. */
+static void int_should_refuse_what_is_not_a_whole_number_in_range(void **state) {
+  (void)state;
+  static const char *const bad[] = {"1e300", "-1e300", "9223372036854775808", "1.5", "1000.7",
+                                    "-0.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[64];
+    snprintf(text, sizeof text, "{\"n\": %s}", bad[i]);
+    tf_err e = {0};
+    cJSON *o = jsonio_parse(text, "campaign", &e);
+    assert_non_null(o);
+    long long v = 42;
+    if (jsonio_int("c.json", "campaign", o, "x", "n", 1, LLONG_MIN, LLONG_MAX, &v, &e) != -1)
+      fail_msg("%s was read as %lld", bad[i], v);
+    assert_int_equal(v, 42);
+    assert_non_null(strstr(e.msg, "key 'x.n' must be an integer"));
+    cJSON_Delete(o);
+  }
+  tf_err e = {0};
+  cJSON *o = jsonio_parse("{\"n\": -9223372036854775808, \"m\": 1e3}", "campaign", &e);
+  long long v = 0;
+  assert_int_equal(jsonio_int("c", "c", o, "", "n", 1, LLONG_MIN, LLONG_MAX, &v, &e), 0);
+  assert_true(v == LLONG_MIN);
+  assert_int_equal(jsonio_int("c", "c", o, "", "m", 1, 0, 1000, &v, &e), 0);
+  assert_int_equal(v, 1000);
+  cJSON_Delete(o);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parse_should_refuse_a_key_given_twice_at_any_depth),
+      cmocka_unit_test(parse_should_accept_the_same_key_in_different_objects),
+      cmocka_unit_test(load_should_name_the_file_and_the_repeated_key),
+      cmocka_unit_test(int_should_refuse_what_is_not_a_whole_number_in_range),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
