@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +21,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/jsonio.h"
+#include "common/jsonio.h" /* defines: jsonio_whole, jsonio_duplicate_key, jsonio_safe_name */
 
 #define LEDGER_VERSION "0.1"
 #define LEDGER_PATH_MAX 4096
 
+/* The folder is held open and the file reached through it with O_NOFOLLOW: a ledger or a
+ * campaign folder that is a symbolic link could point anywhere (a dangling link once made a
+ * run write its generations outside the ledgers folder), so neither is ever followed. */
 struct ledger {
   char path[LEDGER_PATH_MAX];
+  char name[256]; /* the file, inside dirfd */
+  int dirfd;      /* <ledgers dir>/<campaign> */
   int fd;
   FILE *log;
 };
@@ -40,6 +46,13 @@ typedef struct scan_res {
 } scan_res;
 
 typedef int (*line_fn)(void *ctx, long line, const cJSON *record, tf_err *e);
+
+/* The order a ledger's records keep, as the live run writes them: generations numbered 1, 2,
+ * 3, ... one after another, restarts 1, 2, ..., and nothing after the search's "end". */
+typedef struct order {
+  long long generation, restart; /* the last of each seen */
+  long end_line;                 /* 0 until an end record */
+} order;
 
 static FILE *log_of(FILE *log) { return log ? log : stderr; }
 
@@ -113,6 +126,48 @@ static int check_record(const char *path, long line, const cJSON *rec, tf_err *e
   return 0;
 }
 
+/* key must be the number after *last: a generation (or restart) missing, repeated or swapped
+ * would make every reader count, replay and report a different search. */
+static int next_number(const char *path, long line, const cJSON *rec, const char *key,
+                       long long *last, tf_err *e) {
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, key);
+  long long v;
+  if (!cJSON_IsNumber(g) || jsonio_whole(g->valuedouble, 1, LLONG_MAX, &v))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key '%s' %s", path, line, key,
+                   g ? "must be a positive integer" : "is missing");
+  if (v != *last + 1)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line %ld: key '%s' is %lld where %lld is due (a %s %s)", path,
+                   line, key, v, *last + 1, key, v <= *last ? "repeated or out of order"
+                                                           : "missing or out of order");
+  *last = v;
+  return 0;
+}
+
+static int check_order(const char *path, long line, const cJSON *rec, order *o, tf_err *e) {
+  const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring;
+  if (o->end_line)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line %ld: a \"%s\" record after the search's end (line %ld); "
+                   "nothing follows an end record",
+                   path, line, type, o->end_line);
+  if (strcmp(type, "generation") == 0)
+    return next_number(path, line, rec, "generation", &o->generation, e);
+  if (strcmp(type, "restart") == 0) return next_number(path, line, rec, "restart", &o->restart, e);
+  if (strcmp(type, "end") == 0) o->end_line = line;
+  return 0;
+}
+
+/* cJSON keeps both copies of a repeated key and every lookup sees the first. */
+static int check_keys(const char *path, long line, const cJSON *rec, tf_err *e) {
+  char key[256];
+  int dup = jsonio_duplicate_key(rec, key, sizeof key);
+  if (dup > 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key '%s' appears more than once",
+                   path, line, key);
+  return dup < 0 ? tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path) : 0;
+}
+
 static int bad_line(const char *path, long line, tf_err *e) {
   if (line == 1)
     return tf_fail(e, TF_EXIT_INPUT,
@@ -125,15 +180,14 @@ static int bad_line(const char *path, long line, tf_err *e) {
                  path, line);
 }
 
-/* Read every complete line of path, checking the header and each record's
- * type, and hand them to fn. A torn last line (no newline, or not a JSON
- * object) is counted in r->torn and not passed on; the header line is only
- * torn when it lacks its newline (one that ends but does not parse is not a
- * ledger). */
-static int scan_file(const char *path, line_fn fn, void *ctx, scan_res *r, tf_err *e) {
+/* Read every complete line of f (named path), checking the header, each record's type
+ * and keys, and (unless ord is NULL) their order, and hand them to fn. A torn last line
+ * (no newline, or not a JSON object) is counted in r->torn and not passed on; the header
+ * line is only torn when it lacks its newline (one that ends but does not parse is not a
+ * ledger). Closes f. */
+static int scan_stream(FILE *f, const char *path, line_fn fn, void *ctx, order *ord,
+                       scan_res *r, tf_err *e) {
   memset(r, 0, sizeof *r);
-  FILE *f = fopen(path, "rb");
-  if (!f) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': cannot open: %s", path, strerror(errno));
   char *text = NULL;
   size_t cap = 0;
   ssize_t n;
@@ -152,7 +206,10 @@ static int scan_file(const char *path, line_fn fn, void *ctx, scan_res *r, tf_er
       rc = bad_line(path, line, e);
       break;
     }
-    rc = line == 1 ? check_header(path, rec, &r->dev, e) : check_record(path, line, rec, e);
+    rc = check_keys(path, line, rec, e);
+    if (rc == 0)
+      rc = line == 1 ? check_header(path, rec, &r->dev, e) : check_record(path, line, rec, e);
+    if (rc == 0 && ord && line > 1) rc = check_order(path, line, rec, ord, e);
     if (rc == 0) {
       r->lines = line;
       r->good += (off_t)n;
@@ -173,6 +230,13 @@ static int scan_file(const char *path, line_fn fn, void *ctx, scan_res *r, tf_er
   return rc;
 }
 
+static int scan_file(const char *path, line_fn fn, void *ctx, order *ord, scan_res *r,
+                     tf_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': cannot open: %s", path, strerror(errno));
+  return scan_stream(f, path, fn, ctx, ord, r, e);
+}
+
 static void note_torn(FILE *log, const char *path, long bytes) {
   fprintf(log_of(log), "ledger '%s': torn last line (%ld bytes) skipped\n", path, bytes);
   fflush(log_of(log));
@@ -180,7 +244,8 @@ static void note_torn(FILE *log, const char *path, long bytes) {
 
 int ledger_scan(const char *path, FILE *log, line_fn fn, void *ctx, tf_err *e) {
   scan_res r;
-  if (scan_file(path, fn, ctx, &r, e)) return -1;
+  order ord = {0, 0, 0};
+  if (scan_file(path, fn, ctx, &ord, &r, e)) return -1;
   if (r.lines == 0)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path,
                    r.torn ? "no complete line, not even the header (torn while being created?)"
@@ -394,11 +459,23 @@ static int lock_file(ledger *l, tf_err *e) {
   return 0; /* no locks on this file system: carry on unguarded */
 }
 
+/* The ledger read from its start through the folder, never through a link. */
+static FILE *reopen(const ledger *l, tf_err *e) {
+  int fd = openat(l->dirfd, l->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot open: %s", l->path, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
+  return f;
+}
+
 /* An existing ledger: check it, cut a torn tail. Sets *empty when nothing complete remains. */
 static int resume(ledger *l, const campaign *c, const device_record *d, int *empty, tf_err *e) {
   scan_res r;
   resume_ctx x = {c, d, l->path, &r};
-  if (scan_file(l->path, check_resume, &x, &r, e)) return -1;
+  FILE *f = reopen(l, e);
+  if (!f || scan_stream(f, l->path, check_resume, &x, NULL, &r, e)) return -1;
   if (r.torn) {
     note_torn(l->log, l->path, r.torn);
     if (ftruncate(l->fd, r.good) != 0 || fsync(l->fd) != 0)
@@ -419,9 +496,43 @@ static int ledger_open_path(ledger *l, const ledger_opts *o, const campaign *c,
   if (snprintf(folder, sizeof folder, "%s/%s", dir, c->name) >= (int)sizeof folder)
     return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': path too long", dir);
   ledger_file_name(d, name, sizeof name);
+  snprintf(l->name, sizeof l->name, "%s", name);
   if (snprintf(l->path, sizeof l->path, "%s/%s", folder, name) >= (int)sizeof l->path)
     return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': path too long", dir);
-  return mkdir_p(folder, e);
+  /* The ledgers folder itself is the user's to place (a link to a larger disk is fine); what
+   * the farm creates inside it is never a link. */
+  if (mkdir_p(dir, e)) return -1;
+  if (mkdir(folder, 0755) != 0 && errno != EEXIST)
+    return tf_fail(e, TF_EXIT_FAIL, "ledgers folder '%s': cannot create '%s': %s", dir, folder,
+                   strerror(errno));
+  l->dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st; /* a link fails O_NOFOLLOW with ENOTDIR when O_DIRECTORY is given too */
+  if (l->dirfd < 0 && lstat(folder, &st) == 0 && S_ISLNK(st.st_mode))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledgers folder '%s' is a symbolic link; the farm writes only inside the "
+                   "ledgers folder and never through a link: remove it",
+                   folder);
+  if (l->dirfd < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': cannot open: %s", folder,
+                   strerror(errno));
+  return 0;
+}
+
+static int open_file(ledger *l, tf_err *e) {
+  l->fd = openat(l->dirfd, l->name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (l->fd < 0 && errno == ELOOP)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s' is a symbolic link; a ledger is never written through a link "
+                   "(it could point outside the ledgers folder): remove it",
+                   l->path);
+  if (l->fd < 0)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot open: %s", l->path, strerror(errno));
+  struct stat st;
+  if (fstat(l->fd, &st) != 0)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot stat: %s", l->path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s' is not a regular file", l->path);
+  return 0;
 }
 
 int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const device_record *d,
@@ -429,19 +540,14 @@ int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const dev
   *out = NULL;
   ledger *l = calloc(1, sizeof *l);
   if (!l) return tf_fail(e, TF_EXIT_FAIL, "ledger: out of memory");
-  l->fd = -1;
+  l->fd = l->dirfd = -1;
   l->log = o ? o->log : NULL;
   if (ledger_open_path(l, o, c, d, e)) goto fail;
 
   struct stat st;
   if (o && o->fresh && lstat(l->path, &st) == 0 && move_aside(l->path, l->log, e)) goto fail;
 
-  l->fd = open(l->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (l->fd < 0) {
-    tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot open: %s", l->path, strerror(errno));
-    goto fail;
-  }
-  if (lock_file(l, e)) goto fail;
+  if (open_file(l, e) || lock_file(l, e)) goto fail;
   if (fstat(l->fd, &st) != 0) {
     tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot stat: %s", l->path, strerror(errno));
     goto fail;
@@ -489,7 +595,8 @@ static int replay_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
 int ledger_replay(ledger *l, int (*fn)(void *ctx, const cJSON *record), void *ctx, tf_err *e) {
   replay_ctx x = {fn, ctx, l->path};
   scan_res r;
-  if (scan_file(l->path, replay_line, &x, &r, e)) return -1;
+  FILE *f = reopen(l, e);
+  if (!f || scan_stream(f, l->path, replay_line, &x, NULL, &r, e)) return -1;
   if (r.torn) note_torn(l->log, l->path, r.torn);
   return 0;
 }
@@ -499,6 +606,7 @@ const char *ledger_path(const ledger *l) { return l->path; }
 void ledger_close(ledger *l) {
   if (!l) return;
   if (l->fd >= 0) close(l->fd); /* also releases the flock */
+  if (l->dirfd >= 0) close(l->dirfd);
   free(l);
 }
 

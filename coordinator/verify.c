@@ -1,11 +1,14 @@
 #include "coordinator/verify.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/jsonio.h"
 #include "common/msg.h"
+#include "coordinator/ledger.h" /* defines: ledger_scan */
 
 /* The result as the coordinator saw it, rebuilt from the ledger record. */
 static int record_result(const cJSON *rec, result *r, char *why, size_t len) {
@@ -51,62 +54,63 @@ int verify_record(const cJSON *rec, decision *d, char *why, size_t len) {
   return 0;
 }
 
-/* One ledger line: recompute it if it is a measured generation. A line that is not a
- * record is a torn end (skipped, as resume does) when it is the last, else bad input. */
-static int verify_line(const char *path, int lineno, const char *line, int last, int *checked,
-                       int *bad) {
-  if (!line[0]) return 0;
-  cJSON *rec = cJSON_Parse(line);
+/* What the files so far gave. */
+typedef struct verify_tally {
+  const char *path; /* the file being read */
+  int checked, differ;
+} verify_tally;
+
+/* The recorded decision against the recomputed one. The record's text is printed escaped:
+ * it comes from a file, and a newline in it would forge a line of this report. */
+static void compare(verify_tally *t, long line, const cJSON *rec, const decision *d) {
+  const char *dec = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "decision"));
+  const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "reason"));
+  t->checked++;
+  if (dec && reason && !strcmp(dec, decision_names[d->kind]) && !strcmp(reason, d->reason)) return;
+  char rd[64], rr[1024], why[1024];
+  printf("%s:%ld: recorded '%s' (%s) but the rounds give '%s' (%s)\n", t->path, line,
+         tf_escape(rd, sizeof rd, dec ? dec : "?"), tf_escape(rr, sizeof rr, reason ? reason : "?"),
+         decision_names[d->kind], tf_escape(why, sizeof why, d->reason));
+  t->differ++;
+}
+
+/* ledger_scan's callback, past its checks of every line's shape and order: recompute each
+ * measured generation. */
+static int verify_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  verify_tally *t = ctx;
+  (void)e;
   const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "type"));
-  if (!rec || !type) {
-    cJSON_Delete(rec);
-    if (last) {
-      fprintf(stderr, "tunefarm verify: ledger '%s': torn last line %d skipped\n", path, lineno);
-      return 0;
-    }
-    fprintf(stderr, "tunefarm verify: ledger '%s': line %d is not a ledger record\n", path, lineno);
-    return 2;
-  }
+  if (line == 1 || strcmp(type, "generation") != 0) return 0;
   decision d;
-  char why[512] = "";
-  int rc = strcmp(type, "generation") == 0 ? verify_record(rec, &d, why, sizeof why) : -1;
+  char why[512] = "", esc[1024];
+  int rc = verify_record(rec, &d, why, sizeof why);
   if (rc == -2) {
-    printf("%s:%d: cannot recompute: %s\n", path, lineno, why);
-    (*bad)++;
+    printf("%s:%ld: cannot recompute: %s\n", t->path, line, tf_escape(esc, sizeof esc, why));
+    t->differ++;
   } else if (rc == 0) {
-    const char *dec = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "decision"));
-    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "reason"));
-    (*checked)++;
-    if (!dec || !reason || strcmp(dec, decision_names[d.kind]) || strcmp(reason, d.reason)) {
-      printf("%s:%d: recorded '%s' (%s) but the rounds give '%s' (%s)\n", path, lineno,
-             dec ? dec : "?", reason ? reason : "?", decision_names[d.kind], d.reason);
-      (*bad)++;
-    }
+    compare(t, line, rec, &d);
     decision_release(&d);
   }
-  cJSON_Delete(rec);
   return 0;
 }
 
-static int verify_file(const char *path, int *checked, int *bad) {
-  size_t len;
-  tf_err e = {0};
-  char *text = jsonio_slurp(path, "ledger", 1L << 30, &len, &e);
-  if (!text) {
-    fprintf(stderr, "tunefarm verify: %s\n", e.msg);
+/* 0 read through, 1 corrupt (said on stderr with the file and the line), 2 no file to read.
+ * The ledger is read as every other reader reads it (ledger_scan): the device record first,
+ * one JSON object per line, no NUL byte, no key twice, generations 1, 2, 3, ... in order,
+ * nothing after the end; only a torn last line, which a kill leaves, is skipped. */
+static int verify_file(const char *path, verify_tally *t) {
+  struct stat st;
+  int found = stat(path, &st) == 0;
+  if (!found || S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "tunefarm verify: ledger '%s': %s\n", path,
+            found ? "a folder, not a ledger file" : strerror(errno));
     return 2;
   }
-  int lineno = 0, rc = 0;
-  for (char *line = text; rc == 0 && *line; ) {
-    char *nl = strchr(line, '\n');
-    int last = nl == NULL;
-    if (nl) *nl = '\0';
-    lineno++;
-    rc = verify_line(path, lineno, line, last, checked, bad);
-    line = nl ? nl + 1 : line + strlen(line);
-  }
-  free(text);
-  return rc;
+  tf_err e = {0};
+  t->path = path;
+  if (ledger_scan(path, stderr, verify_line, t, &e) == 0) return 0;
+  fprintf(stderr, "tunefarm verify: %s\n", e.msg);
+  return 1;
 }
 
 int verify_main(int argc, char **argv) {
@@ -114,13 +118,23 @@ int verify_main(int argc, char **argv) {
     FILE *f = argc < 2 ? stderr : stdout;
     fprintf(f, "usage: tunefarm verify LEDGER.jsonl...\n\n"
                "Recompute every measured decision from the rounds in its own record, with the\n"
-               "rule and thresholds of the job it carries, and print any that differ.\n"
-               "Exit status: 0 all agree, 1 a difference, 2 bad input.\n");
+               "rule and thresholds of the job it carries, and print any that differ. Every\n"
+               "ledger is first checked as strictly as `run` reads it (the device record first,\n"
+               "generations 1, 2, 3, ... in order, nothing after the end); a torn last line is\n"
+               "skipped, as resume does.\n"
+               "Exit status: 0 all agree, 1 a difference or a corrupt ledger (named with its\n"
+               "line), 2 a file that cannot be read.\n");
     return argc < 2 ? 2 : 0;
   }
-  int checked = 0, bad = 0;
-  for (int i = 1; i < argc; i++)
-    if (verify_file(argv[i], &checked, &bad)) return 2;
-  printf("verify: %d decisions recomputed from their rounds, %d differ\n", checked, bad);
-  return bad ? 1 : 0;
+  verify_tally t = {NULL, 0, 0};
+  int corrupt = 0, missing = 0;
+  for (int i = 1; i < argc; i++) {
+    int rc = verify_file(argv[i], &t);
+    corrupt += rc == 1;
+    missing += rc == 2;
+  }
+  printf("verify: %d decisions recomputed from their rounds, %d differ", t.checked, t.differ);
+  if (corrupt) printf(", %d ledger%s corrupt", corrupt, corrupt > 1 ? "s" : "");
+  printf("\n");
+  return missing ? 2 : t.differ || corrupt ? 1 : 0;
 }

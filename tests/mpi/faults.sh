@@ -3,8 +3,8 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p camp
-sed -e 's/"measure": {/"inject": [{"when": {"BK": 32}, "fault": "crash"}, {"when": {"PIPE": 2}, "fault": "hang"}],\n  "measure": {"deadline_s": 3, /' \
-  "$SRC/campaigns/matmul-1024.json" >camp/faulty.json
+sed -e 's/"measure": {/"inject": [{"when": {"BK": 32}, "fault": "crash"}, {"when": {"PIPE": 2}, "fault": "hang"}],\n  "measure": {/' \
+  -e 's/"deadline_s": 120/"deadline_s": 3/' "$SRC/campaigns/matmul-1024.json" >camp/faulty.json
 export TUNEFARM_ROOT="$SRC"
 "$TF" check camp/faulty.json >/dev/null || fail "the fault campaign does not load"
 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" camp/faulty.json \

@@ -447,6 +447,97 @@ static void ledger_should_refuse_a_second_writer(void **state) {
   ledger_close(b);
 }
 
+/* ---------------------------------------------------------------- issue 20 */
+
+static int count_lines(void *ctx, long line, const cJSON *rec, tf_err *e) {
+  (void)rec;
+  (void)e;
+  *(long *)ctx = line;
+  return 0;
+}
+
+/* ledger_scan on the fixture's ledger after appending `tail`: -1 and a message holding both
+ * `want` and `line`, or 0 when want is NULL. */
+static void scan_should(fixture *f, int n, const char *tail, const char *line, const char *want) {
+  rm_rf(f->path);
+  make_ledger(f, n);
+  append_text(f->path, tail);
+  tf_err e;
+  tf_err_clear(&e);
+  long lines = 0;
+  int rc = ledger_scan(f->path, f->log, count_lines, &lines, &e);
+  if (!want) {
+    if (rc) fail_msg("refused %s: %s", tail, e.msg);
+    return;
+  }
+  if (rc == 0) fail_msg("accepted %s", tail);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  if (!strstr(e.msg, f->path) || !strstr(e.msg, line) || !strstr(e.msg, want))
+    fail_msg("'%s' lacks the file, '%s' or '%s'", e.msg, line, want);
+}
+
+/* Every reader (report, verify, bench, study) sees the records in the order the run wrote
+ * them, or a message naming the line: a generation missing, repeated or swapped, or a record
+ * after the end, would make each of them count a different search. */
+static void ledger_scan_should_refuse_records_out_of_order(void **state) {
+  fixture *f = *state;
+  scan_should(f, 2, "{\"type\":\"generation\",\"generation\":3}\n{\"type\":\"end\"}\n", "", NULL);
+  scan_should(f, 2, "{\"type\":\"generation\",\"generation\":4}\n", "line 4",
+              "key 'generation' is 4 where 3 is due");
+  scan_should(f, 2, "{\"type\":\"generation\",\"generation\":2}\n", "line 4",
+              "key 'generation' is 2 where 3 is due");
+  scan_should(f, 1, "{\"type\":\"generation\",\"generation\":3}\n{\"type\":\"generation\",\"generation\":2}\n",
+              "line 3", "where 2 is due");
+  scan_should(f, 0, "{\"type\":\"generation\",\"generation\":1e300}\n", "line 2",
+              "key 'generation' must be a positive integer");
+  scan_should(f, 0, "{\"type\":\"generation\",\"generation\":1.5}\n", "line 2", "positive integer");
+  scan_should(f, 0, "{\"type\":\"generation\"}\n", "line 2", "key 'generation' is missing");
+  scan_should(f, 2, "{\"type\":\"end\"}\n{\"type\":\"generation\",\"generation\":3}\n", "line 5",
+              "after the search's end (line 4)");
+  scan_should(f, 1, "{\"type\":\"restart\",\"restart\":1}\n{\"type\":\"restart\",\"restart\":1}\n",
+              "line 4", "key 'restart' is 1 where 2 is due");
+}
+
+static void ledger_scan_should_refuse_a_repeated_key(void **state) {
+  fixture *f = *state;
+  scan_should(f, 1, "{\"type\":\"generation\",\"generation\":2,\"decision\":\"keep\",\"decision\":\"reject\"}\n",
+              "line 3", "key 'decision' appears more than once");
+}
+
+/* A ledger file or campaign folder that is a symbolic link could point anywhere: a dangling
+ * one once made a run write its generations outside the ledgers folder. */
+static void ledger_open_should_refuse_symbolic_links(void **state) {
+  fixture *f = *state;
+  char outside[512], folder[512], moved[512];
+  snprintf(outside, sizeof outside, "%s/outside.jsonl", f->dir);
+  snprintf(folder, sizeof folder, "%s/mm", f->dir);
+  snprintf(moved, sizeof moved, "%s/elsewhere", f->dir);
+  assert_int_equal(mkdir(folder, 0755), 0);
+  assert_int_equal(symlink(outside, f->path), 0); /* dangling */
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "symbolic link"));
+  assert_non_null(strstr(e.msg, f->path));
+  struct stat st;
+  assert_int_equal(lstat(outside, &st), -1); /* nothing written through it */
+
+  /* the campaign folder a link to another folder */
+  rm_rf(folder);
+  assert_int_equal(mkdir(moved, 0755), 0);
+  assert_int_equal(symlink(moved, folder), 0);
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "symbolic link"));
+  char inside[1024];
+  snprintf(inside, sizeof inside, "%s/testhost-gpu0-0123abcd.jsonl", moved);
+  assert_int_equal(lstat(inside, &st), -1);
+}
+
 /* The final best as report and bench read it: the kept new, else the record's best. */
 static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void **state) {
   (void)state;
@@ -559,6 +650,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_should_move_the_old_file_aside_with_fresh, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_scan_should_refuse_records_out_of_order, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_scan_should_refuse_a_repeated_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_open_should_refuse_symbolic_links, setup, teardown),
       cmocka_unit_test(ledger_best_should_follow_keeps_and_the_latest_measured_median),
       cmocka_unit_test(ledger_best_should_hold_the_champion_across_restarts),
       cmocka_unit_test(ledger_rounds_median_should_leave_out_screened_rounds),

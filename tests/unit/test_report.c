@@ -304,13 +304,57 @@ static void report_should_refuse_a_file_that_is_not_a_ledger(void **state) {
   assert_non_null(strstr(f->err, other));
   assert_non_null(strstr(f->err, "line 1"));
 
-  fp = fopen(f->ledger_a, "ab");
-  fputs("{\"type\":\"generation\",\"generation\":6}\n{\"type\":\"end\"}\n", fp);
+  fp = fopen(f->ledger_b, "ab");
+  fputs("{\"type\":\"generation\",\"generation\":4}\n{\"type\":\"end\"}\n", fp);
   fclose(fp);
-  const char *args2[] = {f->ledger_a};
+  const char *args2[] = {f->ledger_b};
   assert_int_equal(report(f, 1, args2), 2);
-  assert_non_null(strstr(f->err, "line 8"));
+  assert_non_null(strstr(f->err, "line 5"));
   assert_non_null(strstr(f->err, "'decision'"));
+}
+
+/* issue 20: the generations a report counts are the ones the run wrote, in order; a ledger
+ * whose generations are missing, repeated, swapped or not whole numbers, or that goes on
+ * after its end, is refused naming the line, never summed up. */
+static void report_should_refuse_generations_out_of_order(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *tail, *line, *want;
+  } cases[] = {
+      {"{\"type\":\"generation\",\"generation\":5,\"decision\":\"reject\"}\n", "line 5", "where 4 is due"},
+      {"{\"type\":\"generation\",\"generation\":3,\"decision\":\"reject\"}\n", "line 5", "where 4 is due"},
+      {"{\"type\":\"generation\",\"generation\":1e300,\"decision\":\"reject\"}\n", "line 5",
+       "key 'generation' must be a positive integer"},
+      {"{\"type\":\"generation\",\"generation\":4.5,\"decision\":\"reject\"}\n", "line 5",
+       "key 'generation' must be a positive integer"},
+      {"{\"type\":\"end\",\"reason\":\"x\"}\n{\"type\":\"generation\",\"generation\":4,"
+       "\"decision\":\"reject\"}\n", "line 6", "after the search's end (line 5)"},
+  };
+  char *orig = read_all(f->ledger_b);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    FILE *fp = fopen(f->ledger_b, "wb");
+    fputs(orig, fp);
+    fputs(cases[i].tail, fp);
+    fclose(fp);
+    const char *args[] = {f->ledger_b};
+    int rc = report(f, 1, args);
+    if (rc != 2 || !strstr(f->err, f->ledger_b) || !strstr(f->err, cases[i].line) ||
+        !strstr(f->err, cases[i].want))
+      fail_msg("case %zu: exit %d, want 2, '%s' and '%s' in: %s", i, rc, cases[i].line,
+               cases[i].want, f->err);
+    assert_string_equal(f->out, "");
+  }
+  /* two generations swapped */
+  FILE *fp = fopen(f->ledger_b, "wb");
+  char *second = strstr(orig, "\n{\"type\":\"generation\",\"generation\":2");
+  char *third = strstr(orig, "\n{\"type\":\"generation\",\"generation\":3");
+  assert_true(second && third);
+  fprintf(fp, "%.*s%s%.*s\n", (int)(second - orig), orig, third, (int)(third - second - 1), second + 1);
+  fclose(fp);
+  const char *args[] = {f->ledger_b};
+  assert_int_equal(report(f, 1, args), 2);
+  assert_non_null(strstr(f->err, "line 3: key 'generation' is 3 where 2 is due"));
+  free(orig);
 }
 
 static void report_should_answer_help_and_refuse_unknown_options(void **state) {
@@ -339,6 +383,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(report_should_refuse_a_corrupt_line_naming_it, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_refuse_a_file_that_is_not_a_ledger, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_refuse_generations_out_of_order, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_answer_help_and_refuse_unknown_options, setup,
                                       teardown),
