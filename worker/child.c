@@ -144,21 +144,47 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
   return sticky;
 }
 
-/* Read one line of any length (up to CHILD_MAX_LINE); NULL at end of input. */
-static char *read_line(FILE *f) {
-  size_t cap = 0;
-  char *line = NULL;
-  ssize_t n = getline(&line, &cap, f);
-  if (n < 0 || n > CHILD_MAX_LINE) {
-    free(line);
-    return NULL;
+/* One line of at most CHILD_MAX_LINE bytes, newline included, into *out (malloc'd, the
+ * caller frees): 1, or 0 at the end of input, or -1 for a longer line, which is read to its
+ * newline and dropped so that the lines after it are served as usual. The line is kept in
+ * pieces of its length, never more than the limit, however long the input runs. */
+static int read_line(FILE *f, char **out) {
+  size_t n = 0, cap = 0, len = 0;
+  char *buf = NULL;
+  int c = EOF, over = 0;
+  *out = NULL;
+  while ((c = getc(f)) != EOF) {
+    len++;
+    over |= len > CHILD_MAX_LINE;
+    if (!over && n + 2 > cap) {
+      size_t want = cap ? 2 * cap : 4096;
+      char *nb = realloc(buf, want < CHILD_MAX_LINE + 1 ? want : CHILD_MAX_LINE + 1);
+      if (nb) buf = nb, cap = want < CHILD_MAX_LINE + 1 ? want : CHILD_MAX_LINE + 1;
+      else over = 1; /* no memory for it: refused like a line past the limit */
+    }
+    if (!over) buf[n++] = (char)c;
+    if (c == '\n') break;
   }
-  return line;
+  if (over || len == 0) {
+    free(buf);
+    return over ? -1 : 0;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  return 1;
 }
 
 static int serve(child_state *st, const child_opts *o) {
   char *line;
-  while ((line = read_line(stdin))) {
+  int got;
+  while ((got = read_line(stdin, &line)) != 0) {
+    if (got < 0) {
+      char msg[128];
+      snprintf(msg, sizeof msg, "message: a line longer than %ld bytes (4 MiB, the limit) was skipped",
+               (long)CHILD_MAX_LINE);
+      reply_error(st, msg);
+      continue;
+    }
     if (strspn(line, " \t\r\n") == strlen(line)) {
       free(line);
       continue;
