@@ -7,8 +7,8 @@
 //
 // - A block of 128 threads computes a 64 x 128 tile of C; each thread owns an 8 x 8 register
 //   tile (rows 8 apart, columns in two 4-wide groups 64 apart), K advances 32 at a time.
-//   (Measured on the H200 at 1024^3: 62.9 us, against 116 us for 128 x 128 x 16 with 256
-//   threads, whose 64 blocks leave half of the 132 SMs idle; 4096^3: 3167 against 3606 us.)
+//   (A 128 x 128 tile would give 1024^3 only 64 blocks and leave half of an H200's 132 SMs
+//   idle. Its times beside the templates': docs/RESULTS.md.)
 // - Two shared-memory stages: the cp.async copies of step s+1 are issued before step s is
 //   multiplied, so global latency overlaps the arithmetic; one wait and one barrier per step
 //   (after the barrier every thread is done with the stage the new copies overwrite).

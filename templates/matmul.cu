@@ -52,9 +52,8 @@
 // spaced 4*(BN/TN) apart, so a warp's B reads are contiguous and its C stores coalesce.
 // k-major A is staged in patches of 32 bytes x several rows per warp, which makes the
 // transposing stores conflict-free. Partial tiles are zero-filled in shared memory, so the
-// arithmetic never tests bounds. Measured on an H200 (docs/BENCHMARKS.md, L2 flushed before
-// each launch): at 1024^3 <64,128,64,8,8,0,4,1,2,1,1,2,1> 58.1 us (cuBLAS 64.7, Triton 61.3);
-// at 4096^3 <64,128,32,8,8,0,4,1,3,1,0,1,0> 3023 us (cuBLAS 2676), 3216 us with FRAG 1.
+// arithmetic never tests bounds. The fastest configurations found, and their times beside
+// cuBLAS and Triton: docs/RESULTS.md.
 
 namespace tf_mm_tmpl {
 
