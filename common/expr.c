@@ -40,6 +40,7 @@ struct expr {
   int col;     /* 1-based column of the token that made the node */
   long long num;
   char *name;
+  int slot;    /* N_NAME: 1 + its index in expr_eval_slots' values; 0 until bound */
   struct expr *a, *b, *c;
 };
 
@@ -187,6 +188,10 @@ static expr *node_new(parser *p, node_kind kind, int op, int col) {
   n->op = op;
   n->col = col;
   return n;
+}
+
+long long expr_nodes(const expr *e) {
+  return e ? 1 + expr_nodes(e->a) + expr_nodes(e->b) + expr_nodes(e->c) : 0;
 }
 
 void expr_free(expr *e) {
@@ -407,6 +412,7 @@ expr *expr_parse(const char *text, char *err, size_t errlen) {
 typedef struct evalctx {
   expr_lookup_fn lookup;
   void *ctx;
+  const long long *values; /* expr_eval_slots: names read from here, never looked up */
   char *err;
   size_t errlen;
 } evalctx;
@@ -481,6 +487,7 @@ static int eval_call(const expr *n, const evalctx *c, long long *out) {
 }
 
 static int eval_name(const expr *n, const evalctx *c, long long *out) {
+  if (c->values && n->slot > 0) return *out = c->values[n->slot - 1], 0;
   if (c->lookup && c->lookup(c->ctx, n->name, out) == 0) return 0;
   return eval_fail(c->err, c->errlen, n->col, "unknown name '%s'", n->name);
 }
@@ -511,9 +518,14 @@ static int eval_node(const expr *n, const evalctx *c, long long *out) {
 
 int expr_eval(const expr *e, expr_lookup_fn lookup, void *ctx, long long *out, char *err,
               size_t errlen) {
+  return expr_eval_slots(e, NULL, lookup, ctx, out, err, errlen);
+}
+
+int expr_eval_slots(const expr *e, const long long *values, expr_lookup_fn lookup, void *ctx,
+                    long long *out, char *err, size_t errlen) {
   if (err && errlen) err[0] = '\0';
   if (!e) return eval_fail(err, errlen, 1, "no expression");
-  evalctx c = {lookup, ctx, err, errlen};
+  evalctx c = {lookup, ctx, values, err, errlen};
   long long v;
   if (eval_node(e, &c, &v) < 0) return -1;
   *out = v;
@@ -533,8 +545,29 @@ static const expr *first_unbound(const expr *n, const evalctx *c) {
 
 int expr_check_names(const expr *e, expr_lookup_fn lookup, void *ctx, char *err, size_t errlen) {
   if (err && errlen) err[0] = '\0';
-  evalctx c = {lookup, ctx, err, errlen};
+  evalctx c = {lookup, ctx, NULL, err, errlen};
   const expr *bad = first_unbound(e, &c);
   if (!bad) return 0;
   return eval_fail(err, errlen, bad->col, "unknown name '%s'", bad->name);
+}
+
+/* Every name's slot, children left to right; the first unknown one is returned. */
+static const expr *bind(expr *n, int (*slot)(void *ctx, const char *name), void *ctx) {
+  if (!n) return NULL;
+  if (n->kind == N_NAME) {
+    int i = slot(ctx, n->name);
+    if (i < 0) return n;
+    n->slot = i + 1;
+  }
+  const expr *bad = bind(n->a, slot, ctx);
+  if (!bad) bad = bind(n->b, slot, ctx);
+  if (!bad) bad = bind(n->c, slot, ctx);
+  return bad;
+}
+
+int expr_bind_slots(expr *e, int (*slot)(void *ctx, const char *name), void *ctx, char *err,
+                    size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  const expr *bad = bind(e, slot, ctx);
+  return bad ? eval_fail(err, errlen, bad->col, "unknown name '%s'", bad->name) : 0;
 }

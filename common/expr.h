@@ -39,6 +39,22 @@ int expr_eval(const expr *e, expr_lookup_fn lookup, void *ctx, long long *out, c
  * reject a misspelt knob before anything is enumerated. */
 int expr_check_names(const expr *e, expr_lookup_fn lookup, void *ctx, char *err, size_t errlen);
 
+/* Nodes in the tree: the most work one evaluation can do, for limits on enumerations. */
+long long expr_nodes(const expr *e);
+
+/* Bind every name of the tree to a slot once: slot(ctx, name) returns its index in the values
+ * expr_eval_slots will be given, or -1 for an unknown name (returns -1 naming it, as
+ * expr_check_names does). Evaluating then reads values[slot] where expr_eval would call a
+ * lookup that compares names: an enumeration of 2^24 configurations evaluates names
+ * billions of times. */
+int expr_bind_slots(expr *e, int (*slot)(void *ctx, const char *name), void *ctx, char *err,
+                    size_t errlen);
+
+/* expr_eval where the names bound by expr_bind_slots read values[slot]; any other name
+ * goes through lookup as in expr_eval. */
+int expr_eval_slots(const expr *e, const long long *values, expr_lookup_fn lookup, void *ctx,
+                    long long *out, char *err, size_t errlen);
+
 void expr_free(expr *e);
 
 #endif

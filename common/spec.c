@@ -34,7 +34,15 @@ static int bind_name(void *ctx, const char *name, long long *out) {
   return -1;
 }
 
-/* Parse an expression found at key `k` and check that it names only knobs and dims. */
+/* A name's slot in the values eval() hands the evaluator: the knobs, then the dimensions. */
+static int slot_of(void *ctx, const char *name) {
+  const spec *s = ctx;
+  int k = spec_knob_index(s, name), d = spec_dim_index(s, name);
+  return k >= 0 ? k : d >= 0 ? SPEC_MAX_KNOBS + d : -1;
+}
+
+/* Parse an expression found at key `k` and bind its names, which may be only knobs and dims,
+ * to their slots. */
 static expr *load_expr(const spec *s, const char *text, const char *k, tf_err *e) {
   char msg[256];
   expr *x = expr_parse(text, msg, sizeof msg);
@@ -42,8 +50,7 @@ static expr *load_expr(const spec *s, const char *text, const char *k, tf_err *e
     tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s", s->path, k, msg);
     return NULL;
   }
-  binding b = {s, NULL, NULL};
-  if (expr_check_names(x, bind_name, &b, msg, sizeof msg) != 0) {
+  if (expr_bind_slots(x, slot_of, (void *)s, msg, sizeof msg) != 0) {
     tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s", s->path, k, msg);
     expr_free(x);
     return NULL;
@@ -525,14 +532,36 @@ int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const
   return 0;
 }
 
+/* A configuration's names: the values in the slots load_expr bound them to, and the binding
+ * for expressions parsed elsewhere (audit --where), which are looked up by name. */
+typedef struct named {
+  binding b;
+  long long v[SPEC_MAX_KNOBS + SPEC_MAX_DIMS];
+} named;
+
+static void name_values(const spec *s, const long long *dims, const config *c, named *n) {
+  n->b = (binding){s, dims, c};
+  for (int k = 0; k < s->nknobs; k++) n->v[k] = c ? c->v[k] : 1;
+  for (int d = 0; d < s->ndims; d++) n->v[SPEC_MAX_KNOBS + d] = dims ? dims[d] : 1;
+}
+
+/* The expression at key `what`, or at constraints[cons].expr when cons >= 0: the key is only
+ * written out for a message, since an enumeration evaluates constraints billions of times. */
+static int eval_named(const spec *s, const expr *x, const named *n, const char *what, int cons,
+                      long long *out, tf_err *e) {
+  char msg[256], k[64], cfg[512];
+  if (expr_eval_slots(x, n->v, bind_name, (void *)&n->b, out, msg, sizeof msg) == 0) return 0;
+  if (cons >= 0) snprintf(k, sizeof k, "constraints[%d].expr", cons);
+  spec_config_str(s, n->b.c, cfg, sizeof cfg);
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s (at %s)", s->path,
+                 cons >= 0 ? k : what, msg, cfg);
+}
+
 static int eval(const spec *s, const expr *x, const long long *dims, const config *c,
                 const char *what, long long *out, tf_err *e) {
-  char msg[256];
-  binding b = {s, dims, c};
-  if (expr_eval(x, bind_name, &b, out, msg, sizeof msg) == 0) return 0;
-  char cfg[512];
-  spec_config_str(s, c, cfg, sizeof cfg);
-  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': %s (at %s)", s->path, what, msg, cfg);
+  named n;
+  name_values(s, dims, c, &n);
+  return eval_named(s, x, &n, what, -1, out, e);
 }
 
 int spec_eval(const spec *s, const expr *x, const long long *dims, const config *c, long long *out,
@@ -543,11 +572,11 @@ int spec_eval(const spec *s, const expr *x, const long long *dims, const config 
 
 int spec_check_all(const spec *s, const long long *dims, const config *c, unsigned char *broken,
                    tf_err *e) {
+  named n;
+  name_values(s, dims, c, &n);
   for (int i = 0; i < s->nconstraints; i++) {
     long long v;
-    char k[64];
-    snprintf(k, sizeof k, "constraints[%d].expr", i);
-    if (eval(s, s->cons[i].e, dims, c, k, &v, e)) return -1;
+    if (eval_named(s, s->cons[i].e, &n, NULL, i, &v, e)) return -1;
     broken[i] = v == 0;
   }
   return 0;
@@ -555,11 +584,11 @@ int spec_check_all(const spec *s, const long long *dims, const config *c, unsign
 
 int spec_check(const spec *s, const long long *dims, const config *c, int *violated, tf_err *e) {
   *violated = -1;
+  named n;
+  name_values(s, dims, c, &n);
   for (int i = 0; i < s->nconstraints; i++) {
     long long v;
-    char k[64];
-    snprintf(k, sizeof k, "constraints[%d].expr", i);
-    if (eval(s, s->cons[i].e, dims, c, k, &v, e)) return -1;
+    if (eval_named(s, s->cons[i].e, &n, NULL, i, &v, e)) return -1;
     if (v == 0) {
       *violated = i;
       return 0;

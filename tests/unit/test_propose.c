@@ -473,6 +473,13 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* The i-th reachable configuration is c. */
+static int reach_is(const space_view *v, int i, const config *c) {
+  config r;
+  space_at(v, i, &r);
+  return config_equal(&r, c);
+}
+
 static void space_should_count_accepted_reachable_and_refusals(void **state) {
   fixture *f = *state;
   static campaign c;
@@ -487,11 +494,11 @@ static void space_should_count_accepted_reachable_and_refusals(void **state) {
   assert_int_equal(v.refused_by[1], 6);
   assert_int_equal(v.refused_by[2], 0);
   assert_int_equal(v.nreachable, 2);
-  assert_true(config_equal(&v.reachable[0], &c.start)); /* start first */
+  assert_true(reach_is(&v, 0, &c.start)); /* start first */
   config other = {3, {0, 0, 1}};
-  assert_true(config_equal(&v.reachable[1], &other));
+  assert_true(reach_is(&v, 1, &other));
   space_release(&v);
-  assert_null(v.reachable);
+  assert_null(v.reach);
   campaign_release(&c);
 
   /* an odd N: the third constraint refuses everything but the start must pass it,
@@ -533,8 +540,113 @@ static void space_should_join_islands_through_two_knob_moves(void **state) {
 
 static int in_view(const space_view *v, const config *c) {
   for (int i = 0; i < v->nreachable; i++)
-    if (config_equal(&v->reachable[i], c)) return 1;
+    if (reach_is(v, i, c)) return 1;
   return 0;
+}
+
+/* The walk as it was first written (issue 20 made it look at each line and plane once):
+ * breadth first, every one- and two-knob move of every visited point, in this order. */
+static long long naive_reach(const campaign *c, long long *out) {
+  const spec *s = &c->tmpl;
+  long long size = 1, tail = 0;
+  for (int k = 0; k < s->nknobs; k++) size *= s->knobs[k].nvalues;
+  unsigned char *ok = calloc((size_t)size, 1), *seen = calloc((size_t)size, 1);
+  assert_true(ok && seen);
+  config cfg;
+  for (long long i = 0; i < size; i++) {
+    long long r = i;
+    cfg.n = s->nknobs;
+    for (int k = s->nknobs - 1; k >= 0; k--) {
+      cfg.v[k] = s->knobs[k].values[r % s->knobs[k].nvalues];
+      r /= s->knobs[k].nvalues;
+    }
+    int bad;
+    tf_err e = {0};
+    assert_int_equal(spec_check(s, c->dims, &cfg, &bad, &e), 0);
+    ok[i] = bad < 0;
+  }
+  long long start = 0;
+  for (int k = 0; k < s->nknobs; k++)
+    start = start * s->knobs[k].nvalues + spec_value_index(s, k, c->start.v[k]);
+  seen[start] = 1;
+  out[tail++] = start;
+  for (long long head = 0; head < tail; head++) {
+    long long d[SPEC_MAX_KNOBS], stride[SPEC_MAX_KNOBS], x = out[head];
+    for (int k = s->nknobs - 1; k >= 0; k--) {
+      stride[k] = k == s->nknobs - 1 ? 1 : stride[k + 1] * s->knobs[k + 1].nvalues;
+      d[k] = x / stride[k] % s->knobs[k].nvalues;
+    }
+    for (int a = 0; a < s->nknobs; a++)
+      for (int va = 0; va < s->knobs[a].nvalues; va++)
+        for (int b = a; b < s->nknobs; b++)
+          for (int vb = 0; vb < (b == a ? 1 : s->knobs[b].nvalues); vb++) {
+            long long i = x + (va - d[a]) * stride[a];
+            if (b != a) i += (vb - d[b]) * stride[b];
+            if (ok[i] && !seen[i]) {
+              seen[i] = 1;
+              out[tail++] = i;
+            }
+          }
+  }
+  free(ok);
+  free(seen);
+  return tail;
+}
+
+static void space_should_walk_as_the_naive_walk(const campaign *c) {
+  space_view v;
+  tf_err e = {0};
+  if (space_enumerate(c, &v, &e)) fail_msg("%s", e.msg);
+  long long *want = malloc((size_t)v.size * sizeof *want);
+  assert_non_null(want);
+  long long n = naive_reach(c, want);
+  assert_int_equal(v.nreachable, n);
+  for (long long i = 0; i < n; i++)
+    if (v.reach[i] != want[i]) fail_msg("reachable %lld: %lld, the naive walk %lld", i, v.reach[i], want[i]);
+  free(want);
+  space_release(&v);
+}
+
+/* Knobs of one value among the others, islands that only two-knob moves join, and points no
+ * move reaches (10 accepted, 8 reachable from the first start): the walk that skips the lines and planes it looked at before finds the same
+ * configurations in the same order as the naive one. */
+static void space_should_find_what_the_naive_walk_finds_in_its_order(void **state) {
+  fixture *f = *state;
+  char p[512];
+  snprintf(p, sizeof p, "%s/templates", f->dir);
+  write_file(p, "space.json",
+             "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"family\": \"scale2\",\n"
+             " \"problem\": {\"N\": [1, 65536]},\n"
+             " \"knobs\": {\"A\": {\"values\": [0, 1]}, \"B\": {\"values\": [7]}, \"C\": {\"values\": [0, 1, 2]},"
+             "  \"D\": {\"values\": [0, 1, 2, 3]}, \"E\": {\"values\": [3]}, \"F\": {\"values\": [0, 1, 2, 3, 4]}},\n"
+             " \"constraints\": [\n"
+             "   {\"name\": \"k0\", \"expr\": \"(A + C + D + F) % 3 != 1\", \"reason\": \"r0\"},\n"
+             "   {\"name\": \"k1\", \"expr\": \"F == D && C == D % 3 || A == 1 && F == 4\", \"reason\": \"r1\"},\n"
+             "   {\"name\": \"k2\", \"expr\": \"A * 4 + D != 6\", \"reason\": \"r2\"}],\n"
+             " \"launch\": {\"grid\": [\"ceil_div(N, 256)\", 1, 1], \"block\": [256, 1, 1]},\n"
+             " \"buffers\": [{\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
+             "             {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
+             " \"args\": [\"x\", \"y\", \"N\"]}\n");
+  snprintf(p, sizeof p, "%s/campaigns", f->dir);
+  static const char *const starts[] = {"\"A\": 0, \"B\": 7, \"C\": 0, \"D\": 0, \"E\": 3, \"F\": 0",
+                                       "\"A\": 1, \"B\": 7, \"C\": 0, \"D\": 0, \"E\": 3, \"F\": 4",
+                                       "\"A\": 0, \"B\": 7, \"C\": 1, \"D\": 1, \"E\": 3, \"F\": 1"};
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+    char camp[512];
+    snprintf(camp, sizeof camp, "{\"template\": \"space\", \"problem\": {\"N\": 1024}, \"start\": {%s},"
+             " \"control\": {%s}, \"search\": {}}\n", starts[i], starts[i]);
+    write_file(p, "space.json", camp);
+    static campaign c;
+    tf_err e = {0};
+    unsetenv("TUNEFARM_ROOT");
+    if (campaign_load(&c, f->path, &e)) fail_msg("%s", e.msg);
+    space_should_walk_as_the_naive_walk(&c);
+    campaign_release(&c);
+  }
+  static campaign m;
+  load_tree_campaign("layernorm-4096x768.json", &m);
+  space_should_walk_as_the_naive_walk(&m);
+  campaign_release(&m);
 }
 
 /* On matmul-1024: the counts agree with spec_check point by point, and a search that
@@ -572,12 +684,14 @@ static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
   assert_int_equal(v.accepted, accepted);
   for (int k = 0; k < s->nconstraints; k++) assert_int_equal(v.refused_by[k], refused[k]);
   assert_true(v.nreachable > 1 && v.nreachable <= accepted);
-  assert_true(config_equal(&v.reachable[0], &c.start));
+  assert_true(reach_is(&v, 0, &c.start));
   for (int i = 0; i < v.nreachable; i++) {
     int bad;
-    assert_int_equal(spec_check(s, c.dims, &v.reachable[i], &bad, &e), 0);
+    config ri;
+    space_at(&v, i, &ri);
+    assert_int_equal(spec_check(s, c.dims, &ri, &bad, &e), 0);
     assert_int_equal(bad, -1);
-    for (int j = 0; j < i; j++) assert_false(config_equal(&v.reachable[i], &v.reachable[j]));
+    for (int j = 0; j < i; j++) assert_false(reach_is(&v, j, &ri));
   }
   /* a greedy search that keeps every accepted proposal, single and two-knob moves alike */
   proposer p;
@@ -891,6 +1005,7 @@ int main(void) {
       cmocka_unit_test(propose_should_restart_from_untried_legal_points),
       cmocka_unit_test_setup_teardown(space_should_count_accepted_reachable_and_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(space_should_join_islands_through_two_knob_moves, setup, teardown),
+      cmocka_unit_test_setup_teardown(space_should_find_what_the_naive_walk_finds_in_its_order, setup, teardown),
       cmocka_unit_test(space_should_agree_with_the_checks_and_the_proposer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
