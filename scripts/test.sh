@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build from scratch, and run every test ctest knows.
-# GPU tests (label gpu) skip with a visible message where there is no GPU.
+# GPU tests (label gpu) skip with a visible message where there is no GPU; the full audit
+# (label audit-full, every reachable configuration) skips unless asked for:
+#   TUNEFARM_AUDIT_FULL=1 bash scripts/test.sh -L audit-full
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build
