@@ -24,9 +24,13 @@
 #pragma GCC diagnostic ignored "-Wundef"
 #include <nvrtc.h>
 #pragma GCC diagnostic pop
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/cache.h"  /* defines: cache_dir, cache_key, cache_get, cache_put */
@@ -35,6 +39,7 @@
 /* A template source larger than this is not a kernel file someone wrote. */
 #define COMPILE_MAX_SOURCE (4L * 1024 * 1024)
 #define COMPILE_NOPTS 4
+#define COMPILE_MAX_HEADERS 16
 
 static double now_ms(void) {
   struct timespec ts;
@@ -93,6 +98,215 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
 #define NVRTC_CHECK(call, prog, out, e) \
   nvrtc_check((call), #call, __FILE__, __LINE__, (prog), (out), (e))
 
+/* ---------------------------------------------------------------- what a source may include */
+
+/* The files the sources include, each read once: NVRTC is handed these texts by these names
+ * and never opens a file itself. */
+typedef struct headers {
+  int n;
+  char names[COMPILE_MAX_HEADERS][64];
+  char real[COMPILE_MAX_HEADERS][PATH_MAX];
+  char *texts[COMPILE_MAX_HEADERS];
+  size_t lens[COMPILE_MAX_HEADERS];
+} headers;
+
+static void headers_release(headers *h) {
+  for (int i = 0; i < h->n; i++) free(h->texts[i]);
+  h->n = 0;
+}
+
+/* The real path of path's folder into dir (PATH_MAX bytes); -1 when path itself resolves
+ * outside that folder (a symbolic link out) or does not resolve. */
+static int confined(const char *path, char *dir, tf_err *e) {
+  char tmp[PATH_MAX], real[PATH_MAX];
+  if (strlen(path) >= sizeof tmp)
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%.64s...': path too long", path);
+  memcpy(tmp, path, strlen(path) + 1);
+  if (!realpath(dirname(tmp), dir) || !realpath(path, real))
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': cannot open: %s", path, strerror(errno));
+  size_t n = strlen(dir);
+  if (strncmp(real, dir, n) != 0 || (real[n] != '/' && n > 1))
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "kernel source '%s' leads to '%s', outside its folder '%s' (a symbolic link "
+                   "out?): a kernel and what it includes stay in the kernel's folder",
+                   path, real, dir);
+  return 0;
+}
+
+/* A reader of source text as the preprocessor sees it: backslash-newlines joined away. */
+typedef struct cursor {
+  const char *t;
+  size_t i, n;
+} cursor;
+
+static int peek(cursor *c) {
+  for (;;) {
+    size_t j = c->i;
+    if (j < c->n && c->t[j] == '\\' && j + 1 < c->n && c->t[j + 1] == '\n') c->i = j + 2;
+    else if (j < c->n && c->t[j] == '\\' && j + 2 < c->n && c->t[j + 1] == '\r' &&
+             c->t[j + 2] == '\n')
+      c->i = j + 3;
+    else
+      return j < c->n ? (unsigned char)c->t[j] : -1;
+  }
+}
+
+static void advance(cursor *c) {
+  if (peek(c) >= 0) c->i++;
+}
+
+/* 1 and advance past it when the text at the cursor is `s` (joined lines allowed inside). */
+static int take(cursor *c, const char *s) {
+  cursor at = *c;
+  for (; *s; s++, advance(&at))
+    if (peek(&at) != (unsigned char)*s) return 0;
+  *c = at;
+  return 1;
+}
+
+/* Past spaces, tabs and block comments (the preprocessor reads a comment as a space). */
+static void skip_blank(cursor *c) {
+  for (;;) {
+    int ch = peek(c);
+    if (ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r') {
+      advance(c);
+    } else if (take(c, "/*")) {
+      while (peek(c) >= 0 && !take(c, "*/")) advance(c);
+    } else {
+      return;
+    }
+  }
+}
+
+static int ident_char(int ch) {
+  return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* The identifier at the cursor (possibly empty), at most len - 1 characters kept. */
+static void read_ident(cursor *c, char *buf, size_t len) {
+  size_t k = 0;
+  for (int ch; ident_char(ch = peek(c)); advance(c))
+    if (k + 1 < len) buf[k++] = (char)ch;
+  buf[k] = '\0';
+}
+
+/* The line of the cursor: counted only for a message (a hostile file may hold a million
+ * directives). */
+static int line_of(const cursor *c) {
+  int line = 1;
+  for (size_t j = 0; j < c->i && j < c->n; j++) line += c->t[j] == '\n';
+  return line;
+}
+
+static int gather(const char *path, const char *dir, const char *text, size_t len, headers *h,
+                  tf_err *e);
+
+/* `name`, included by path at the directive `at`: a file of dir, read once and gathered in
+ * turn. */
+static int add_header(const char *path, const cursor *at, const char *dir, const char *name,
+                      headers *h, tf_err *e) {
+  char file[PATH_MAX + 80], fdir[PATH_MAX];
+  snprintf(file, sizeof file, "%s/%s", dir, name);
+  struct stat st;
+  if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #include \"%s\": no such file "
+                   "in '%s'", path, line_of(at), name, dir);
+  if (confined(file, fdir, e)) return tf_wrap(e, "kernel source '%s': line %d", path, line_of(at));
+  char real[PATH_MAX];
+  if (!realpath(file, real))
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': cannot open: %s", file, strerror(errno));
+  for (int i = 0; i < h->n; i++)
+    if (strcmp(h->names[i], name) == 0)
+      return strcmp(h->real[i], real) == 0 ? 0 /* included before */
+             : tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #include \"%s\" names "
+                       "another file than an earlier source's ('%s'): one program, one file per "
+                       "name", path, line_of(at), name, h->real[i]);
+  if (h->n == COMPILE_MAX_HEADERS)
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': more than %d included files", path,
+                   COMPILE_MAX_HEADERS);
+  int k = h->n;
+  size_t n = 0;
+  char *text = jsonio_slurp(file, "kernel source", COMPILE_MAX_SOURCE, &n, e);
+  if (!text) return -1;
+  snprintf(h->names[k], sizeof h->names[k], "%s", name);
+  snprintf(h->real[k], sizeof h->real[k], "%s", real);
+  h->texts[k] = text;
+  h->lens[k] = n;
+  h->n++; /* before its own includes, so that a cycle ends here */
+  return gather(file, dir, text, n, h, e);
+}
+
+/* The operand of the directive that starts at `at`, with the cursor after its name: a quoted
+ * plain file name of the folder. */
+static int include_operand(cursor *c, const cursor *at, const char *path, const char *dir,
+                           const char *directive, headers *h, tf_err *e) {
+  skip_blank(c);
+  int open = peek(c);
+  char name[128];
+  size_t k = 0;
+  if (open == '"') {
+    advance(c);
+    for (int ch; (ch = peek(c)) >= 0 && ch != '"' && ch != '\n'; advance(c))
+      if (k + 1 < sizeof name) name[k++] = (char)ch;
+  }
+  name[k] = '\0';
+  if (open == '<')
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #%s <...>: a kernel includes "
+                   "no system header, only files of its own folder by a quoted plain name",
+                   path, line_of(at), directive);
+  if (open != '"' || peek(c) != '"' || !jsonio_safe_name(name) || strlen(name) >= 64)
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #%s must name a file of the "
+                   "kernel's folder in quotes (\"name.cuh\"), not a path or a macro",
+                   path, line_of(at), directive);
+  advance(c);
+  return add_header(path, at, dir, name, h, e);
+}
+
+/* Every #include (#import, #include_next, #embed) of the text, wherever a '#' starts one, and
+ * no __has_include or __has_embed: each would reach files NVRTC should not see. */
+static int gather(const char *path, const char *dir, const char *text, size_t len, headers *h,
+                  tf_err *e) {
+  static const char *const directives[] = {"include", "include_next", "import", "embed"};
+  cursor c = {text, 0, len};
+  int prev = 0;
+  for (int ch; (ch = peek(&c)) >= 0; prev = ch) {
+    char id[40];
+    cursor at = c;
+    if (ident_char(ch) && !ident_char(prev)) {
+      read_ident(&c, id, sizeof id);
+      if (!strcmp(id, "__has_include") || !strcmp(id, "__has_include_next") ||
+          !strcmp(id, "__has_embed"))
+        return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: %s would look at files "
+                       "outside the kernel's folder", path, line_of(&at), id);
+      ch = 'a';
+      continue;
+    }
+    if (!take(&c, "#") && !take(&c, "%:") && !take(&c, "?\?=")) {
+      advance(&c);
+      continue;
+    }
+    skip_blank(&c);
+    read_ident(&c, id, sizeof id);
+    for (size_t d = 0; d < sizeof directives / sizeof directives[0]; d++)
+      if (!strcmp(id, directives[d]) && include_operand(&c, &at, path, dir, id, h, e)) return -1;
+    ch = 0;
+  }
+  return 0;
+}
+
+int compile_check_source(const char *path, tf_err *e) {
+  char dir[PATH_MAX];
+  size_t n = 0;
+  if (confined(path, dir, e)) return -1;
+  char *text = jsonio_slurp(path, "kernel source", COMPILE_MAX_SOURCE, &n, e);
+  if (!text) return -1;
+  headers h = {0};
+  int rc = gather(path, dir, text, n, &h, e);
+  headers_release(&h);
+  free(text);
+  return rc;
+}
+
 /* ---------------------------------------------------------------- source */
 
 /* Append `len` bytes to a growing buffer; may reallocate *buf. */
@@ -120,15 +334,22 @@ static int append_line_directive(char **buf, size_t *len, size_t *cap, const cha
   return append(buf, len, cap, "\"\n", 2);
 }
 
-/* The program text: every file, each preceded by its #line and ended by a newline. */
-static char *read_sources(const compile_req *req, size_t *len, tf_err *e) {
+/* The program text: every file, each preceded by its #line and ended by a newline; what each
+ * includes (confined to its folder, compile_check_source) gathered into h. */
+static char *read_sources(const compile_req *req, size_t *len, headers *h, tf_err *e) {
   char *buf = NULL;
   size_t cap = 0;
   *len = 0;
   for (int i = 0; i < req->nsources; i++) {
     size_t n = 0;
+    char dir[PATH_MAX];
+    if (confined(req->source_paths[i], dir, e)) goto fail;
     char *text = jsonio_slurp(req->source_paths[i], "kernel source", COMPILE_MAX_SOURCE, &n, e);
     if (!text) goto fail;
+    if (gather(req->source_paths[i], dir, text, n, h, e)) {
+      free(text);
+      goto fail;
+    }
     int rc = append_line_directive(&buf, len, &cap, req->source_paths[i]);
     if (rc == 0) rc = append(&buf, len, &cap, text, n);
     if (rc == 0 && (n == 0 || text[n - 1] != '\n')) rc = append(&buf, len, &cap, "\n", 1);
@@ -149,6 +370,7 @@ fail:
 typedef struct program {
   char *src;
   size_t srclen;
+  headers h;
   char archopt[64];
   const char *opts[COMPILE_NOPTS];
   char key[CACHE_KEY_HEX];
@@ -171,10 +393,14 @@ static void program_key(const compile_req *req, program *p) {
   compile_nvrtc_version(&major, &minor);
   snprintf(version, sizeof version, "%d.%d", major, minor);
 
-  const void *parts[COMPILE_MAX_EXPRS + 4];
-  size_t lens[COMPILE_MAX_EXPRS + 4];
+  const void *parts[COMPILE_MAX_EXPRS + 2 * COMPILE_MAX_HEADERS + 4];
+  size_t lens[COMPILE_MAX_EXPRS + 2 * COMPILE_MAX_HEADERS + 4];
   int n = 0;
   add_part(parts, lens, &n, p->src, p->srclen);
+  for (int i = 0; i < p->h.n; i++) { /* an edited header is another program */
+    add_part(parts, lens, &n, p->h.names[i], strlen(p->h.names[i]) + 1);
+    add_part(parts, lens, &n, p->h.texts[i], p->h.lens[i]);
+  }
   for (int i = 0; i < req->nexprs; i++)
     add_part(parts, lens, &n, req->name_exprs[i], strlen(req->name_exprs[i]));
   add_part(parts, lens, &n, joined, strlen(joined));
@@ -265,7 +491,11 @@ static int nvrtc_build(const compile_req *req, const program *p, compile_result 
   else
     snprintf(name, sizeof name, "%.1000s", req->source_paths[0]);
   nvrtcProgram prog = NULL;
-  if (NVRTC_CHECK(nvrtcCreateProgram(&prog, p->src, name, 0, NULL, NULL), NULL, out, e) < 0)
+  const char *names[COMPILE_MAX_HEADERS];
+  for (int i = 0; i < p->h.n; i++) names[i] = p->h.names[i];
+  if (NVRTC_CHECK(nvrtcCreateProgram(&prog, p->src, name, p->h.n, (const char *const *)p->h.texts,
+                                     names),
+                  NULL, out, e) < 0)
     return -1;
   int rc = 0;
   for (int i = 0; i < req->nexprs && rc == 0; i++) {
@@ -304,7 +534,7 @@ static int program_init(const compile_req *req, program *p, tf_err *e) {
   p->opts[1] = "-std=c++17";
   p->opts[2] = "-lineinfo";
   p->opts[3] = "-DTF_NVRTC=1";
-  if (!(p->src = read_sources(req, &p->srclen, e))) return -1;
+  if (!(p->src = read_sources(req, &p->srclen, &p->h, e))) return -1;
   program_key(req, p);
   return 0;
 }
@@ -323,6 +553,7 @@ int compile_program(const compile_req *req, compile_result *out, tf_err *e) {
   if (rc < 0 && req->nsources > 0 && req->source_paths && req->arch)
     tf_wrap(e, "compiling '%s' for %s", req->source_paths[0], req->arch);
   free(p.src);
+  headers_release(&p.h);
   out->ms = now_ms() - t0;
   return rc;
 }

@@ -47,6 +47,17 @@ void compile_release(compile_result *r);
 /* "13.0" */
 void compile_nvrtc_version(int *major, int *minor);
 
+/* A kernel source brings in nothing from outside its own folder: the file lies in the folder
+ * it is named in (a symbolic link out of it is refused), and every #include is a quoted plain
+ * file name ("helpers.cuh": no path, no '..', no <...>) of that same folder, which exists
+ * there and obeys the same rule; __has_include and computed includes are refused. A line
+ * that looks like an #include counts even inside a comment or a string. compile_program
+ * checks every source so before NVRTC sees anything and hands NVRTC the included files
+ * itself, so NVRTC never opens a file (it would read any path, and put the file's text in
+ * its log, which a GPU run stores in the ledger). spec_load checks templates and committed
+ * kernels the same way when they load. TF_EXIT_INPUT naming the file, the line and why. */
+int compile_check_source(const char *path, tf_err *e);
+
 /* One check macro for NVRTC: fetch the program log before judging (see compile.c). */
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/compile.h" /* defines: compile_check_source */
 #include "common/jsonio.h"
 
 #define WHAT "spec"
@@ -361,6 +362,9 @@ static int resolve_source(spec *s, const char *src, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'source': cannot open '%s'", s->path,
                    s->source_path);
   fclose(f);
+  /* no link out of the folder, no #include of anything but the folder's own files */
+  if (compile_check_source(s->source_path, e))
+    return tf_wrap(e, WHAT " '%s': key 'source'", s->path);
   return 0;
 }
 

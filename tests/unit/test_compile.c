@@ -220,6 +220,102 @@ static void compile_should_build_the_matmul_templates_newest_forms(void **state)
   compile_release(&r);
 }
 
+/* ---------------------------------------------------------------- issue 20: confinement */
+
+/* A kernel folder beside the cache: k.cu (body given), and helper.cuh. */
+static void kernel_folder(const char *cache, char *dir, size_t len, const char *body) {
+  snprintf(dir, len, "%s/kernels", cache);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  write_file(dir, "helper.cuh", "__device__ inline float twice(float v) { return 2.0f * v; }\n");
+  char text[2048];
+  snprintf(text, sizeof text,
+           "%s\ntemplate <int V> __global__ void k(float *y) { y[threadIdx.x] = twice(V); }\n", body);
+  write_file(dir, "k.cu", text);
+}
+
+static int compile_kernel(const char *dir, compile_result *r, tf_err *e) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/k.cu", dir);
+  static const char *const paths[1] = {path}, *const exprs[1] = {"k<3>"};
+  compile_req req = {.source_paths = paths, .nsources = 1, .name_exprs = exprs, .nexprs = 1,
+                     .arch = "sm_90", .cache_dir = NULL};
+  tf_err_clear(e);
+  return compile_program(&req, r, e);
+}
+
+/* A header of the kernel's own folder compiles, and editing it is another program. */
+static void compile_should_take_a_header_of_the_kernels_folder(void **state) {
+  char dir[512];
+  kernel_folder(*state, dir, sizeof dir, "#include \"helper.cuh\"");
+  compile_result r;
+  tf_err e;
+  if (compile_kernel(dir, &r, &e)) fail_msg("%s\n%s", e.msg, r.log ? r.log : "");
+  compile_release(&r);
+  write_file(dir, "helper.cuh", "__device__ inline float twice(float v) { return v + v; }\n");
+  if (compile_kernel(dir, &r, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(r.cache_hit, 0); /* not the cubin of the old header */
+  compile_release(&r);
+  assert_int_equal(count_files(*state, ".cubin"), 2);
+}
+
+/* Nothing from outside the kernel's folder reaches NVRTC, hence its log, hence a ledger: each
+ * of these is refused as bad input naming the line, before NVRTC runs (no log at all). */
+static void compile_should_refuse_includes_from_outside_the_folder(void **state) {
+  static const struct {
+    const char *body, *want;
+  } cases[] = {
+      {"#include \"/etc/hostname\"", "line 1: #include must name a file of the kernel's folder"},
+      {"\n\n  #  include \"../helper.cuh\"", "line 3: #include must name"},
+      {"#include <cstdio>", "#include <...>: a kernel includes no system header"},
+      {"#define F \"/etc/hostname\"\n#include F", "line 2: #include must name"},
+      {"#include \"nosuch.cuh\"", "#include \"nosuch.cuh\": no such file"},
+      {"#/* a comment */include \"/etc/hostname\"", "line 1: #include must name"},
+      {"#inc\\\nlude \"/etc/hostname\"", "line 1: #include must name"},
+      {"%:include \"/etc/hostname\"", "line 1: #include must name"},
+      {"#include_next \"/etc/hostname\"", "#include_next must name"},
+      {"#if __has_include(\"/etc/passwd\")\n#endif", "line 1: __has_include would look at files"},
+      {"#include \"outside.cuh\"", "outside its folder"},
+      {"#include \"nested.cuh\"", "nested.cuh': line 1: #include must name"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char dir[512], out[1024], link[1024];
+    snprintf(dir, sizeof dir, "%s/kernels", (char *)*state);
+    rm_rf(dir);
+    kernel_folder(*state, dir, sizeof dir, cases[i].body);
+    write_file(*state, "outside.cuh", "#error the text of a file outside the folder\n");
+    snprintf(out, sizeof out, "%s/outside.cuh", (char *)*state);
+    snprintf(link, sizeof link, "%s/outside.cuh", dir);
+    assert_int_equal(symlink(out, link), 0);
+    write_file(dir, "nested.cuh", "#include \"/etc/hostname\"\n");
+    compile_result r;
+    tf_err e;
+    if (compile_kernel(dir, &r, &e) == 0) fail_msg("case %zu compiled: %s", i, cases[i].body);
+    if (e.code != TF_EXIT_INPUT || !strstr(e.msg, "k.cu") || !strstr(e.msg, cases[i].want))
+      fail_msg("case %zu: code %d, want '%s' in: %s", i, e.code, cases[i].want, e.msg);
+    if (r.log && r.log[0]) fail_msg("case %zu: NVRTC ran: %s", i, r.log);
+    compile_release(&r);
+  }
+}
+
+static void compile_should_refuse_a_source_linked_out_of_its_folder(void **state) {
+  char dir[512], real[1024], link[1024];
+  kernel_folder(*state, dir, sizeof dir, "");
+  snprintf(real, sizeof real, "%s/k.cu", dir);
+  snprintf(link, sizeof link, "%s/linked", (char *)*state);
+  assert_int_equal(mkdir(link, 0755), 0);
+  snprintf(link, sizeof link, "%s/linked/k.cu", (char *)*state);
+  assert_int_equal(symlink(real, link), 0);
+  snprintf(dir, sizeof dir, "%s/linked", (char *)*state);
+  compile_result r;
+  tf_err e;
+  assert_int_equal(compile_kernel(dir, &r, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "outside its folder"));
+  compile_release(&r);
+  assert_int_equal(compile_check_source(link, &e), -1);
+  assert_int_equal(compile_check_source(real, &e), 0);
+}
+
 static void compile_should_report_the_nvrtc_version(void **state) {
   (void)state;
   int major = -1, minor = -1;
@@ -241,6 +337,9 @@ int main(void) {
       T(compile_should_refuse_a_virtual_architecture),
       T(compile_should_report_the_nvrtc_version),
       T(compile_should_build_the_matmul_templates_newest_forms),
+      T(compile_should_take_a_header_of_the_kernels_folder),
+      T(compile_should_refuse_includes_from_outside_the_folder),
+      T(compile_should_refuse_a_source_linked_out_of_its_folder),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);
