@@ -68,7 +68,7 @@ ALL=(targets campaigns seed rowcopy limits correctness faults aa scaling gpu-tes
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
-[ "${FIGURES[*]}" = all ] && FIGURES=("${ALL[@]}")
+case " ${FIGURES[*]} " in *" all "*) FIGURES=("${ALL[@]}") ;; esac
 
 OUTDIR=${OUTDIR:-reproduce-out/$(date -u +%Y-%m-%dT%H%M%SZ)}
 mkdir -p "$OUTDIR"
@@ -113,7 +113,7 @@ build() {
 # bench NAME ARGS... CAMPAIGN: one `tunefarm bench` on GPU 0, its table to bench-NAME.md.
 bench() {
   local name=$1; shift
-  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} "$TF" bench "$@" >"$OUTDIR/bench-$name.md" 2>"$OUTDIR/bench-$name.err"
+  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} "$TF" bench --backend cuda "$@" >"$OUTDIR/bench-$name.md" 2>"$OUTDIR/bench-$name.err"
   say "tunefarm bench ($name): rc=$?"
   rows "$OUTDIR/bench-$name.md" >/dev/null
 }
@@ -251,7 +251,7 @@ fig_limits() {
   CUDA_VISIBLE_DEVICES=0 ncu --kernel-name-base demangled -k "regex:$regex" --launch-skip 2 --launch-count 1 \
     --section SchedulerStats --section WarpStateStats --section LaunchStats \
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-    "$TF" bench --rounds 1 --samples 1 --no-cublas --config "$BEST_1024" campaigns/matmul-1024.json \
+    "$TF" bench --backend cuda --rounds 1 --samples 1 --no-cublas --config "$BEST_1024" campaigns/matmul-1024.json \
     >"$OUTDIR/ncu-matmul-1024.txt" 2>&1
   say "ncu of $BEST_1024 at 1024^3: rc=$?"
   grep -E "Issued Warp Per Scheduler|No Eligible|Registers Per|stalled_(dispatch|short|long|barrier)" \
