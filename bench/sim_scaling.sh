@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scaling of the farm on the simulated device (issue 7, the part a CPU-only machine can do):
+# Scaling of the coordinator on the simulated device (what a CPU-only machine can measure):
 # 1, 2, 8 and 64 workers, each measuring the matmul-1024 A/A pair for BUDGET generations with
 # the simulated device sleeping through its simulated time (TUNEFARM_SIM_SLEEP), so a
 # generation takes about as long as on the GPU. Prints decisions per hour per worker and the
