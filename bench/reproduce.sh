@@ -30,6 +30,8 @@ FIGURE
                 against the CPU reference at the sweep shapes of matmul and layernorm
   faults        campaigns/faulty.json on every GPU: faults recorded, the farm goes on
   aa            A/A: campaigns/matmul-1024-aa.json on every GPU (no keep expected)
+  study         the decision rules on the GPU (docs/DECISIONS.md): decide-aa and decide-gain3
+                on every GPU, then `tunefarm study` replays both rules on their rounds
   scaling       decide-aa and matmul-1024-aa on one GPU and on two (needs two GPUs)
   sim-scaling   the coordinator with 1, 2, 8 and 64 simulated workers (no GPU)
   gpu-tests     ctest -L gpu on GPU 0
@@ -64,7 +66,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#FIGURES[@]} -gt 0 ] || { usage >&2; exit 2; }
-ALL=(targets campaigns seed rowcopy limits correctness faults aa scaling gpu-tests)
+ALL=(targets campaigns seed rowcopy limits correctness faults aa study scaling gpu-tests)
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
@@ -289,6 +291,14 @@ fig_faults() { campaign campaigns/faulty.json; }
 fig_aa() {
   campaign campaigns/matmul-1024-aa.json
   say "keeps per ledger: $(grep -c '"decision":"keep"' "$OUTDIR"/ledgers/matmul-1024-aa/*.jsonl | tr '\n' ' ')"
+}
+
+fig_study() {
+  campaign campaigns/decide-aa.json
+  campaign campaigns/decide-gain3.json
+  "$TF" study --ledgers "$OUTDIR/ledgers/decide-aa" "$OUTDIR/ledgers/decide-gain3" >"$OUTDIR/study-gpu.md" 2>&1
+  say "tunefarm study --ledgers decide-aa decide-gain3: rc=$?"
+  rows "$OUTDIR/study-gpu.md"
 }
 
 fig_scaling() {
