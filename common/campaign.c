@@ -13,6 +13,10 @@
 
 #define WHAT "campaign"
 
+const char *const measure_layout_names[] = {"shared", "per_arm", "swap", NULL};
+const char *const measure_code_names[] = {"shared", "per_arm", NULL};
+const char *const measure_order_names[] = {"rotate", "fixed", NULL};
+
 void campaign_defaults(campaign *c) {
   c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6};
   c->measure = (measure_opts){.burn_in = 4,
@@ -23,6 +27,9 @@ void campaign_defaults(campaign *c) {
                               .deadline_s = 120.0,
                               .seed = 1};
   decide_defaults(&c->decide);
+  /* 16 paired rounds put the median's 95% interval at about +-0.1% on a quiet H200 for a
+   * 13 us kernel (docs/DECISIONS.md); 50 generations between canaries cost ~4% of the time. */
+  c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = -1.0};
 }
 
 /* The project root: $TUNEFARM_ROOT, else the campaign folder's parent. */
@@ -78,7 +85,7 @@ static int load_named_spec(campaign *c, const char *key, const char *folder, con
 
 static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "restarts",
-                                     "mode", "pair", NULL};
+                                     "mode", "pair", "fresh_every", NULL};
   const cJSON *o;
   long long v;
   if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
@@ -102,6 +109,9 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   v = c->search.restarts;
   if (jsonio_int(c->path, WHAT, o, "search", "restarts", 0, 0, 1000, &v, e)) return -1;
   c->search.restarts = (int)v;
+  v = c->search.fresh_every;
+  if (jsonio_int(c->path, WHAT, o, "search", "fresh_every", 0, 0, 100000, &v, e)) return -1;
+  c->search.fresh_every = (int)v;
   const char *mode = NULL;
   if (jsonio_str(c->path, WHAT, o, "search", "mode", 0, 16, &mode, e)) return -1;
   if (mode && strcmp(mode, "aa") && strcmp(mode, "pair") && strcmp(mode, "neighbors"))
@@ -135,9 +145,29 @@ static int get_int(campaign *c, const cJSON *o, const char *where, const char *k
   return 0;
 }
 
+/* An optional string key that must be one of names[] (NULL-terminated); *out its index. */
+static int get_choice(campaign *c, const cJSON *o, const char *where, const char *key,
+                      const char *const *names, int *out, tf_err *e) {
+  const char *v = NULL;
+  if (jsonio_str(c->path, WHAT, o, where, key, 0, 32, &v, e)) return -1;
+  if (!v) return 0;
+  char known[128] = "";
+  size_t n = 0;
+  for (int i = 0; names[i]; i++) {
+    if (strcmp(v, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+    n += (size_t)snprintf(known + n, sizeof known - n, "%s\"%s\"", i ? ", " : "", names[i]);
+    if (n >= sizeof known) n = sizeof known - 1;
+  }
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must be one of %s", c->path, where,
+                 key, known);
+}
+
 static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"burn_in", "rounds", "samples", "input_sets", "flush_l2",
-                                     "deadline_s", "seed", NULL};
+                                     "deadline_s", "seed", "layout", "code", "order", NULL};
   const cJSON *o;
   measure_opts *m = &c->measure;
   if (jsonio_child(c->path, WHAT, root, "", "measure", 0, cJSON_Object, &o, e)) return -1;
@@ -150,7 +180,10 @@ static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
       get_int(c, o, "measure", "input_sets", 1, 8, &m->input_sets, e) ||
       jsonio_bool(c->path, WHAT, o, "measure", "flush_l2", 0, &m->flush_l2, e) ||
       jsonio_num(c->path, WHAT, o, "measure", "deadline_s", 0, 0.1, 86400.0, &m->deadline_s, e) ||
-      jsonio_int(c->path, WHAT, o, "measure", "seed", 0, 0, (1LL << 53), &seed, e))
+      jsonio_int(c->path, WHAT, o, "measure", "seed", 0, 0, (1LL << 53), &seed, e) ||
+      get_choice(c, o, "measure", "layout", measure_layout_names, &m->layout, e) ||
+      get_choice(c, o, "measure", "code", measure_code_names, &m->code, e) ||
+      get_choice(c, o, "measure", "order", measure_order_names, &m->order, e))
     return -1;
   m->seed = (unsigned long long)seed;
   return 0;
@@ -189,6 +222,25 @@ static int load_decide(campaign *c, const cJSON *root, tf_err *e) {
                  get_int(c, o, "decide", "max_screened", 0, 1000, &d->max_screened, e)
              ? -1
              : 0;
+}
+
+static int load_canary(campaign *c, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"rounds", "every", "max_restarts", "threshold", NULL};
+  const cJSON *o;
+  canary_opts *k = &c->canary;
+  if (jsonio_child(c->path, WHAT, root, "", "canary", 0, cJSON_Object, &o, e)) return -1;
+  if (o && (jsonio_only_keys(c->path, WHAT, o, "canary", keys, e) ||
+            get_int(c, o, "canary", "rounds", 0, 64, &k->rounds, e) ||
+            get_int(c, o, "canary", "every", 0, 100000, &k->every, e) ||
+            get_int(c, o, "canary", "max_restarts", 0, 100, &k->max_restarts, e) ||
+            jsonio_num(c->path, WHAT, o, "canary", "threshold", 0, 0.0, 0.5, &k->threshold, e)))
+    return -1;
+  if (k->rounds > 0 && k->rounds < 6)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'canary.rounds' must be 0 (off) or at least 6: fewer rounds "
+                   "cannot bound the median's 95%% interval", c->path);
+  if (k->threshold < 0) k->threshold = c->decide.min_gain / 4.0;
+  return 0;
 }
 
 static int load_inject(campaign *c, const cJSON *root, tf_err *e) {
@@ -269,7 +321,7 @@ static int check_config(campaign *c, const char *key, const config *cfg, tf_err 
 
 static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"doc", "template", "problem", "start", "control", "search",
-                                     "measure", "decide", "inject", NULL};
+                                     "measure", "decide", "canary", "inject", NULL};
   const char *tmpl;
   const cJSON *prob, *start;
   if (jsonio_only_keys(c->path, WHAT, root, "", keys, e) ||
@@ -280,7 +332,7 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
       jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
       spec_config_from_json(&c->tmpl, start, c->path, "start", &c->start, e) ||
       load_control(c, root, e) || load_search(c, root, e) || load_measure(c, root, e) ||
-      load_decide(c, root, e) || load_inject(c, root, e))
+      load_decide(c, root, e) || load_canary(c, root, e) || load_inject(c, root, e))
     return -1;
   if (check_config(c, "start", &c->start, e)) return -1;
   /* the control and a pair are measured every generation and never pass the proposer's check */

@@ -22,8 +22,29 @@ typedef struct search_opts {
   int two_knob_after;  /* rejections in a row before two-knob moves are proposed */
   int restarts;        /* searches from random legal points after the first stalls (0: none) */
   int fixed;           /* mode "aa" or "pair": every generation measures start against `pair` */
+  int fresh_every;     /* a fresh measure process every this many generations (0: only after faults) */
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;
+
+/* Where each arm's buffers and code sit (docs/DECISIONS.md, "Placement"). Only the defaults
+ * are for tuning: the others exist to measure what placement does, and are what the A/A
+ * benchmark compares against. */
+typedef enum {
+  LAYOUT_SHARED = 0, /* every arm reads and writes the same buffers: no arm has a placement */
+  LAYOUT_PER_ARM,    /* each arm its own buffers (placement may favour one arm) */
+  LAYOUT_SWAP        /* per-arm buffers, best and new exchange them every round */
+} measure_layout;
+typedef enum {
+  CODE_SHARED = 0,   /* the three arms are symbols of one loaded module */
+  CODE_PER_ARM       /* new runs from a second load of the same module (its own code addresses) */
+} measure_code;
+typedef enum {
+  ORDER_ROTATE = 0,  /* the arm order cycles through all six permutations */
+  ORDER_FIXED        /* best, new, control in every round */
+} measure_order;
+extern const char *const measure_layout_names[]; /* "shared", "per_arm", "swap", NULL */
+extern const char *const measure_code_names[];   /* "shared", "per_arm", NULL */
+extern const char *const measure_order_names[];  /* "rotate", "fixed", NULL */
 
 typedef struct measure_opts {
   int burn_in;         /* unrecorded rounds, every arm launched */
@@ -33,7 +54,21 @@ typedef struct measure_opts {
   int flush_l2;        /* write 2x L2 before every sample */
   double deadline_s;   /* the worker kills the child past this, for one job */
   unsigned long long seed;
+  int layout;          /* measure_layout */
+  int code;            /* measure_code */
+  int order;           /* measure_order */
 } measure_opts;
+
+/* The A/A canary (docs/DECISIONS.md, "The canary"): in the same measure process and with the
+ * same placement rules as a generation, best against a second loaded copy of itself in new's
+ * place. A process whose canary shows a bias above `threshold` decides nothing: its
+ * generation is measured again in a fresh process. */
+typedef struct canary_opts {
+  int rounds;          /* paired rounds of one canary; 0 turns the canary off */
+  int every;           /* a canary every this many generations, besides every fresh process */
+  int max_restarts;    /* biased processes in a row before the GPU's search ends */
+  double threshold;    /* |median ratio - 1| above this is a bias (default: min_gain / 4) */
+} canary_opts;
 
 typedef struct decide_opts {
   char rule[16];          /* "median" (baseline) or "sequential" */
@@ -69,6 +104,7 @@ typedef struct campaign {
   search_opts search;
   measure_opts measure;
   decide_opts decide;
+  canary_opts canary;
   int ninject;
   inject_rule inject[8];
 } campaign;

@@ -560,3 +560,127 @@ int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *
   seq_run(&s, o, rounds, n);
   return s.stop != SEQ_RUNNING || s.used >= m->rounds;
 }
+
+/* ---- the canary ---- */
+
+void stats_median_interval(const double *x, int n, double *lo, double *hi) {
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (n < 6 || n > MSG_MAX_ROUNDS) return;
+  double cdf = 0.0, pmf = ldexp(1.0, -n);
+  int k = 0; /* the largest k with P(Bin(n, 1/2) <= k - 1) <= 0.025 */
+  for (int i = 0; i < n && cdf + pmf <= 0.025; i++) {
+    cdf += pmf;
+    pmf *= (double)(n - i) / (double)(i + 1);
+    k = i + 1;
+  }
+  if (k < 1) return;
+  double buf[MSG_MAX_ROUNDS];
+  memcpy(buf, x, (size_t)n * sizeof *buf);
+  qsort(buf, (size_t)n, sizeof *buf, cmp_double);
+  *lo = buf[k - 1];
+  *hi = buf[n - k];
+}
+
+/* "+0.41% [+0.30%, +0.52%]" */
+static void say_bias(char *buf, size_t len, double ratio, double lo, double hi) {
+  if (isfinite(lo) && isfinite(hi))
+    snprintf(buf, len, "%+.2f%% [95%%: %+.2f%%, %+.2f%%]", 100.0 * (ratio - 1.0),
+             100.0 * (lo - 1.0), 100.0 * (hi - 1.0));
+  else
+    snprintf(buf, len, "%+.2f%%", 100.0 * (ratio - 1.0));
+}
+
+/* The canary's estimate on one instrument: rounds cycle through the input sets, each set has
+ * its own buffers, and a placement bias can differ between them (seen on the H200: +4.5% on
+ * one set, -2.3% on the other, in one process). So the rounds are taken per set: each set's
+ * median ratio, and its standard error from the MAD (floored at threshold/2: noise, or a timer
+ * tick, finer than that need not be resolved); the estimate is the mean over sets, as a
+ * generation alternates its sets, and its interval is +-t * the combined error. */
+static void canary_estimate(const double *x, int n, int sets, double threshold, double *est,
+                            double *lo, double *hi) {
+  double sum = 0.0, var = 0.0, xs[MSG_MAX_CANARY];
+  int used = 0, df = 0;
+  for (int s = 0; s < sets; s++) {
+    int m = 0;
+    for (int i = s; i < n; i += sets) xs[m++] = x[i];
+    if (m == 0) continue;
+    double med = stats_median(xs, m);
+    double sigma = m > 1 ? stats_mad_sigma(xs, m, med) : 0.0;
+    if (!(sigma >= threshold / 2)) sigma = threshold / 2;
+    double se = 1.2533 * sigma / sqrt((double)m); /* the median's error at the normal */
+    sum += med;
+    var += se * se;
+    df += m - 1;
+    used++;
+  }
+  *est = used ? sum / used : NAN;
+  double z = 1.959964, t = df > 0 ? z + (z * z * z + z) / (4.0 * df) : INFINITY;
+  double half = used ? t * sqrt(var) / used : INFINITY;
+  *lo = *est - half;
+  *hi = *est + half;
+}
+
+void decide_canary(double threshold, int input_sets, const result *r, canary_verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->child = r->child;
+  v->n = r->ncanary;
+  v->threshold = threshold;
+  double x[2][MSG_MAX_CANARY];
+  int kernel_ok = r->ncanary > 0;
+  for (int i = 0; i < r->ncanary; i++) {
+    const canary_round *c = &r->canary[i];
+    x[0][i] = c->us[1] / c->us[0];
+    x[1][i] = c->kernel_us[0] > 0 && c->kernel_us[1] > 0 ? c->kernel_us[1] / c->kernel_us[0] : NAN;
+    kernel_ok = kernel_ok && isfinite(x[1][i]);
+  }
+  char words[2][96];
+  static const char *const inst[2] = {"event span", "kernel time"};
+  int sets = input_sets > 0 ? input_sets : 1;
+  for (int k = 0; k < 2; k++) {
+    v->ratio[k] = NAN;
+    v->lo[k] = -INFINITY;
+    v->hi[k] = INFINITY;
+    snprintf(words[k], sizeof words[k], "not measured");
+    if (r->ncanary == 0 || (k == 1 && !kernel_ok)) continue;
+    canary_estimate(x[k], r->ncanary, sets, threshold, &v->ratio[k], &v->lo[k], &v->hi[k]);
+    say_bias(words[k], sizeof words[k], v->ratio[k], v->lo[k], v->hi[k]);
+    if (fabs(v->ratio[k] - 1.0) > threshold && (v->lo[k] > 1.0 || v->hi[k] < 1.0)) v->biased = 1;
+  }
+  snprintf(v->reason, sizeof v->reason,
+           "canary of measure process %d: a copy of best in new's place reads %s (%s), %s (%s) "
+           "over %d rounds; %s", v->child, words[0], inst[0], words[1], inst[1], v->n,
+           v->biased ? "a bias beyond the threshold, so this process decides nothing"
+                     : "no bias beyond the threshold");
+}
+
+void decide_untrusted(decision *d, const canary_verdict *cv, int child) {
+  d->kind = DECISION_REFUSED;
+  d->noisy = 0;
+  if (cv && cv->n > 0)
+    snprintf(d->reason, sizeof d->reason, "not decided: %.400s; measured again in a fresh "
+             "process", cv->reason);
+  else
+    snprintf(d->reason, sizeof d->reason, "not decided: measured by measure process %d, which "
+             "no canary has cleared; measured again after one", child);
+}
+
+cJSON *canary_to_json(const canary_verdict *v, const result *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "child", v->child);
+  cJSON_AddStringToObject(o, "verdict", v->biased ? "biased" : "ok");
+  stat_num(o, "ratio", v->ratio[0]);
+  stat_num(o, "kernel_ratio", v->ratio[1]);
+  cJSON *iv = cJSON_AddArrayToObject(o, "interval");
+  cJSON *kv = cJSON_AddArrayToObject(o, "kernel_interval");
+  for (int i = 0; i < 2; i++) {
+    double a = i ? v->hi[0] : v->lo[0], b = i ? v->hi[1] : v->lo[1];
+    cJSON_AddItemToArray(iv, isfinite(a) ? cJSON_CreateNumber(a) : cJSON_CreateNull());
+    cJSON_AddItemToArray(kv, isfinite(b) ? cJSON_CreateNumber(b) : cJSON_CreateNull());
+  }
+  cJSON_AddNumberToObject(o, "threshold", v->threshold);
+  cJSON_AddStringToObject(o, "reason", v->reason);
+  cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
+  for (int i = 0; i < r->ncanary; i++) cJSON_AddItemToArray(rounds, canary_round_to_json(&r->canary[i]));
+  return o;
+}

@@ -66,7 +66,34 @@ int decide_rule_known(const char *name);
  * clock_skew 0.02, throttle_mhz 0 (off), max_screened 4. */
 void decide_defaults(decide_opts *o);
 
+/* The canary's verdict on one measure process (docs/DECISIONS.md, "The canary"): on each
+ * instrument, the mean over the input sets of each set's median ratio copy/best, with a 95%
+ * interval. The process is biased when, on either instrument, the estimate is further from 1
+ * than `threshold` AND the interval excludes 1 (the bias is real, and large enough to matter:
+ * a restart costs a second, a biased process costs wrong verdicts). */
+typedef struct canary_verdict {
+  int child;                  /* the measure process (result.child) */
+  int n;                      /* rounds */
+  double ratio[2];            /* [0] event span, [1] kernel time (NAN when not measured) */
+  double lo[2], hi[2];        /* each estimate's 95% interval */
+  double threshold;
+  int biased;
+  char reason[512];
+} canary_verdict;
+
+void decide_canary(double threshold, int input_sets, const result *r, canary_verdict *v);
+/* Turn *d into the refusal of a result that may not be decided: its process's canary found a
+ * bias (cv biased), or no canary has cleared its process (cv NULL or without rounds). The
+ * coordinator measures such a candidate again; `tunefarm verify` recomputes the same words. */
+void decide_untrusted(decision *d, const canary_verdict *cv, int child);
+
+/* The ledger's "canary" object: the verdict and every round. */
+cJSON *canary_to_json(const canary_verdict *v, const result *r);
+
 /* Statistics helpers, exposed for tests. */
 double stats_median(const double *x, int n); /* copies; NAN for n == 0 */
+/* The distribution-free interval of the median of x[0..n) at 95%: order statistics k and
+ * n + 1 - k with P(Bin(n, 1/2) < k) <= 0.025. -inf and inf when n < 6. */
+void stats_median_interval(const double *x, int n, double *lo, double *hi);
 
 #endif

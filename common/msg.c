@@ -268,7 +268,20 @@ static cJSON *measure_to_json(const measure_opts *m) {
   cJSON_AddBoolToObject(o, "flush_l2", m->flush_l2);
   cJSON_AddNumberToObject(o, "deadline_s", m->deadline_s);
   cJSON_AddNumberToObject(o, "seed", (double)m->seed);
+  cJSON_AddStringToObject(o, "layout", measure_layout_names[m->layout]);
+  cJSON_AddStringToObject(o, "code", measure_code_names[m->code]);
+  cJSON_AddStringToObject(o, "order", measure_order_names[m->order]);
   return o;
+}
+
+/* The index of a name in a NULL-terminated table; dflt when absent, -1 when unknown. */
+static int choice_of(const cJSON *o, const char *key, const char *const *names, int dflt) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!it) return dflt;
+  if (!cJSON_IsString(it)) return -1;
+  for (int i = 0; names[i]; i++)
+    if (strcmp(names[i], it->valuestring) == 0) return i;
+  return -1;
 }
 
 static void measure_from_json(const cJSON *o, measure_opts *m) {
@@ -279,6 +292,9 @@ static void measure_from_json(const cJSON *o, measure_opts *m) {
   m->flush_l2 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "flush_l2"));
   m->deadline_s = num_or(o, "deadline_s", 120);
   m->seed = (unsigned long long)int_or(o, "seed", 1, 0, 1LL << 53);
+  m->layout = choice_of(o, "layout", measure_layout_names, LAYOUT_SHARED);
+  m->code = choice_of(o, "code", measure_code_names, CODE_SHARED);
+  m->order = choice_of(o, "order", measure_order_names, ORDER_ROTATE);
 }
 
 cJSON *decide_opts_to_json(const decide_opts *d) {
@@ -427,6 +443,8 @@ cJSON *job_to_json(const job *j) {
   cJSON_AddNumberToObject(o, "tolerance", j->tolerance);
   cJSON_AddItemToObject(o, "measure", measure_to_json(&j->measure));
   cJSON_AddItemToObject(o, "decide", decide_opts_to_json(&j->decide));
+  if (j->canary_rounds > 0) cJSON_AddNumberToObject(o, "canary_rounds", j->canary_rounds);
+  if (j->fresh_child) cJSON_AddBoolToObject(o, "fresh_child", 1);
   return o;
 }
 
@@ -461,6 +479,15 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
   if (j->measure.rounds < 1 || j->measure.rounds > MSG_MAX_ROUNDS || j->measure.samples < 1 ||
       j->measure.input_sets < 1 || j->measure.input_sets > 8 || j->measure.burn_in < 0)
     return tf_fail(e, TF_EXIT_INPUT, "job: 'measure' out of range");
+  if (j->measure.layout < 0 || j->measure.code < 0 || j->measure.order < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'measure.layout', 'measure.code' or 'measure.order' "
+                                     "is not a known name");
+  j->canary_rounds = cJSON_GetObjectItemCaseSensitive(o, "canary_rounds")
+                         ? INT_OR(o, "canary_rounds", -1) : 0;
+  if (j->canary_rounds < 0 || j->canary_rounds > MSG_MAX_CANARY)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'canary_rounds' must be an integer in [0, %d]",
+                   MSG_MAX_CANARY);
+  j->fresh_child = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fresh_child"));
   return 0;
 }
 
@@ -528,6 +555,40 @@ int round_from_json(const cJSON *o, round_rec *r) {
   return isfinite(r->us[0]) && isfinite(r->us[1]) && isfinite(r->us[2]) ? 0 : -1;
 }
 
+cJSON *canary_round_to_json(const canary_round *c) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *order = cJSON_AddArrayToObject(o, "order");
+  cJSON_AddItemToArray(order, cJSON_CreateString(c->copy_first ? "copy" : "best"));
+  cJSON_AddItemToArray(order, cJSON_CreateString(c->copy_first ? "best" : "copy"));
+  static const char *const keys[2][2] = {{"best_us", "copy_us"},
+                                         {"best_kernel_us", "copy_kernel_us"}};
+  for (int i = 0; i < 2; i++) cJSON_AddNumberToObject(o, keys[0][i], c->us[i]);
+  for (int i = 0; i < 2; i++) {
+    if (c->kernel_us[i] >= 0)
+      cJSON_AddNumberToObject(o, keys[1][i], c->kernel_us[i]);
+    else
+      cJSON_AddNullToObject(o, keys[1][i]);
+  }
+  return o;
+}
+
+int canary_round_from_json(const cJSON *o, canary_round *c) {
+  memset(c, 0, sizeof *c);
+  const cJSON *order = cJSON_GetObjectItemCaseSensitive(o, "order");
+  const char *first = cJSON_GetStringValue(cJSON_GetArrayItem(order, 0));
+  if (!cJSON_IsArray(order) || cJSON_GetArraySize(order) != 2 || !first ||
+      (strcmp(first, "best") && strcmp(first, "copy")))
+    return -1;
+  c->copy_first = strcmp(first, "copy") == 0;
+  c->us[0] = num_or(o, "best_us", NAN);
+  c->us[1] = num_or(o, "copy_us", NAN);
+  const cJSON *kb = cJSON_GetObjectItemCaseSensitive(o, "best_kernel_us");
+  const cJSON *kc = cJSON_GetObjectItemCaseSensitive(o, "copy_kernel_us");
+  c->kernel_us[0] = cJSON_IsNumber(kb) ? kb->valuedouble : -1.0;
+  c->kernel_us[1] = cJSON_IsNumber(kc) ? kc->valuedouble : -1.0;
+  return isfinite(c->us[0]) && isfinite(c->us[1]) ? 0 : -1;
+}
+
 cJSON *result_to_json(const result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "type", "result");
@@ -544,6 +605,11 @@ cJSON *result_to_json(const result *r) {
   cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
   cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
+  if (r->child > 0) cJSON_AddNumberToObject(o, "child", r->child);
+  if (r->ncanary > 0) {
+    cJSON *c = cJSON_AddArrayToObject(o, "canary");
+    for (int i = 0; i < r->ncanary; i++) cJSON_AddItemToArray(c, canary_round_to_json(&r->canary[i]));
+  }
   return o;
 }
 
@@ -573,6 +639,15 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
     if (round_from_json(it, &r->rounds[r->nrounds]))
       return tf_fail(e, TF_EXIT_FAIL, "result: round %d is malformed", r->nrounds);
     r->nrounds++;
+  }
+  r->child = INT_OR(o, "child", 0);
+  const cJSON *canary = cJSON_GetObjectItemCaseSensitive(o, "canary");
+  if (canary && !cJSON_IsArray(canary)) return tf_fail(e, TF_EXIT_FAIL, "result: 'canary' not an array");
+  cJSON_ArrayForEach(it, canary) {
+    if (r->ncanary == MSG_MAX_CANARY) return tf_fail(e, TF_EXIT_FAIL, "result: too many canary rounds");
+    if (canary_round_from_json(it, &r->canary[r->ncanary]))
+      return tf_fail(e, TF_EXIT_FAIL, "result: canary round %d is malformed", r->ncanary);
+    r->ncanary++;
   }
   return 0;
 }

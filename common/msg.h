@@ -81,6 +81,8 @@ typedef struct job {
   double tolerance;
   measure_opts measure;
   decide_opts decide;
+  int canary_rounds;           /* >0: run the A/A canary first, this many paired rounds */
+  int fresh_child;             /* 1: the worker measures this job in a fresh measure process */
 } job;
 
 /* Build the job for one generation of campaign c (geometry evaluated, sim times computed):
@@ -117,6 +119,16 @@ typedef struct round_rec {
   int screened;                  /* 1: rejected by the clock screen and run again (kept for audit) */
 } round_rec;
 
+#define MSG_MAX_CANARY 64
+
+/* One paired round of the canary: best in its own place and a second loaded copy of best in
+ * new's place (new's buffers, new's code addresses), in alternating order. */
+typedef struct canary_round {
+  int copy_first;                /* 1: the copy ran first in this round */
+  double us[2];                  /* median event span: [0] best, [1] the copy */
+  double kernel_us[2];           /* median CUPTI kernel time; <0 if unavailable */
+} canary_round;
+
 typedef struct result {
   long long id;
   result_status status;
@@ -130,12 +142,19 @@ typedef struct result {
   double compile_ms;
   int cache_hit;
   double wall_s;
+  int child;                     /* the measure process: the worker's count of children started
+                                  * (1, 2, ...); 0 when measured outside a worker */
+  int ncanary;                   /* canary rounds (0: the job asked for none) */
+  canary_round canary[MSG_MAX_CANARY];
 } result;
 
 /* One round as the ledger writes it: {"order": [...], "best_us": ..., "best_kernel_us": ..., "sm_mhz": [..]}. */
 cJSON *round_to_json(const round_rec *r);
 int round_from_json(const cJSON *o, round_rec *r); /* 0, or -1 if malformed */
 cJSON *decide_opts_to_json(const decide_opts *d);
+
+cJSON *canary_round_to_json(const canary_round *c);
+int canary_round_from_json(const cJSON *o, canary_round *c); /* 0, or -1 if malformed */
 
 cJSON *result_to_json(const result *r);
 int result_from_json(const cJSON *o, result *r, tf_err *e);

@@ -450,7 +450,8 @@ static void check_arms(const backend_ops *ops, void *self, const job *j, const c
       tf_err e = {0};
       char name[512], msg[128];
       spec_config_str(&c->tmpl, cfg[a], name, sizeof name);
-      if (ops->check(self, a, set, &err, &e)) {
+      placement p = placement_of(&j->measure, 0, a);
+      if (ops->check(self, &p, set, &err, &e)) {
         *sticky = e.code == BACKEND_STICKY;
         add_failure(t, name, e.msg, "");
       } else if (!(err <= j->tolerance)) {

@@ -30,9 +30,9 @@
 /* What measure_unit needs from whatever launches the arms. */
 typedef struct bench_runner {
   void *self;
-  int (*check)(void *self, int slot, int set, double *rel_err, tf_err *e);
-  int (*sample)(void *self, int slot, int set, int samples, double *us, double *kernel_us,
-                tf_err *e);
+  int (*check)(void *self, const placement *p, int set, double *rel_err, tf_err *e);
+  int (*sample)(void *self, const placement *p, int set, int samples, double *us,
+                double *kernel_us, tf_err *e);
   int input_sets;
   int burn_in;
   double tolerance;
@@ -62,7 +62,8 @@ static int gate(const bench_runner *u, bench_arm *slot[ARM_COUNT], tf_err *e) {
     a->rel_err = NAN; /* until a check succeeds: an arm whose check failed shows none */
     for (int set = 0, seen = 0; set < u->input_sets && a->status == BENCH_PENDING; set++) {
       double err = 0.0;
-      if (u->check(u->self, k, set, &err, e)) {
+      placement p = {.arm = k}; /* the bench's jobs share one buffer slot and one module */
+      if (u->check(u->self, &p, set, &err, e)) {
         if (arm_failed(a, "check", e)) return -1;
         tf_err_clear(e);
         continue;
@@ -95,7 +96,8 @@ static int run_round(const bench_runner *u, bench_arm *slot[ARM_COUNT], int i, i
     bench_arm *a = slot[k];
     double us = 0.0, kus = -1.0;
     if (!a || a->status != BENCH_PENDING) continue;
-    if (u->sample(u->self, k, i % u->input_sets, samples, &us, &kus, e)) {
+    placement pl = {.arm = k};
+    if (u->sample(u->self, &pl, i % u->input_sets, samples, &us, &kus, e)) {
       if (arm_failed(a, "sampling", e)) return -1;
       tf_err_clear(e);
       continue;
@@ -156,6 +158,9 @@ static int build_job(const bench *b, const bench_opts *o, const int slots[ARM_CO
       return -1;
   }
   j->measure.flush_l2 = 1; /* whatever the campaign says: the bench always flushes */
+  j->measure.layout = LAYOUT_SHARED; /* and measures as the farm does by default */
+  j->measure.code = CODE_SHARED;
+  j->canary_rounds = 0;
   j->measure.rounds = o->rounds;
   j->measure.samples = o->samples;
   return 0;
@@ -220,14 +225,15 @@ static int run_job(bench *b, const bench_opts *o, const backend_ops *ops, void *
 
 /* ---------------------------------------------------------------- cuBLAS */
 
-static int cublas_check_slot(void *self, int slot, int set, double *rel_err, tf_err *e) {
-  (void)slot;
+static int cublas_check_slot(void *self, const placement *p, int set, double *rel_err,
+                             tf_err *e) {
+  (void)p;
   return cublas_sgemm_check(self, set, rel_err, e);
 }
 
-static int cublas_sample_slot(void *self, int slot, int set, int samples, double *us,
+static int cublas_sample_slot(void *self, const placement *p, int set, int samples, double *us,
                               double *kernel_us, tf_err *e) {
-  (void)slot;
+  (void)p;
   return cublas_sgemm_sample(self, set, samples, us, kernel_us, e);
 }
 

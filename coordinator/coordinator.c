@@ -50,6 +50,17 @@ typedef struct search {
   int duel;            /* the candidate in flight is the segment's duel */
   int dueled;          /* this segment's duel has been decided */
   char seg_why[160];   /* why the segment stalled, for the record after its duel */
+  /* The canary (docs/DECISIONS.md): a generation is decided only from a measure process
+   * whose A/A canary found no bias; the job in flight as sent, for its ledger record. */
+  cJSON *sent;
+  int vetted_child;    /* the process the last canary cleared; 0: none in this run */
+  int canary_due;      /* the next job runs the canary first */
+  int fresh_due;       /* the next job runs in a fresh measure process */
+  int since_canary;    /* generations measured since the last canary */
+  int since_fresh;     /* generations measured in this process (search.fresh_every) */
+  int biased_in_row;   /* canaries in a row that found their process biased */
+  int again;           /* measure the candidate again: the process it ran in was not trusted */
+  int canaries, biased, untrusted;
 } search;
 
 typedef struct farm {
@@ -60,6 +71,7 @@ typedef struct farm {
   int nsearch;
   search *s;
   long long next_id;
+  char run[32];        /* when this run began: with a record's child, names its measure process */
 } farm;
 
 static double wall_s(void) {
@@ -163,7 +175,7 @@ static void add_exact(cJSON *o, const char *key, double v) {
 }
 
 static cJSON *measured_record(const farm *f, search *s, const result *r, const decision *d,
-                              const cJSON *jobj) {
+                              const canary_verdict *cv, int untrusted, const cJSON *jobj) {
   cJSON *rec = base_record(f, s, &s->cand);
   cJSON *rounds = cJSON_AddArrayToObject(rec, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
@@ -189,7 +201,13 @@ static cJSON *measured_record(const farm *f, search *s, const result *r, const d
   cJSON_AddNumberToObject(rec, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(rec, "cache_hit", r->cache_hit);
   cJSON_AddNumberToObject(rec, "wall_s", r->wall_s);
-  cJSON_AddItemToObject(rec, "job", cJSON_Duplicate(jobj, 1));
+  if (r->child > 0) {
+    cJSON_AddNumberToObject(rec, "child", r->child);
+    cJSON_AddStringToObject(rec, "run", f->run);
+  }
+  if (r->ncanary > 0) cJSON_AddItemToObject(rec, "canary", canary_to_json(cv, r));
+  if (untrusted) cJSON_AddBoolToObject(rec, "untrusted", 1);
+  cJSON_AddItemToObject(rec, "job", cJSON_Duplicate(jobj, 1)); /* last: the record's longest part */
   return rec;
 }
 
@@ -235,15 +253,23 @@ static int record_static_refusal(farm *f, search *s, int bad, tf_err *e) {
 static int send_job(farm *f, search *s, tf_err *e) {
   static job j;
   if (job_build(&j, &f->c, f->next_id, s->generation + 1, &s->best, &s->cand, e)) return -1;
+  j.canary_rounds = s->canary_due ? f->c.canary.rounds : 0;
+  j.fresh_child = s->fresh_due;
   cJSON *msg = job_to_json(&j);
   int rc = mpimsg_send(f->comm, s->rank, TAG_JOB, msg, e);
-  cJSON_Delete(msg);
-  if (rc == 0) {
-    s->busy = 1;
-    s->job_id = f->next_id++;
-    if (s->t_first == 0) s->t_first = wall_s();
+  if (rc) {
+    cJSON_Delete(msg);
+    return rc;
   }
-  return rc;
+  cJSON_Delete(s->sent);
+  s->sent = msg;
+  s->busy = 1;
+  s->job_id = f->next_id++;
+  s->canary_due = s->fresh_due = 0;
+  if (j.canary_rounds) s->since_canary = 0;
+  if (j.fresh_child) s->since_fresh = 0;
+  if (s->t_first == 0) s->t_first = wall_s();
+  return 0;
 }
 
 static int next_job(farm *f, search *s, tf_err *e);
@@ -318,6 +344,10 @@ static int next_job(farm *f, search *s, tf_err *e) {
   const search_opts *so = &f->c.search;
   char why[160];
   if (s->done || s->busy) return 0;
+  if (s->again) { /* measured where no canary vouched for the process: not a decision */
+    s->again = 0;
+    return send_job(f, s, e);
+  }
   if (s->duel && s->requeues > 0) return send_job(f, s, e); /* a noisy duel, even past the budget */
   if (s->measured >= so->budget) {
     snprintf(why, sizeof why, "budget of %d generations spent", so->budget);
@@ -404,6 +434,48 @@ static void print_decision(const farm *f, const search *s, const decision *d) {
            s->generation, change, d->median_ratio, decision_names[d->kind], d->reason);
 }
 
+/* What the coming jobs need: a canary after every fresh process and every canary.every
+ * generations, a fresh process every search.fresh_every generations. */
+static void schedule(farm *f, search *s, const result *r) {
+  const canary_opts *k = &f->c.canary;
+  s->since_canary++;
+  s->since_fresh++;
+  if (f->c.search.fresh_every > 0 && s->since_fresh >= f->c.search.fresh_every)
+    s->fresh_due = 1;
+  if (k->rounds > 0 && (s->fresh_due || r->status == RESULT_FAULT ||
+                        (k->every > 0 && s->since_canary >= k->every)))
+    s->canary_due = 1; /* after a fault the worker measures in a fresh process */
+}
+
+/* May this result be decided? Not when its process's canary found a bias, nor when no canary
+ * has cleared the process that measured it (one started in place of a dead one). Then the
+ * decision becomes a refusal, the candidate is measured again, and a biased process is
+ * replaced. Returns 1 when the result is not trusted. */
+static int judge_process(farm *f, search *s, const result *r, const canary_verdict *cv,
+                         decision *d) {
+  const canary_opts *k = &f->c.canary;
+  if (r->ncanary > 0) {
+    s->canaries++;
+    if (cv->biased || r->child != s->vetted_child) /* a process's first verdict, or a bias */
+      progress(f, "[gpu%d %.12s] %s\n", s->dev.ordinal, s->dev.uuid, cv->reason);
+    if (!cv->biased) {
+      s->vetted_child = r->child;
+      s->biased_in_row = 0;
+    } else {
+      s->biased++;
+      s->biased_in_row++;
+      s->vetted_child = 0;
+      s->fresh_due = 1;
+    }
+  }
+  if (k->rounds == 0 || r->status != RESULT_OK || !r->correct) return 0;
+  if (r->ncanary > 0 && !cv->biased) return 0;
+  if (r->ncanary == 0 && r->child == s->vetted_child) return 0;
+  decide_untrusted(d, cv, r->child);
+  s->canary_due = 1;
+  return 1;
+}
+
 static search *search_of_rank(farm *f, int rank) {
   for (int i = 0; i < f->nsearch; i++)
     if (f->s[i].rank == rank && f->s[i].usable) return &f->s[i];
@@ -412,7 +484,6 @@ static search *search_of_rank(farm *f, int rank) {
 
 static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
   static result r;
-  static job j;
   search *s = search_of_rank(f, from);
   if (!s || !s->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
   tf_err bad = {0};
@@ -426,17 +497,30 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
     result_fault(&r, s->job_id, s->dev.uuid,
                  "the result was measured on %s, not on this search's device", r.device);
   s->busy = 0;
-  s->measured++;
   decision d;
   if (decide(&f->c.decide, &r, &d))
     return tf_fail(e, TF_EXIT_FAIL, "unknown rule '%s'", f->c.decide.rule);
-  if (job_build(&j, &f->c, r.id, s->generation + 1, &s->best, &s->cand, e)) return -1;
-  cJSON *jobj = job_to_json(&j);
-  cJSON *rec = measured_record(f, s, &r, &d, jobj);
-  cJSON_Delete(jobj);
+  canary_verdict cv;
+  decide_canary(f->c.canary.threshold, f->c.measure.input_sets, &r, &cv);
+  int untrusted = judge_process(f, s, &r, &cv, &d);
+  schedule(f, s, &r);
+  cJSON *rec = measured_record(f, s, &r, &d, &cv, untrusted, s->sent);
   int rc = append(f, s, rec, e);
-  if (rc == 0) {
-    print_decision(f, s, &d);
+  if (rc == 0) print_decision(f, s, &d);
+  if (rc == 0 && untrusted) {
+    s->refused++;
+    s->untrusted++;
+    s->again = 1;
+    if (s->biased_in_row > f->c.canary.max_restarts) {
+      char why[160];
+      snprintf(why, sizeof why, "the canary found %d measure processes in a row biased beyond "
+               "%.2f%%: this GPU's verdicts cannot be trusted", s->biased_in_row,
+               100.0 * f->c.canary.threshold);
+      s->again = 0;
+      rc = end_search(f, s, why, e);
+    }
+  } else if (rc == 0) {
+    s->measured++;
     count_decision(f, s, &r, &d);
   }
   decision_release(&d);
@@ -521,6 +605,17 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
     s->refused++; /* a static refusal: no measurement */
     return 0;
   }
+  const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(rec, "canary"), "verdict"));
+  if (verdict) s->biased_in_row = strcmp(verdict, "biased") == 0 ? s->biased_in_row + 1 : 0;
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "untrusted"))) { /* as on_result */
+    s->cand = cand;
+    s->refused++;
+    s->untrusted++;
+    s->again = 1;
+    return 0;
+  }
+  s->again = 0;
   s->measured++;
   int kept = strcmp(dec->valuestring, "keep") == 0 && !x->f->c.search.fixed;
   int noisy = strcmp(dec->valuestring, "refused") == 0;
@@ -605,6 +700,7 @@ static int replay_one(void *ctx, const cJSON *rec) {
 static int open_search(farm *f, search *s, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   if (begin_segment(f, s, 0, &f->c.start, e)) return -1; /* segment 0: the campaign's start */
+  s->canary_due = f->c.canary.rounds > 0; /* every run begins in fresh processes */
   if (ledger_open(&s->l, &lo, &f->c, &s->dev, e)) return -1;
   replay_ctx x = {f, s, e};
   if (ledger_replay(s->l, replay_one, &x, e)) return -1;
@@ -689,6 +785,9 @@ static void summary(const farm *f) {
     double span = s->t_first > 0 && s->t_end > s->t_first ? s->t_end - s->t_first : wall;
     fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, span,
             span > 0 ? 3600.0 * n / span : 0.0);
+    if (s->canaries > 0 || s->untrusted > 0)
+      fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
+              "measured again", s->canaries, s->biased, s->untrusted);
     fprintf(out, "\n    ended: %s\n    ledger: %s\n", s->end_reason, ledger_path(s->l));
   }
 }
@@ -697,6 +796,7 @@ static void release(farm *f) {
   for (int i = 0; i < f->nsearch; i++) {
     if (f->s[i].l) ledger_close(f->s[i].l);
     tried_release(&f->s[i].tried);
+    cJSON_Delete(f->s[i].sent);
   }
   free(f->s);
   campaign_release(&f->c);
@@ -704,6 +804,7 @@ static void release(farm *f) {
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   farm f = {.comm = comm, .o = o, .next_id = 1, .t0 = wall_s()};
+  now_iso(f.run, sizeof f.run);
   int size;
   MPI_Comm_size(comm, &size);
   f.nsearch = size - 1;

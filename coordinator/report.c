@@ -14,10 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/decide.h"
 #include "common/err.h"
+#include "common/jsonio.h" /* defines: jsonio_whole */
 #include "common/msg.h"
 #include "coordinator/ledger.h"
-#include "common/jsonio.h" /* defines: jsonio_whole */
+#include "coordinator/study.h"
 
 #define REASON_TOP 3
 
@@ -34,7 +36,7 @@ typedef struct reason_group {
   size_t first;   /* order of first appearance: ties are listed in it */
 } reason_group;
 
-/* The generations that ended in one decision, and why. */
+/* The generations that ended in one dec, and why. */
 typedef struct outcome {
   const char *name;
   int count;
@@ -43,6 +45,20 @@ typedef struct outcome {
 } outcome;
 
 enum { OUT_REJECT, OUT_REFUSED, OUT_AMBIGUOUS, OUT_OTHER, OUT_COUNT };
+
+/* One measure process (a run's child): its latest canary and, in an A/A study, the ratios
+ * new/best of every round it measured (both arms the same configuration). */
+typedef struct process_row {
+  char run[32];
+  int child;
+  int generations;            /* measured generations, the untrusted ones included */
+  int canaries;
+  double canary[2], lo[2], hi[2]; /* the latest canary: median ratio and 95% interval */
+  char verdict[16];           /* of the latest canary; "" when none ran */
+  double *aa[2];              /* A/A rounds: [0] event span, [1] kernel time (NAN if absent) */
+  int naa, capaa;
+  int keeps, decided;         /* A/A: keeps among the decided (trusted) generations */
+} process_row;
 
 typedef struct ledger_sum {
   const char *path;
@@ -57,6 +73,9 @@ typedef struct ledger_sum {
   int ended;
   char end_reason[512];
   int restarts;           /* "restart" records: searches begun again from a random point */
+  process_row *procs;
+  size_t nprocs, capprocs;
+  int aa;                 /* every measured generation compared a configuration with itself */
 } ledger_sum;
 
 typedef struct path_list {
@@ -247,7 +266,7 @@ static int outcome_add(outcome *oc, const char *reason) {
 /* ---------------------------------------------------------------- reading */
 
 static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double before, double after,
-                    const char *decision) {
+                    const char *outcome_name) {
   if (s->nkeeps == s->capkeeps) {
     size_t cap = s->capkeeps ? s->capkeeps * 2 : 8;
     keep_row *k = realloc(s->keeps, cap * sizeof *k);
@@ -270,7 +289,78 @@ static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double befor
   k->before_us = before;
   k->after_us = after;
   k->ratio = num_or_nan(rec, "median_ratio");
-  snprintf(k->decision, sizeof k->decision, "%s", decision);
+  snprintf(k->decision, sizeof k->decision, "%s", outcome_name);
+  return 0;
+}
+
+static process_row *process_of(ledger_sum *s, const cJSON *rec) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "child");
+  const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "run"));
+  int child = cJSON_IsNumber(c) && c->valuedouble >= 0 && c->valuedouble < 1e9 ? (int)c->valuedouble : 0;
+  for (size_t i = 0; i < s->nprocs; i++)
+    if (s->procs[i].child == child && strcmp(s->procs[i].run, run ? run : "") == 0)
+      return &s->procs[i];
+  if (s->nprocs == s->capprocs) {
+    size_t cap = s->capprocs ? s->capprocs * 2 : 8;
+    process_row *p = realloc(s->procs, cap * sizeof *p);
+    if (!p) return NULL;
+    s->procs = p;
+    s->capprocs = cap;
+  }
+  process_row *p = &s->procs[s->nprocs++];
+  memset(p, 0, sizeof *p);
+  snprintf(p->run, sizeof p->run, "%s", run ? run : "");
+  p->child = child;
+  for (int k = 0; k < 2; k++) p->canary[k] = p->lo[k] = p->hi[k] = NAN;
+  return p;
+}
+
+static int aa_push(process_row *p, double span, double kernel) {
+  if (p->naa == p->capaa) {
+    int cap = p->capaa ? 2 * p->capaa : 64;
+    for (int k = 0; k < 2; k++) {
+      double *v = realloc(p->aa[k], (size_t)cap * sizeof *v);
+      if (!v) return -1;
+      p->aa[k] = v;
+    }
+    p->capaa = cap;
+  }
+  p->aa[0][p->naa] = span;
+  p->aa[1][p->naa] = kernel;
+  p->naa++;
+  return 0;
+}
+
+/* What one measured generation says about the process that measured it. */
+static int process_add(ledger_sum *s, const cJSON *rec, int aa, int keep) {
+  process_row *p = process_of(s, rec);
+  if (!p) return -1;
+  p->generations++;
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "canary");
+  if (c) {
+    static const char *const keys[2][2] = {{"ratio", "interval"},
+                                           {"kernel_ratio", "kernel_interval"}};
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "verdict"));
+    p->canaries++;
+    snprintf(p->verdict, sizeof p->verdict, "%s", v ? v : "?");
+    for (int k = 0; k < 2; k++) {
+      const cJSON *iv = cJSON_GetObjectItemCaseSensitive(c, keys[k][1]);
+      const cJSON *lo = cJSON_GetArrayItem(iv, 0), *hi = cJSON_GetArrayItem(iv, 1);
+      p->canary[k] = num_or_nan(c, keys[k][0]);
+      p->lo[k] = cJSON_IsNumber(lo) ? lo->valuedouble : NAN;
+      p->hi[k] = cJSON_IsNumber(hi) ? hi->valuedouble : NAN;
+    }
+  }
+  if (!aa || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "untrusted"))) return 0;
+  p->decided++;
+  p->keeps += keep;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(rec, "rounds")) {
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "screened"))) continue;
+    double b = num_or_nan(r, "best_us"), n = num_or_nan(r, "new_us");
+    double kb = num_or_nan(r, "best_kernel_us"), kn = num_or_nan(r, "new_kernel_us");
+    if (aa_push(p, n / b, kn / kb)) return -1;
+  }
   return 0;
 }
 
@@ -284,29 +374,35 @@ static int generation(ledger_sum *s, long line, const cJSON *rec, tf_err *e) {
   if (!cJSON_IsString(d))
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'decision' %s", s->path, line,
                    d ? "must be a string" : "is missing");
-  const char *decision = d->valuestring;
+  const char *dec = d->valuestring;
   const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(rec, "rounds");
   const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
   const char *why = cJSON_IsString(reason) ? reason->valuestring : NULL;
   double before = ledger_rounds_median(rounds, "best_us");
   double after = ledger_rounds_median(rounds, "new_us");
-  int keep = strcmp(decision, "keep") == 0;
+  int keep = strcmp(dec, "keep") == 0;
 
   s->generations++;
   if (cJSON_IsArray(rounds)) s->rounds += cJSON_GetArraySize(rounds);
+  const cJSON *change = cJSON_GetObjectItemCaseSensitive(rec, "change");
+  int aa = cJSON_IsObject(change) && cJSON_GetArraySize(change) == 0;
+  if (cJSON_GetObjectItemCaseSensitive(rec, "status")) { /* measured, not statically refused */
+    s->aa = s->aa && aa;
+    if (process_add(s, rec, aa, keep)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  }
   if (isnan(s->start_us) && !isnan(before)) s->start_us = before;
   if (ledger_best_add(&s->best, gen, rec)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   int rc;
   if (keep)
-    rc = add_keep(s, gen, rec, before, after, decision);
-  else if (strcmp(decision, "reject") == 0)
+    rc = add_keep(s, gen, rec, before, after, dec);
+  else if (strcmp(dec, "reject") == 0)
     rc = outcome_add(&s->out[OUT_REJECT], why);
-  else if (strcmp(decision, "refused") == 0)
+  else if (strcmp(dec, "refused") == 0)
     rc = outcome_add(&s->out[OUT_REFUSED], why);
-  else if (strcmp(decision, "ambiguous") == 0)
+  else if (strcmp(dec, "ambiguous") == 0)
     rc = outcome_add(&s->out[OUT_AMBIGUOUS], why);
   else
-    rc = outcome_add(&s->out[OUT_OTHER], decision);
+    rc = outcome_add(&s->out[OUT_OTHER], dec);
   return rc ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
 }
 
@@ -342,12 +438,18 @@ static void sum_init(ledger_sum *s, const char *path) {
   memset(s, 0, sizeof *s);
   s->path = path;
   s->start_us = NAN;
+  s->aa = 1;
   ledger_best_init(&s->best);
   for (int i = 0; i < OUT_COUNT; i++) s->out[i].name = names[i];
 }
 
 static void sum_release(ledger_sum *s) {
   free(s->keeps);
+  for (size_t i = 0; i < s->nprocs; i++) {
+    free(s->procs[i].aa[0]);
+    free(s->procs[i].aa[1]);
+  }
+  free(s->procs);
   ledger_best_release(&s->best);
   for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
 }
@@ -391,6 +493,53 @@ static void print_outcome(FILE *f, outcome *oc) {
   fputc('\n', f);
 }
 
+/* "+0.12% [-0.05%, +0.30%]" for a ratio and its interval, or a dash. */
+static const char *fmt_bias(char *buf, size_t len, double r, double lo, double hi) {
+  if (!isfinite(r))
+    snprintf(buf, len, "—");
+  else if (isfinite(lo) && isfinite(hi))
+    snprintf(buf, len, "%+.2f%% [%+.2f%%, %+.2f%%]", 100 * (r - 1), 100 * (lo - 1), 100 * (hi - 1));
+  else
+    snprintf(buf, len, "%+.2f%%", 100 * (r - 1));
+  return buf;
+}
+
+/* Every measure process of the ledger: what its canary said and, in an A/A study, the median
+ * of new/best over every round it measured, with the median's 95% interval. */
+static void print_processes(FILE *f, const ledger_sum *s) {
+  if (s->nprocs == 0) return;
+  fputs("Measure processes (canary: a second copy of best in new's place; A/A: new/best over "
+        "every round the process measured; bias = median ratio - 1, 95% interval):\n\n", f);
+  fprintf(f, "| run | child | generations | canary event span | canary kernel | verdict |%s\n",
+          s->aa ? " A/A rounds | A/A event span | A/A kernel | keeps |" : "");
+  fprintf(f, "|---|---:|---:|---:|---:|---|%s\n", s->aa ? "---:|---:|---:|---:|" : "");
+  for (size_t i = 0; i < s->nprocs; i++) {
+    const process_row *p = &s->procs[i];
+    char a[64], b[64];
+    fprintf(f, "| %s | %d | %d | %s | ", p->run[0] ? p->run : "—", p->child, p->generations,
+            fmt_bias(a, sizeof a, p->canary[0], p->lo[0], p->hi[0]));
+    fprintf(f, "%s | %s |", fmt_bias(b, sizeof b, p->canary[1], p->lo[1], p->hi[1]),
+            p->verdict[0] ? p->verdict : "none");
+    if (s->aa) {
+      fprintf(f, " %d |", p->naa);
+      for (int k = 0; k < 2; k++) {
+        double lo, hi, m = stats_median(p->aa[k], p->naa);
+        stats_median_interval(p->aa[k], p->naa, &lo, &hi);
+        fprintf(f, " %s |", fmt_bias(b, sizeof b, m, lo, hi));
+      }
+      fprintf(f, " %d of %d |", p->keeps, p->decided);
+    }
+    fputc('\n', f);
+  }
+  fputc('\n', f);
+  if (!s->aa) return;
+  long keeps = 0, n = 0;
+  for (size_t i = 0; i < s->nprocs; i++) keeps += s->procs[i].keeps, n += s->procs[i].decided;
+  fprintf(f, "- A/A false keeps: %ld of %ld decided generations (%.2f%%, 95%% upper bound "
+             "%.2f%%, Wilson)\n\n", keeps, n, n ? 100.0 * (double)keeps / (double)n : 0.0,
+          n ? 100.0 * study_wilson(keeps, n, 1) : 100.0);
+}
+
 static void print_section(FILE *f, ledger_sum *s) {
   char a[32], b[32], r[32];
   fputs("## ", f);
@@ -428,6 +577,7 @@ static void print_section(FILE *f, ledger_sum *s) {
                "decided by duels)\n", s->restarts);
   fprintf(f, "- ended: %s\n", s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "- generations: %lld, rounds recorded: %lld\n\n", s->generations, s->rounds);
+  print_processes(f, s);
 }
 
 static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/decide.h"
 #include "common/jsonio.h"
 #include "common/msg.h"
 #include "coordinator/ledger.h" /* defines: ledger_scan */
@@ -37,6 +38,22 @@ static int record_result(const cJSON *rec, result *r, char *why, size_t len) {
   return 0;
 }
 
+/* The canary's rounds and the process that measured them, when the record has them. */
+static int record_canary(const cJSON *rec, result *r, char *why, size_t len) {
+  const cJSON *it, *canary = cJSON_GetObjectItem(rec, "canary");
+  const cJSON *child = cJSON_GetObjectItem(rec, "child");
+  r->child = cJSON_IsNumber(child) && child->valuedouble >= 0 && child->valuedouble < 1e9
+                 ? (int)child->valuedouble : 0;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(canary, "rounds")) {
+    if (r->ncanary == MSG_MAX_CANARY || canary_round_from_json(it, &r->canary[r->ncanary])) {
+      snprintf(why, len, "canary round %d is malformed", r->ncanary);
+      return -1;
+    }
+    r->ncanary++;
+  }
+  return 0;
+}
+
 int verify_record(const cJSON *rec, decision *d, char *why, size_t len) {
   static result r;
   static job j;
@@ -46,11 +63,20 @@ int verify_record(const cJSON *rec, decision *d, char *why, size_t len) {
     snprintf(why, len, "its job: %s", e.msg);
     return -2;
   }
-  if (record_result(rec, &r, why, len)) return -2;
+  if (record_result(rec, &r, why, len) || record_canary(rec, &r, why, len)) return -2;
   if (decide(&j.decide, &r, d)) {
+    decision_release(d); /* decide fills d even when it refuses the rule */
     snprintf(why, len, "unknown rule '%s'", j.decide.rule);
     return -2;
   }
+  /* The canary's verdict is recomputed from its own rounds; that a process had no canary yet
+   * is a fact of the run, which the record states and the reason must match. */
+  const cJSON *canary = cJSON_GetObjectItem(rec, "canary");
+  canary_verdict cv;
+  const cJSON *thr = cJSON_GetObjectItem(canary, "threshold");
+  decide_canary(cJSON_IsNumber(thr) ? thr->valuedouble : 0.0, j.measure.input_sets, &r, &cv);
+  if (cJSON_IsTrue(cJSON_GetObjectItem(rec, "untrusted")) || (canary && cv.biased))
+    decide_untrusted(d, &cv, r.child);
   return 0;
 }
 

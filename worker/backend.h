@@ -17,6 +17,7 @@
 
 #include "common/err.h"
 #include "common/msg.h"
+#include "worker/placement.h"
 
 /* e->code for errors after which this process must not touch the device again. */
 #define BACKEND_STICKY 3
@@ -26,23 +27,27 @@
 typedef struct backend_opts {
   int ordinal;              /* device index among the visible ones */
   const char *cache_dir;    /* cubin cache; NULL: the default (common/cache.h) */
+  int instance;             /* which measure process this is for its worker (1, 2, ...; 0 when
+                             * standalone): the simulated device's placement draws from it */
 } backend_opts;
 
 typedef struct backend_ops {
   const char *name;
   int (*open)(void **self, const backend_opts *o, tf_err *e);
   int (*describe)(void *self, device_record *d, tf_err *e);
-  /* Compile (through the cache), load the three arms, allocate buffers and fill
-   * measure.input_sets input sets per arm from measure.seed. Sets r->compile_ms, r->cache_hit. */
+  /* Compile (through the cache), load placement_copies(j) copies of the module, allocate
+   * placement_slots(j) buffer slots of measure.input_sets input sets each, filled from
+   * measure.seed. Sets r->compile_ms, r->cache_hit. */
   int (*prepare)(void *self, const job *j, result *r, tf_err *e);
-  /* Poison the outputs, launch `arm` once on input set `set`, compare every output
-   * with the CPU reference: *rel_err = ||out - ref|| / ||ref|| (inf if any output is not finite). */
-  int (*check)(void *self, int arm, int set, double *rel_err, tf_err *e);
-  /* `samples` launches of `arm` on `set`, each between two events (L2 flushed
-   * before each when the job asks): medians of event span and kernel time, in
+  /* Poison the outputs, launch p's kernel once on input set `set` in p's place, compare every
+   * output with the CPU reference: *rel_err = ||out - ref|| / ||ref|| (inf if any output is
+   * not finite, or if the launch changed an input: the arms share their inputs). */
+  int (*check)(void *self, const placement *p, int set, double *rel_err, tf_err *e);
+  /* `samples` launches of p's kernel in p's place on `set`, each between two events (L2
+   * flushed before each when the job asks): medians of event span and kernel time, in
    * microseconds (*kernel_us < 0 when no kernel-time instrument is available). */
-  int (*sample)(void *self, int arm, int set, int samples, double *us, double *kernel_us,
-                tf_err *e);
+  int (*sample)(void *self, const placement *p, int set, int samples, double *us,
+                double *kernel_us, tf_err *e);
   /* SM clock now, MHz, and the clock-event reasons bit mask; 0 and 0 when unknown. */
   void (*clock)(void *self, double *mhz, unsigned long long *reasons);
   void (*finish)(void *self);

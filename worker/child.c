@@ -20,6 +20,7 @@
 typedef struct child_opts {
   const char *backend;
   int device;
+  int instance;
 } child_opts;
 
 const char *child_default_backend(char *why, size_t len) {
@@ -33,7 +34,7 @@ const char *child_default_backend(char *why, size_t len) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: tunefarm measure [--backend cuda|sim] [--device N]\n"
+          "usage: tunefarm measure [--backend cuda|sim] [--device N] [--instance N]\n"
           "\n"
           "Measure jobs on one device: one JSON object per line on stdin, one result per\n"
           "line on stdout. {\"type\":\"hello\"} answers with the device record. A ledger\n"
@@ -42,6 +43,9 @@ static void usage(FILE *f) {
           "  --backend B   cuda (the GPU) or sim (the simulated device); default: cuda\n"
           "                where a GPU is visible, else sim (said on stderr)\n"
           "  --device N    device ordinal among the visible ones (default 0)\n"
+          "  --instance N  which measure process of its worker this is (the worker\n"
+          "                counts them from 1; 0 standalone); results carry it as\n"
+          "                'child', and the simulated device draws its placement from it\n"
           "  -h, --help    this text\n"
           "Exit status: 0 at end of input, 2 bad usage, 3 after a job that left the\n"
           "device unusable or found no device (the result says why).\n");
@@ -50,11 +54,12 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, child_opts *o) {
   static const struct option longs[] = {{"backend", required_argument, 0, 'b'},
                                          {"device", required_argument, 0, 'd'},
+                                         {"instance", required_argument, 0, 'i'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "b:d:h", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:d:i:h", longs, NULL)) != -1) {
     char *end;
     switch (c) {
       case 'b': o->backend = optarg; break;
@@ -62,6 +67,14 @@ static int parse_args(int argc, char **argv, child_opts *o) {
         o->device = (int)strtol(optarg, &end, 10);
         if (*end || o->device < 0) {
           fprintf(stderr, "tunefarm measure: --device wants a non-negative integer, not '%s'\n",
+                  optarg);
+          return 2;
+        }
+        break;
+      case 'i':
+        o->instance = (int)strtol(optarg, &end, 10);
+        if (*end || !optarg[0] || o->instance < 0 || o->instance > 1000000000) {
+          fprintf(stderr, "tunefarm measure: --instance wants a non-negative integer, not '%s'\n",
                   optarg);
           return 2;
         }
@@ -100,7 +113,7 @@ static void reply_error(child_state *st, const char *msg) {
 
 static int ensure_open(child_state *st, const child_opts *o, tf_err *e) {
   if (st->open) return 0;
-  backend_opts bo = {.ordinal = o->device, .cache_dir = NULL};
+  backend_opts bo = {.ordinal = o->device, .cache_dir = NULL, .instance = o->instance};
   if (st->ops->open(&st->self, &bo, e)) return -1;
   if (st->ops->describe(st->self, &st->dev, e)) {
     st->ops->close(st->self);
@@ -140,6 +153,7 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
   int sticky = protocol_run(st->ops, st->self, &j, &r, &e) != 0;
   if (sticky) result_fault(&r, j.id, st->dev.uuid, "device error: %s", e.msg);
   snprintf(r.device, sizeof r.device, "%s", st->dev.uuid);
+  r.child = o->instance;
   reply(st, result_to_json(&r));
   return sticky;
 }
@@ -220,7 +234,7 @@ static void tie_to_parent(void) {
 }
 
 int child_main(int argc, char **argv) {
-  child_opts o = {.backend = NULL, .device = 0};
+  child_opts o = {.backend = NULL, .device = 0, .instance = 0};
   tie_to_parent();
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;

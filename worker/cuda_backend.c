@@ -6,14 +6,20 @@
  *     the device's exact sm_XY through the cubin cache (common/compile.h) and
  *     loaded with cudaLibraryLoadData; each arm is a cudaKernel_t launched with
  *     cudaLaunchKernel. Runtime API only: the binary never links libcuda.
- *   - every buffer is allocated per input set and per arm; inputs come from
+ *   - buffers are allocated per input set and per buffer slot (worker/placement.h:
+ *     one slot that every arm shares by default, one per arm in the layouts that
+ *     measure placement), each slot sized for the largest arm; inputs come from
  *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
  *     set sees identical data. The host copies and the CPU references (double)
  *     are kept across jobs of the same shape and seed: the reference is
  *     computed once per shape and set, not once per generation.
- * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs
- * (a kernel that scribbles on its inputs during timing cannot skew the check),
- * launches once and compares with the reference. sample times launches with
+ *   - a job that needs a second copy of the module (new's own code, or the
+ *     canary) loads the same cubin twice: two libraries, two sets of kernels.
+ * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs,
+ * launches once, compares with the reference, and reads the inputs back: the
+ * arms share their inputs, so an arm that writes into them fails its check
+ * (its error reads inf) instead of changing what the other arms are timed on.
+ * sample times launches with
  * two events each (L2 flushed before each when asked) and, for the same
  * launches, CUPTI kernel records (worker/cupti_timer.h). NVML gives clocks.
  *
@@ -28,6 +34,7 @@
 
 #include <cuda_runtime_api.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +54,7 @@
 #define CB_LOG_EXCERPT 900
 #define CB_FLUSH_MIN (1u << 20)
 
-enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8 };
+enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8, NOTE_SCRIBBLE = 16 };
 
 /* One kernel argument's storage, zeroed first so that a parameter wider than the value
  * (a long long where the spec says int) reads zeros above it. */
@@ -93,16 +100,18 @@ typedef struct cb_host {
 typedef struct cb_job {
   int active;
   job j;
-  compile_result cr; /* holds the cubin until the library is unloaded */
+  compile_result cr; /* holds the cubin until the libraries are unloaded */
   int have_cr;
-  cudaLibrary_t lib;
-  int have_lib;
+  cudaLibrary_t lib[PLACEMENT_MAX_COPIES];
+  int nlib;          /* copies of the module loaded */
+  int ncopies, nslots; /* what the job needs (worker/placement.h) */
+  cudaKernel_t kern[PLACEMENT_MAX_COPIES][ARM_COUNT];
   size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
-  cb_launch launch[CB_MAX_SETS][ARM_COUNT];
-  float *dev[CB_MAX_SETS][ARM_COUNT][SPEC_MAX_BUFFERS];
+  float *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
   void *flush;
   size_t flush_bytes;
   float *out_host; /* one arm's output, copied back */
+  float *in_host;  /* one input, read back after a check */
   sample_pool pool; /* events and scratch, kept for the job; kern: one record per sample */
 } cb_job;
 
@@ -146,12 +155,16 @@ static int cb_failed(cuda_backend *s, tf_err *e) {
   return -1;
 }
 
-static int cb_usable(cuda_backend *s, int arm, int set, tf_err *e) {
+static int cb_usable(cuda_backend *s, const placement *p, int set, tf_err *e) {
   if (s->sticky)
     return tf_fail(e, BACKEND_STICKY, "cuda device %d: the context is unusable after an earlier "
                                       "error", s->ordinal);
   if (!s->job.active) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no job prepared");
-  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no arm %d", arm);
+  if (p->arm < 0 || p->arm >= ARM_COUNT || p->code < 0 || p->code >= s->job.nlib ||
+      p->bufs < 0 || p->bufs >= s->job.nslots)
+    return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no arm %d in module copy %d and buffer slot "
+                   "%d (the job has %d and %d)", p->arm, p->code, p->bufs, s->job.nlib,
+                   s->job.nslots);
   if (set < 0 || set >= s->job.j.measure.input_sets)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no input set %d (the job has %d)", set,
                    s->job.j.measure.input_sets);
@@ -340,7 +353,7 @@ static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
  * cannot say. */
 static int cb_param_sizes(cuda_backend *s, int k, tf_err *e) {
   cb_job *b = &s->job;
-  const void *f = (const void *)b->launch[0][k].kern;
+  const void *f = (const void *)b->kern[0][k];
   size_t off = 0, size = 0;
   if (b->j.nargs == 0) return 0;
   if (cudaFuncGetParamInfo(f, 0, &off, &size) != cudaSuccess) {
@@ -372,10 +385,10 @@ static int cb_param_sizes(cuda_backend *s, int k, tf_err *e) {
 
 /* Resource limits of one loaded arm, checked against its geometry; the opt-in for large
  * dynamic shared memory. */
-static int cb_arm_limits(cuda_backend *s, int k, tf_err *e) {
+static int cb_arm_limits(cuda_backend *s, int copy, int k, tf_err *e) {
   cb_job *b = &s->job;
   const launch_geom *g = &b->j.arm[k].geom;
-  cudaKernel_t kern = b->launch[0][k].kern;
+  cudaKernel_t kern = b->kern[copy][k];
   struct cudaFuncAttributes fa;
   memset(&fa, 0, sizeof fa);
   /* Also forces the (lazy) load of the module, so a bad cubin fails here, not at a launch. */
@@ -404,20 +417,21 @@ static int cb_arm_limits(cuda_backend *s, int k, tf_err *e) {
       CUDA_CHECK(cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  (int)g->smem, s->ordinal), e))
     return -1;
-  return cb_param_sizes(s, k, e);
+  return copy == 0 ? cb_param_sizes(s, k, e) : 0;
 }
 
+/* Each copy is its own load of the same cubin: its own module, its own code addresses. */
 static int cb_load(cuda_backend *s, tf_err *e) {
   cb_job *b = &s->job;
-  if (CUDA_CHECK(cudaLibraryLoadData(&b->lib, b->cr.cubin, NULL, NULL, 0, NULL, NULL, 0), e))
-    return -1;
-  b->have_lib = 1;
-  for (int k = 0; k < ARM_COUNT; k++) {
-    cudaKernel_t kern = NULL;
-    if (CUDA_CHECK(cudaLibraryGetKernel(&kern, b->lib, b->cr.lowered[k]), e))
-      return tf_wrap(e, "arm '%s' (%s)", arm_names[k], b->j.arm[k].name_expr);
-    for (int set = 0; set < CB_MAX_SETS; set++) b->launch[set][k].kern = kern;
-    if (cb_arm_limits(s, k, e)) return -1;
+  for (int c = 0; c < b->ncopies; c++) {
+    if (CUDA_CHECK(cudaLibraryLoadData(&b->lib[c], b->cr.cubin, NULL, NULL, 0, NULL, NULL, 0), e))
+      return tf_wrap(e, "module copy %d", c);
+    b->nlib = c + 1;
+    for (int k = 0; k < ARM_COUNT; k++) {
+      if (CUDA_CHECK(cudaLibraryGetKernel(&b->kern[c][k], b->lib[c], b->cr.lowered[k]), e))
+        return tf_wrap(e, "arm '%s' (%s)", arm_names[k], b->j.arm[k].name_expr);
+      if (cb_arm_limits(s, c, k, e)) return -1;
+    }
   }
   return 0;
 }
@@ -491,6 +505,7 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   return 0;
 }
 
+/* Buffers per input set and slot, each as large as the largest arm needs. */
 static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   cb_job *b = &s->job;
   const cb_host *h = &s->host;
@@ -500,21 +515,25 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
                      "%lld: the arms must share the output's shape", arm_names[k],
                      h->shape.buf_names[h->out], b->j.arm[k].geom.count[h->out],
                      h->shape.count[h->out]);
+  size_t in_max = 0;
   for (int set = 0; set < b->j.measure.input_sets; set++)
-    for (int k = 0; k < ARM_COUNT; k++)
+    for (int slot = 0; slot < b->nslots; slot++)
       for (int i = 0; i < b->j.nbuffers; i++) {
-        size_t bytes = (size_t)b->j.arm[k].geom.count[i] * sizeof(float);
+        size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
         void *p = NULL;
+        if (!h->shape.buf_output[i] && bytes > in_max) in_max = bytes;
         if (CUDA_CHECK(cudaMalloc(&p, bytes), e))
-          return tf_wrap(e, "buffer '%s' of arm '%s', set %d", b->j.buf_names[i], arm_names[k], set);
-        b->dev[set][k][i] = p;
+          return tf_wrap(e, "buffer '%s', slot %d, set %d", b->j.buf_names[i], slot, set);
+        b->dev[set][slot][i] = p;
         if (h->shape.buf_output[i] ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
                                    : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes,
                                                                 cudaMemcpyHostToDevice, s->stream), e))
           return -1;
       }
   b->out_host = malloc((size_t)h->shape.count[h->out] * sizeof(float));
-  if (!b->out_host) return tf_fail(e, TF_EXIT_FAIL, "out of memory for the output copy");
+  b->in_host = malloc(in_max ? in_max : sizeof(float));
+  if (!b->out_host || !b->in_host)
+    return tf_fail(e, TF_EXIT_FAIL, "out of memory for the output and input copies");
   if (b->j.measure.flush_l2) {
     size_t l2 = s->dev.l2_bytes > 0 ? (size_t)s->dev.l2_bytes : 0;
     b->flush_bytes = 2 * l2 > CB_FLUSH_MIN ? 2 * l2 : CB_FLUSH_MIN;
@@ -524,10 +543,12 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
 
-static int cb_launch_args(cuda_backend *s, int set, int k, tf_err *e) {
+/* The launch of p's kernel in p's place on input set `set`. */
+static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launch *L, tf_err *e) {
   cb_job *b = &s->job;
-  cb_launch *L = &b->launch[set][k];
+  int k = p->arm;
   const launch_geom *g = &b->j.arm[k].geom;
+  L->kern = b->kern[p->code][k];
   L->grid.x = g->grid[0], L->grid.y = g->grid[1], L->grid.z = g->grid[2];
   L->block.x = g->block[0], L->block.y = g->block[1], L->block.z = g->block[2];
   L->smem = g->smem;
@@ -537,7 +558,7 @@ static int cb_launch_args(cuda_backend *s, int set, int k, tf_err *e) {
     memset(v, 0, sizeof *v);
     L->argv[a] = v;
     if (b->j.arg_kind[a] == SPEC_ARG_BUFFER) {
-      v->p = b->dev[set][k][b->j.arg_buffer[a]];
+      v->p = b->dev[set][p->bufs][b->j.arg_buffer[a]];
     } else if (b->j.arg_kind[a] == SPEC_ARG_FLOAT) {
       if (size == 8) v->d = b->j.arg_float[a];
       else v->f = (float)b->j.arg_float[a];
@@ -563,11 +584,15 @@ static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
   memset(b, 0, sizeof *b);
   b->j = *j;
   b->active = 1;
+  b->ncopies = placement_copies(j);
+  b->nslots = placement_slots(j);
   if (cb_compile(s, r, e) || cb_load(s, e) || cb_host_prepare(s, e) || cb_device_alloc(s, e))
     goto fail;
-  for (int set = 0; set < j->measure.input_sets; set++)
-    for (int k = 0; k < ARM_COUNT; k++)
-      if (cb_launch_args(s, set, k, e)) goto fail;
+  cb_launch L; /* every arm's arguments fit the kernel: fail here, not in the middle of timing */
+  for (int k = 0; k < ARM_COUNT; k++) {
+    placement p = {.arm = k};
+    if (cb_launch_args(s, &p, 0, &L, e)) goto fail;
+  }
   return 0;
 fail:
   cb_failed(s, e);
@@ -583,11 +608,11 @@ static int cb_run(cuda_backend *s, cb_launch *L, tf_err *e) {
 }
 
 /* Zero the buffers the arm's geometry asks to be cleared before each launch. */
-static int cb_clears(cuda_backend *s, int k, int set, tf_err *e) {
+static int cb_clears(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
-  const launch_geom *g = &b->j.arm[k].geom;
+  const launch_geom *g = &b->j.arm[p->arm].geom;
   for (int i = 0; i < b->j.nbuffers; i++)
-    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][i], 0,
+    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(b->dev[set][p->bufs][i], 0,
                                                   (size_t)g->count[i] * sizeof(float), s->stream), e))
       return -1;
   return 0;
@@ -599,11 +624,11 @@ static void CUDART_CB cb_never_return(void *unused) {
 }
 
 /* The injected faults (see the top of the file); 1 when the fault replaced the launch. */
-static int cb_inject(cuda_backend *s, int k, int set, int *replaced, tf_err *e) {
+static int cb_inject(cuda_backend *s, const cb_launch *L, int k, int *replaced, tf_err *e) {
   const char *fault = s->job.j.arm[k].fault;
   *replaced = 0;
   if (!strcmp(fault, "crash")) {
-    cb_launch bad = s->job.launch[set][k];
+    cb_launch bad = *L;
     for (int a = 0; a < s->job.j.nargs; a++)
       if (s->job.j.arg_kind[a] == SPEC_ARG_BUFFER) bad.store[a].p = (void *)(uintptr_t)0x100;
     for (int a = 0; a < s->job.j.nargs; a++) bad.argv[a] = &bad.store[a];
@@ -618,42 +643,66 @@ static int cb_inject(cuda_backend *s, int k, int set, int *replaced, tf_err *e) 
   return 0;
 }
 
-static int cb_check_launch(cuda_backend *s, int k, int set, tf_err *e) {
+static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
+  int k = p->arm;
   const launch_geom *g = &b->j.arm[k].geom;
+  float *const *dev = b->dev[set][p->bufs];
   for (int i = 0; i < b->j.nbuffers; i++) {
-    size_t bytes = (size_t)g->count[i] * sizeof(float);
+    size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
     int err = s->host.shape.buf_output[i]
-                  ? CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][i], 0xFF, bytes, s->stream), e)
-                  : CUDA_CHECK(cudaMemcpyAsync(b->dev[set][k][i], s->host.buf[set][i], bytes,
+                  ? CUDA_CHECK(cudaMemsetAsync(dev[i], 0xFF, bytes, s->stream), e)
+                  : CUDA_CHECK(cudaMemcpyAsync(dev[i], s->host.buf[set][i], bytes,
                                                cudaMemcpyHostToDevice, s->stream), e);
     if (err) return -1;
   }
-  if (cb_clears(s, k, set, e)) return -1;
+  cb_launch L;
+  if (cb_launch_args(s, p, set, &L, e) || cb_clears(s, p, set, e)) return -1;
   int replaced = 0;
-  if (cb_inject(s, k, set, &replaced, e)) return -1;
-  if (!replaced && cb_run(s, &b->launch[set][k], e)) return -1;
+  if (cb_inject(s, &L, k, &replaced, e)) return -1;
+  if (!replaced && cb_run(s, &L, e)) return -1;
   if (!strcmp(b->j.arm[k].fault, "wrong")) {
     size_t half = (size_t)g->count[s->host.out] / 2 * sizeof(float);
-    if (CUDA_CHECK(cudaMemsetAsync(b->dev[set][k][s->host.out], 0, half, s->stream), e)) return -1;
+    if (CUDA_CHECK(cudaMemsetAsync(dev[s->host.out], 0, half, s->stream), e)) return -1;
   }
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
 
-static int cb_check(void *self, int arm, int set, double *rel_err, tf_err *e) {
-  cuda_backend *s = self;
-  if (cb_usable(s, arm, set, e)) return -1;
+/* 1 when the launch left every input of the slot as uploaded, 0 when it wrote into one. */
+static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
+  for (int i = 0; i < b->j.nbuffers; i++) {
+    if (s->host.shape.buf_output[i]) continue;
+    size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
+    if (CUDA_CHECK(cudaMemcpy(b->in_host, b->dev[set][p->bufs][i], bytes, cudaMemcpyDeviceToHost),
+                   e))
+      return -1;
+    if (memcmp(b->in_host, s->host.buf[set][i], bytes) != 0) {
+      cb_note(s, NOTE_SCRIBBLE, "arm '%s' (%s) wrote into its input '%s': the arms share their "
+              "inputs, so its check fails", arm_names[p->arm], b->j.arm[p->arm].name_expr,
+              b->j.buf_names[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int cb_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
+  cuda_backend *s = self;
+  if (cb_usable(s, p, set, e)) return -1;
+  cb_job *b = &s->job;
+  int arm = p->arm, intact = 0;
   size_t n = (size_t)s->host.shape.count[s->host.out];
-  if (cb_check_launch(s, arm, set, e) ||
-      CUDA_CHECK(cudaMemcpyAsync(b->out_host, b->dev[set][arm][s->host.out], n * sizeof(float),
-                                 cudaMemcpyDeviceToHost, s->stream), e) ||
-      CUDA_CHECK(cudaStreamSynchronize(s->stream), e)) {
+  if (cb_check_launch(s, p, set, e) ||
+      CUDA_CHECK(cudaMemcpyAsync(b->out_host, b->dev[set][p->bufs][s->host.out],
+                                 n * sizeof(float), cudaMemcpyDeviceToHost, s->stream), e) ||
+      CUDA_CHECK(cudaStreamSynchronize(s->stream), e) ||
+      (intact = cb_inputs_intact(s, p, set, e)) < 0) {
     cb_failed(s, e);
     return tf_wrap(e, "check of arm '%s' (%s), input set %d", arm_names[arm],
                    b->j.arm[arm].name_expr, set);
   }
-  *rel_err = reference_rel_err(b->out_host, s->host.ref[set], n);
+  *rel_err = intact ? reference_rel_err(b->out_host, s->host.ref[set], n) : INFINITY;
   return 0;
 }
 
@@ -668,16 +717,18 @@ static double cb_median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int cb_enqueue_samples(cuda_backend *s, int arm, int set, int n, tf_err *e) {
+static int cb_enqueue_samples(cuda_backend *s, const placement *p, int set, int n, tf_err *e) {
   cb_job *b = &s->job;
+  cb_launch L;
+  if (cb_launch_args(s, p, set, &L, e)) return -1;
   for (int i = 0; i < n; i++) {
     if (b->flush && CUDA_CHECK(cudaMemsetAsync(b->flush, (int)(s->flush_value++ & 0xFFu),
                                                b->flush_bytes, s->stream), e))
       return -1;
     /* A clear (split-K's zeroed C) is part of the operation's cost, so it lies inside the
      * event span; CUPTI's kernel time still counts the kernel alone. */
-    if (CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i], s->stream), e) || cb_clears(s, arm, set, e) ||
-        cb_run(s, &b->launch[set][arm], e) ||
+    if (CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i], s->stream), e) || cb_clears(s, p, set, e) ||
+        cb_run(s, &L, e) ||
         CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i + 1], s->stream), e))
       return -1;
   }
@@ -704,12 +755,13 @@ static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n) {
   return cb_median(b->pool.kern, n) / 1000.0;
 }
 
-static int cb_sample(void *self, int arm, int set, int samples, double *us, double *kernel_us,
-                     tf_err *e) {
+static int cb_sample(void *self, const placement *p, int set, int samples, double *us,
+                     double *kernel_us, tf_err *e) {
   cuda_backend *s = self;
   *us = 0.0;
   *kernel_us = -1.0;
-  if (cb_usable(s, arm, set, e)) return -1;
+  if (cb_usable(s, p, set, e)) return -1;
+  int arm = p->arm;
   if (samples < 1 || samples > CB_MAX_SAMPLES)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: %d samples (allowed: 1 to %d)", samples,
                    CB_MAX_SAMPLES);
@@ -722,7 +774,7 @@ static int cb_sample(void *self, int arm, int set, int samples, double *us, doub
     if (!cupti_batch) cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %s", ce.msg);
   }
   cb_job *b = &s->job;
-  if (cb_enqueue_samples(s, arm, set, samples, e)) {
+  if (cb_enqueue_samples(s, p, set, samples, e)) {
     cb_failed(s, e);
     return tf_wrap(e, "sampling arm '%s' (%s), input set %d", arm_names[arm],
                    b->j.arm[arm].name_expr, set);
@@ -747,16 +799,17 @@ static void cb_finish(void *self) {
   if (!s->sticky) {
     (void)cudaStreamSynchronize(s->stream);
     for (int set = 0; set < CB_MAX_SETS; set++)
-      for (int k = 0; k < ARM_COUNT; k++)
+      for (int k = 0; k < PLACEMENT_MAX_SLOTS; k++)
         for (int i = 0; i < SPEC_MAX_BUFFERS; i++)
           if (b->dev[set][k][i]) (void)cudaFree(b->dev[set][k][i]);
     if (b->flush) (void)cudaFree(b->flush);
     sample_pool_release(&b->pool, 1);
-    if (b->have_lib) (void)cudaLibraryUnload(b->lib);
+    for (int c = 0; c < b->nlib; c++) (void)cudaLibraryUnload(b->lib[c]);
     (void)cudaGetLastError();
   }
   if (b->have_cr) compile_release(&b->cr);
   free(b->out_host);
+  free(b->in_host);
   sample_pool_release(&b->pool, 0); /* frees only after a sticky error; else already released */
   memset(b, 0, sizeof *b);
 }

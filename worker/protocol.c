@@ -17,6 +17,11 @@ void protocol_order(int i, int order[ARM_COUNT]) {
   memcpy(order, orders[i % 6], sizeof orders[0]);
 }
 
+/* The order of round i under the job's measure.order. */
+static void round_order(const measure_opts *m, int i, int order[ARM_COUNT]) {
+  protocol_order(m->order == ORDER_FIXED ? 0 : i, order);
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -31,14 +36,21 @@ static int job_failed(result *r, tf_err *e) {
   return 0;
 }
 
+/* Every arm on every input set in the place its first round gives it; with a canary, the
+ * copy too (a second module is still code that must compute the right thing, and its first
+ * launch, which loads it, stays out of the timed rounds). */
 static int gate(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
   r->correct = 1;
-  for (int a = 0; a < ARM_COUNT; a++) {
-    r->rel_err[a] = 0;
+  for (int a = 0; a <= ARM_COUNT; a++) {
+    int copy = a == ARM_COUNT;
+    if (copy && j->canary_rounds == 0) break;
+    placement p = copy ? placement_canary(&j->measure, 0, 1) : placement_of(&j->measure, 0, a);
+    double *worst = &r->rel_err[copy ? ARM_BEST : a];
+    if (!copy) *worst = 0;
     for (int s = 0; s < j->measure.input_sets; s++) {
       double err;
-      if (ops->check(self, a, s, &err, e)) return -1;
-      if (!(err <= r->rel_err[a])) r->rel_err[a] = err; /* NaN propagates */
+      if (ops->check(self, &p, s, &err, e)) return -1;
+      if (!(err <= *worst)) *worst = err; /* NaN propagates */
       if (!(err <= j->tolerance)) r->correct = 0;
     }
   }
@@ -48,13 +60,14 @@ static int gate(const backend_ops *ops, void *self, const job *j, result *r, tf_
 static int run_round(const backend_ops *ops, void *self, const job *j, int i, round_rec *rec,
                      tf_err *e) {
   memset(rec, 0, sizeof *rec);
-  protocol_order(i, rec->order);
+  round_order(&j->measure, i, rec->order);
   int set = i % j->measure.input_sets;
   ops->clock(self, &rec->sm_mhz[0], &rec->reasons[0]);
   for (int p = 0; p < ARM_COUNT; p++) {
     int a = rec->order[p];
     unsigned long long reasons;
-    if (ops->sample(self, a, set, j->measure.samples, &rec->us[a], &rec->kernel_us[a], e))
+    placement pl = placement_of(&j->measure, i, a);
+    if (ops->sample(self, &pl, set, j->measure.samples, &rec->us[a], &rec->kernel_us[a], e))
       return -1;
     ops->clock(self, &rec->arm_mhz[a], &reasons);
   }
@@ -67,6 +80,25 @@ static int burn_in(const backend_ops *ops, void *self, const job *j, result *r, 
   for (int b = 0; b < j->measure.burn_in; b++)
     if (run_round(ops, self, j, b, &scratch, e)) return -1;
   r->burn_in = j->measure.burn_in;
+  return 0;
+}
+
+/* The A/A canary: best against its second copy in new's place, the order alternating, on the
+ * input sets in turn. Run after burn-in and before the generation's own rounds, so that it
+ * sees the process exactly as the generation will. */
+static int canary(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+  for (int i = 0; i < j->canary_rounds && i < MSG_MAX_CANARY; i++) {
+    canary_round *c = &r->canary[i];
+    c->copy_first = placement_phase(&j->measure, i);
+    for (int k = 0; k < 2; k++) {
+      int which = c->copy_first ? 1 - k : k;
+      placement p = placement_canary(&j->measure, i, which);
+      if (ops->sample(self, &p, i % j->measure.input_sets, j->measure.samples, &c->us[which],
+                      &c->kernel_us[which], e))
+        return -1;
+    }
+    r->ncanary = i + 1;
+  }
   return 0;
 }
 
@@ -96,8 +128,9 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, tf
     rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* prepare may have half-built the job */
   } else {
-    if (gate(ops, self, j, r, e) || (r->correct && (burn_in(ops, self, j, r, e) ||
-                                                    recorded(ops, self, j, r, e))))
+    if (gate(ops, self, j, r, e) ||
+        (r->correct && (burn_in(ops, self, j, r, e) || canary(ops, self, j, r, e) ||
+                        recorded(ops, self, j, r, e))))
       rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */
   }

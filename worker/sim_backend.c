@@ -63,6 +63,7 @@ void sim_noise_defaults(sim_noise_params *p) {
   p->cold = 0.05;
   p->cold_tau = 3.0;
   p->kjitter = 0.002;
+  p->place = 0.0; /* off: tests of placement turn it on */
 }
 
 typedef struct noise_key {
@@ -80,6 +81,7 @@ static const noise_key noise_keys[] = {
     {"cold", offsetof(sim_noise_params, cold), 0.0, 10.0},
     {"cold_tau", offsetof(sim_noise_params, cold_tau), 0.001, 1e6},
     {"kjitter", offsetof(sim_noise_params, kjitter), 0.0, 1.0},
+    {"place", offsetof(sim_noise_params, place), 0.0, 1.0},
 };
 #define NOISE_NKEYS (sizeof noise_keys / sizeof noise_keys[0])
 
@@ -118,7 +120,7 @@ static int parse_pair(const char *item, size_t len, sim_noise_params *p, char *e
   }
   snprintf(err, errlen,
            "unknown key '%s' (known: jitter, round, boost_p, boost, drift, cold, cold_tau, "
-           "kjitter)",
+           "kjitter, place)",
            key);
   return -1;
 }
@@ -191,6 +193,15 @@ double sim_noise_sample(sim_noise *n, int arm, double sim_us, int samples, doubl
   return med;
 }
 
+double sim_noise_place(const sim_noise_params *p, unsigned long long seed, int ordinal,
+                       int instance, int slot, int set) {
+  if (p->place <= 0.0) return 1.0;
+  unsigned long long st = mix64(mix64(seed ^ 0x91ace0ULL) ^ (unsigned long long)(unsigned)ordinal);
+  st = mix64(st ^ ((unsigned long long)(unsigned)instance << 16) ^
+             ((unsigned long long)(unsigned)set << 8) ^ (unsigned long long)(unsigned)slot);
+  return exp(p->place * normal01(&st));
+}
+
 double sim_noise_mhz(const sim_noise *n) {
   return n->last_boosted ? SIM_NOMINAL_MHZ * (1.0 + n->p.boost) : SIM_NOMINAL_MHZ;
 }
@@ -199,6 +210,7 @@ double sim_noise_mhz(const sim_noise *n) {
 
 typedef struct sim_dev {
   int ordinal;
+  int instance;            /* backend_opts.instance: which process, for the placement draw */
   sim_noise_params params;
   double sleep_factor;     /* TUNEFARM_SIM_SLEEP, 0 when unset */
   int have_job;
@@ -210,6 +222,7 @@ static int sim_open(void **self, const backend_opts *o, tf_err *e) {
   sim_dev *d = calloc(1, sizeof *d);
   if (!d) return tf_fail(e, TF_EXIT_FAIL, "sim device: out of memory");
   d->ordinal = o ? o->ordinal : 0;
+  d->instance = o ? o->instance : 0;
   if (sim_noise_from_env(&d->params, e) != 0) {
     free(d);
     return -1;
@@ -283,11 +296,20 @@ static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
   return 0;
 }
 
-static int sim_check(void *self, int arm, int set, double *rel_err, tf_err *e) {
+static int sim_valid(const sim_dev *d, const placement *p, tf_err *e) {
+  if (!d->have_job) return tf_fail(e, TF_EXIT_FAIL, "sim device: no job prepared");
+  if (p->arm < 0 || p->arm >= ARM_COUNT || p->code < 0 || p->code >= placement_copies(&d->j) ||
+      p->bufs < 0 || p->bufs >= placement_slots(&d->j))
+    return tf_fail(e, TF_EXIT_FAIL, "sim device: no arm %d in module copy %d and buffer slot %d",
+                   p->arm, p->code, p->bufs);
+  return 0;
+}
+
+static int sim_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
   (void)set;
   sim_dev *d = self;
-  if (!d->have_job) return tf_fail(e, TF_EXIT_FAIL, "sim device: check before prepare");
-  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "sim device: no arm %d", arm);
+  if (sim_valid(d, p, e)) return -1;
+  int arm = p->arm;
   const char *fault = d->j.arm[arm].fault;
   if (strcmp(fault, "crash") == 0) raise(SIGSEGV);
   if (strcmp(fault, "hang") == 0) {
@@ -306,14 +328,17 @@ static void sleep_us(double us) {
   }
 }
 
-static int sim_sample(void *self, int arm, int set, int samples, double *us, double *kernel_us,
-                      tf_err *e) {
-  (void)set;
+/* The copy of best that the canary times in new's place draws new's noise stream: a canary
+ * round is then a generation's round without the control. */
+static int sim_sample(void *self, const placement *p, int set, int samples, double *us,
+                      double *kernel_us, tf_err *e) {
   sim_dev *d = self;
-  if (!d->have_job) return tf_fail(e, TF_EXIT_FAIL, "sim device: sample before prepare");
-  if (arm < 0 || arm >= ARM_COUNT) return tf_fail(e, TF_EXIT_FAIL, "sim device: no arm %d", arm);
+  if (sim_valid(d, p, e)) return -1;
+  int stream = p->arm == ARM_BEST && p->code == 1 ? ARM_NEW : p->arm;
+  double place =
+      sim_noise_place(&d->params, d->j.measure.seed, d->ordinal, d->instance, p->bufs, set);
   double k = 0.0;
-  *us = sim_noise_sample(&d->noise, arm, d->j.arm[arm].sim_us, samples, &k);
+  *us = sim_noise_sample(&d->noise, stream, d->j.arm[p->arm].sim_us * place, samples, &k);
   if (kernel_us) *kernel_us = k;
   if (d->sleep_factor > 0.0) sleep_us(d->sleep_factor * *us * (samples > 0 ? samples : 1));
   return 0;

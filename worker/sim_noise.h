@@ -25,6 +25,14 @@
  * overhead) times exp(N(0, kjitter^2)), independent per (round, arm): the two
  * instruments mostly agree.
  *
+ * Placement (sim_noise_place): a measure process draws, once, a factor
+ * exp(N(0, place^2)) per buffer (slot and input set, worker/placement.h), the
+ * way where the driver put each arm's buffers made identical kernels measure
+ * up to 4% apart on an H200, fixed for the life of a process and different
+ * for each input set's buffers. With the shared layout
+ * every arm has the same factor and it cancels in every ratio; with buffers per
+ * arm it is a bias of one arm over another that no number of rounds removes.
+ *
  * Everything is seeded: the same (seed, ordinal, job id) and the same calls
  * give the same numbers. Defaults in sim_noise_defaults; TUNEFARM_SIM_NOISE
  * overrides any of them ("jitter=0.01,boost_p=0.1,..."). The struct owns no
@@ -49,6 +57,7 @@ typedef struct sim_noise_params {
   double cold;     /* extra time of the first call after idle, as a fraction */
   double cold_tau; /* the cold penalty decays over this many sample() calls */
   double kjitter;  /* the kernel-time instrument's own log-normal sigma per round */
+  double place;    /* log-normal sigma of a buffer slot's placement factor, per process */
 } sim_noise_params;
 
 typedef struct sim_noise {
@@ -82,6 +91,12 @@ double sim_noise_sample(sim_noise *n, int arm, double sim_us, int samples, doubl
 
 /* Is `arm`'s round `round` a boost excursion? (A pure function of the stream's key.) */
 int sim_noise_boosted(const sim_noise *n, int arm, int round);
+
+/* The placement factor of the buffers of slot `slot` and input set `set` in measure process
+ * `instance` of device `ordinal` (1 when place is 0): a pure function, fixed for the life of
+ * a process. */
+double sim_noise_place(const sim_noise_params *p, unsigned long long seed, int ordinal,
+                       int instance, int slot, int set);
 
 /* SM clock the device reports now: nominal, or boosted when the arm sampled last was. */
 double sim_noise_mhz(const sim_noise *n);

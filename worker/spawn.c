@@ -48,9 +48,11 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   signal(SIGPIPE, SIG_IGN);
   if (pipe(in) || pipe(out))
     return tf_fail(e, TF_EXIT_FAIL, "pipe for the measure child: %s", strerror(errno));
-  char dev[16];
+  char dev[16], inst[16];
   snprintf(dev, sizeof dev, "%d", o->device);
-  char *argv[] = {(char *)o->exe, "measure", "--backend", (char *)o->backend, "--device", dev, NULL};
+  snprintf(inst, sizeof inst, "%d", o->instance);
+  char *argv[] = {(char *)o->exe, "measure", "--backend", (char *)o->backend, "--device", dev,
+                  "--instance", inst, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);

@@ -27,6 +27,7 @@ typedef struct childproc_opts {
   const char *exe;       /* path of the tunefarm binary */
   const char *backend;   /* "cuda" or "sim" */
   int device;            /* ordinal */
+  int instance;          /* the worker's count of children started, this one included */
 } childproc_opts;
 
 int childproc_start(childproc *c, const childproc_opts *o, tf_err *e);

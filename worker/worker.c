@@ -12,13 +12,15 @@ typedef struct worker_state {
   MPI_Comm comm;
   int rank;
   childproc child;
+  int nchild;  /* children started so far: the current one's instance number */
   char uuid[64];
 } worker_state;
 
 /* Start a child and ask its device: the device record on success, else NULL and *why. */
 static cJSON *start_child(worker_state *w, char *why, size_t len) {
   tf_err e = {0};
-  childproc_opts co = {.exe = w->o->exe, .backend = w->o->backend, .device = w->o->device};
+  childproc_opts co = {.exe = w->o->exe, .backend = w->o->backend, .device = w->o->device,
+                       .instance = ++w->nchild};
   if (childproc_start(&w->child, &co, &e)) {
     snprintf(why, len, "%s", e.msg);
     return NULL;
@@ -75,6 +77,9 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   const cJSON *dl = cJSON_GetObjectItemCaseSensitive(m, "deadline_s");
   double deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
   childproc_reap_if_exited(&w->child); /* a child that ended after its last answer */
+  /* The coordinator wants this job in a new process (its canary found the old one biased). */
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jobmsg, "fresh_child")))
+    childproc_stop(&w->child, 5.0);
   if (!childproc_running(&w->child)) {
     cJSON *dev = start_child(w, why, sizeof why);
     if (!dev) return fault_json(id, w->uuid, why);
@@ -129,6 +134,8 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
     cJSON *res = run_job(&w, msg);
     cJSON_Delete(msg);
     cJSON_AddNumberToObject(res, "rank", w.rank);
+    if (!cJSON_GetObjectItemCaseSensitive(res, "child")) /* a fault the worker wrote */
+      cJSON_AddNumberToObject(res, "child", w.nchild);
     int rc = mpimsg_send(comm, 0, TAG_RESULT, res, e);
     cJSON_Delete(res);
     if (rc) break;

@@ -22,11 +22,18 @@
 /* msg.c defines this; weak so that the library's copy wins when it is linked. */
 __attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
 
-static const sim_noise_params quiet = {0, 0, 0, 0, 0, 0, 1.0, 0};
+static const sim_noise_params quiet = {0, 0, 0, 0, 0, 0, 1.0, 0, 0};
+
+/* Arm `arm` in the default place: its own code, the shared buffers. */
+static const placement *at(int arm) {
+  static placement p[ARM_COUNT];
+  p[arm] = (placement){.arm = arm};
+  return &p[arm];
+}
 
 static void *open_dev(int ordinal) {
   void *self = NULL;
-  backend_opts o = {ordinal, NULL};
+  backend_opts o = {ordinal, NULL, 0};
   tf_err e;
   tf_err_clear(&e);
   if (backend_sim.open(&self, &o, &e) != 0) fail_msg("open: %s", e.msg);
@@ -103,7 +110,7 @@ static void noise_spec_should_parse_and_refuse_clearly(void **state) {
   tf_err e;
   tf_err_clear(&e);
   void *self = NULL;
-  backend_opts o = {0, NULL};
+  backend_opts o = {0, NULL, 0};
   assert_int_equal(backend_sim.open(&self, &o, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "TUNEFARM_SIM_NOISE"));
@@ -211,9 +218,9 @@ static void backend_should_sample_and_check_through_its_table(void **state) {
   assert_true(r->compile_ms == 0.0);
   double err = -1, us = 0, k = 0, mhz = 0;
   unsigned long long reasons = 1;
-  assert_int_equal(backend_sim.check(self, ARM_NEW, 0, &err, &e), 0);
+  assert_int_equal(backend_sim.check(self, at(ARM_NEW), 0, &err, &e), 0);
   assert_true(err == 0.0);
-  assert_int_equal(backend_sim.sample(self, ARM_BEST, 0, 10, &us, &k, &e), 0);
+  assert_int_equal(backend_sim.sample(self, at(ARM_BEST), 0, 10, &us, &k, &e), 0);
   assert_true(us > 80.0 && us < 130.0 && k > 0.0);
   backend_sim.clock(self, &mhz, &reasons);
   assert_true(mhz >= SIM_NOMINAL_MHZ);
@@ -221,9 +228,9 @@ static void backend_should_sample_and_check_through_its_table(void **state) {
   backend_sim.finish(self);
   snprintf(j->arm[ARM_NEW].fault, sizeof j->arm[ARM_NEW].fault, "wrong");
   assert_int_equal(backend_sim.prepare(self, j, r, &e), 0);
-  assert_int_equal(backend_sim.check(self, ARM_NEW, 1, &err, &e), 0);
+  assert_int_equal(backend_sim.check(self, at(ARM_NEW), 1, &err, &e), 0);
   assert_true(err == 0.5);
-  assert_int_equal(backend_sim.check(self, ARM_BEST, 1, &err, &e), 0);
+  assert_int_equal(backend_sim.check(self, at(ARM_BEST), 1, &err, &e), 0);
   assert_true(err == 0.0);
   j->arm[ARM_CONTROL].sim_us = 0.0;
   assert_int_equal(backend_sim.prepare(self, j, r, &e), -1);
@@ -246,7 +253,7 @@ static int check_in_child(const char *fault, double wait_s) {
     tf_err e;
     double err;
     backend_sim.prepare(self, j, NULL, &e);
-    backend_sim.check(self, ARM_NEW, 0, &err, &e);
+    backend_sim.check(self, at(ARM_NEW), 0, &err, &e);
     _exit(0);
   }
   int status = 0;
