@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On the GPU(s): an identical short kernel (layernorm 4096x128, a few microseconds) in the best
+# and new slots must measure the same in every fresh measure process. Each generation runs in
+# a process of its own (search.fresh_every 1), 24 recorded rounds; a process whose median
+# new/best is more than 0.5% from 1 on either instrument fails the test.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib_gpu.sh"
+cd "$WORK"
+mkdir -p campaigns
+# The canary stays off: it would replace a biased process, and the test is of the layout.
+cat >campaigns/aa.json <<'JSON'
+{
+  "template": "layernorm",
+  "problem": {"R": 4096, "D": 128},
+  "start": {"FORM": 0, "WARPS": 2, "BLOCK": 256, "VEC": 1, "RSQRT": 0, "CACHE": 0, "HINT": 0, "ROWS": 1},
+  "control": "layernorm_twowarp",
+  "search": {"mode": "aa", "budget": 2, "fresh_every": 1},
+  "measure": {"burn_in": 4, "rounds": 24, "samples": 20, "input_sets": 2, "flush_l2": true, "deadline_s": 120, "seed": 1},
+  "decide": {"rule": "median", "min_gain": 0.01, "drift_tolerance": 0.03, "max_requeue": 0},
+  "canary": {"rounds": 0}
+}
+JSON
+TUNEFARM_ROOT="$SRC" "${MPIRUN[@]}" -np $((GPUS + 1)) "$TF" run --backend cuda \
+  --ledgers "$WORK/ledgers" campaigns/aa.json 2>run.err || { cat run.err; fail "run failed"; }
+"$TF" report "$WORK/ledgers/aa" >report.md
+# Process rows: | run | child | gens | canary span | canary kernel | verdict | rounds | span | kernel | keeps |
+rows=$(grep -E '^\| [0-9]{4}-' report.md) || fail "no measure process in the report"
+n=$(echo "$rows" | wc -l)
+[ "$n" -ge 2 ] || fail "expected at least 2 fresh measure processes, got $n"
+echo "$rows" | awk -F'|' '{
+  for (k = 9; k <= 10; k++) {
+    split($k, w, " "); b = w[1]; sub(/%/, "", b); b += 0
+    if (b > 0.5 || b < -0.5) { print "process " $3 ": A/A bias " w[1] " (column " k ")"; bad = 1 }
+  }
+} END { exit bad }' || fail "an identical kernel measured more than 0.5% apart in one process"
+echo "$rows"
+echo "ok: $n fresh processes, every A/A bias within 0.5%"
