@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#camps[@]} -gt 0 ] || camps=(campaigns/aa-layernorm-4096x768.json campaigns/aa-layernorm-4096x128.json campaigns/aa-matmul-1024.json)
-tf=build/tunefarm
+tf=${TUNEFARM:-build/tunefarm} # the binary: $TUNEFARM, else the default build
 [ -x "$tf" ] || { echo "bench/aa.sh: build first (cmake -S . -B build && cmake --build build)" >&2; exit 2; }
 if [ "$backend" = cuda ]; then
   gpus=$("$tf" devices 2>/dev/null | grep -c 'GPU-' || true)

@@ -29,7 +29,14 @@ FIGURE
   correctness   `tunefarm audit --run`: every reachable configuration launched and checked
                 against the CPU reference at the sweep shapes of matmul and layernorm
   faults        campaigns/faulty.json on every GPU: faults recorded, the farm goes on
-  aa            A/A: campaigns/matmul-1024-aa.json on every GPU (no keep expected)
+  aa            the standing A/A benchmark (bench/aa.sh): campaigns/aa-layernorm-4096x768,
+                aa-layernorm-4096x128 and aa-matmul-1024 on every GPU, each over 8 fresh
+                measure processes; per process its bias, per GPU the false keeps
+  placement     the placement diagnosis (docs/DECISIONS.md): the 4096x768 A/A with per-arm
+                buffers, with buffers swapped between phases, with new's code from a second
+                module and with a fixed launch order (canary off), then bench/aa_parity.py
+  gain          a known 2.8% gain on the 4096x768 layernorm (campaigns/gain-layernorm-
+                4096x768.json) on every GPU over 8 fresh processes: keeps and rounds
   study         the decision rules on the GPU (docs/DECISIONS.md): decide-aa and decide-gain3
                 on every GPU, then `tunefarm study` replays both rules on their rounds
   scaling       decide-aa and matmul-1024-aa on one GPU and on two (needs two GPUs)
@@ -66,7 +73,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#FIGURES[@]} -gt 0 ] || { usage >&2; exit 2; }
-ALL=(targets campaigns seed rowcopy limits correctness faults aa study scaling gpu-tests)
+ALL=(targets campaigns seed rowcopy limits correctness faults aa placement gain study scaling gpu-tests)
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
@@ -77,6 +84,7 @@ mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 SUMMARY=$OUTDIR/summary.md
 TF=$BUILD/tunefarm
+export TUNEFARM=$PWD/$TF # bench/aa.sh runs this build too
 MPI=(mpirun --oversubscribe --bind-to none)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TUNEFARM_CACHE=${TUNEFARM_CACHE:-$PWD/$BUILD/cache}
@@ -289,8 +297,23 @@ fig_correctness() {
 fig_faults() { campaign campaigns/faulty.json; }
 
 fig_aa() {
-  campaign campaigns/matmul-1024-aa.json
-  say "keeps per ledger: $(grep -c '"decision":"keep"' "$OUTDIR"/ledgers/matmul-1024-aa/*.jsonl | tr '\n' ' ')"
+  bash bench/aa.sh --out "$OUTDIR/aa" | tee "$OUTDIR/aa.md" | grep -E 'A/A false keeps|^## ' | tee -a "$SUMMARY"
+}
+
+fig_placement() {
+  local c=campaigns/aa-layernorm-4096x768.json t
+  local s=(--set search.budget=160 --set search.fresh_every=20 --set canary.rounds=0)
+  for t in layout=per_arm layout=swap code=per_arm order=fixed; do
+    bash bench/aa.sh --out "$OUTDIR/placement" "${s[@]}" --set "measure.$t" --tag "${t//=/-}" "$c" \
+      >"$OUTDIR/placement-${t//=/-}.md"
+    python3 bench/aa_parity.py "$OUTDIR"/placement/ledgers/*-"${t//=/-}"/*.jsonl |
+      tee "$OUTDIR/placement-${t//=/-}-phases.md" | tee -a "$SUMMARY"
+  done
+}
+
+fig_gain() {
+  campaign campaigns/gain-layernorm-4096x768.json
+  say "keeps per ledger: $(grep -c '"decision":"keep"' "$OUTDIR"/ledgers/gain-layernorm-4096x768/*.jsonl | tr '\n' ' ')"
 }
 
 fig_study() {
