@@ -84,7 +84,8 @@ mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 SUMMARY=$OUTDIR/summary.md
 TF=$BUILD/tunefarm
-export TUNEFARM=$PWD/$TF # bench/aa.sh runs this build too
+case $TF in /*) ;; *) TF=$PWD/$TF ;; esac
+export TUNEFARM=$TF # bench/aa.sh runs this build too
 MPI=(mpirun --oversubscribe --bind-to none)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TUNEFARM_CACHE=${TUNEFARM_CACHE:-$PWD/$BUILD/cache}
