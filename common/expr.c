@@ -52,6 +52,8 @@ static const struct {
 
 /* ---------------------------------------------------------------- errors */
 
+static void put_err(char *err, size_t errlen, int col, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 static void put_err(char *err, size_t errlen, int col, const char *fmt, va_list ap) {
   if (!err || errlen == 0) return;
   int n = snprintf(err, errlen, "column %d: ", col);

@@ -286,12 +286,12 @@ static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
                      s->path, k);
     b->output = strcmp(role, "output") == 0;
     outputs += b->output;
+    s->nbuffers++; /* counted before its expressions load, so that spec_release frees them */
     if (load_text_expr(s, it, k, "count", 1, NULL, b->count_text, sizeof b->count_text, &b->count,
                        e) ||
         load_text_expr(s, it, k, "clear", 0, NULL, b->clear_text, sizeof b->clear_text, &b->clear,
                        e))
       return -1;
-    s->nbuffers++;
   }
   if (outputs == 0)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers' has no output buffer", s->path);

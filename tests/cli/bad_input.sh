@@ -43,7 +43,7 @@ case_ domain "not in the knob's domain" "$(mutate domain '/"start"/,/\}/s/"BK": 
 case_ absurd-size "key 'problem.M' must be an integer in" "$(mutate absurd 's/"M": [0-9]+/"M": 1000000000000/')"
 case_ escape "must be a plain name" "$(mutate escape 's/"template": "matmul"/"template": "..\/..\/etc\/passwd"/')"
 case_ missing-template "cannot open" "$(mutate notmpl 's/"template": "matmul"/"template": "nosuch"/')"
-case_ bad-rule "unknown rule" "$(mutate rule 's/"measure": \{/"decide": {"rule": "coinflip"}, "measure": {/')"
+case_ bad-rule "unknown rule" "$(mutate rule 's/"rule": "[a-z]+"/"rule": "coinflip"/')"
 case_ negative "key 'search.budget' must be an integer" "$(mutate budget 's/"budget": [0-9]+/"budget": -3/')"
 
 # Template errors, through a good campaign.

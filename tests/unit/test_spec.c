@@ -410,6 +410,9 @@ static const bad_case bad_cases[] = {
     /* issue 20: a key given twice anywhere is refused, not read as its first copy */
     {"duplicate top-level key", "  \"tolerance\": 1e-4,\n", "  \"tolerance\": 1e-4,\n  \"tolerance\": 0.5,\n",
      {"key 'tolerance' appears more than once", NULL}},
+    /* found by fuzz_template: the count's tree leaked when the clear did not parse */
+    {"buffer clear that does not parse", "\"clear\": \"U > 1\"", "\"clear\": \"U >\"",
+     {"key 'buffers[1].clear'", NULL}},
     {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
      {"key 'constraints[0].expr' appears more than once", NULL}},
 };

@@ -1,0 +1,4 @@
+#if __has_include("a.cuh")
+#endif
+#define F "a.cuh"
+#include F

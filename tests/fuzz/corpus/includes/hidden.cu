@@ -1,0 +1,3 @@
+/* x */ # /* y */ inc\
+lude "../a.cuh"
+%:include <cstdio>

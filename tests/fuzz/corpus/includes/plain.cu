@@ -1,0 +1,2 @@
+#include "a.cuh"
+__global__ void k() {}

@@ -1,0 +1,2 @@
+const char *s = "#include \"a.cuh\"";
+??=include "b.cuh"
