@@ -573,3 +573,104 @@ int expr_bind_slots(expr *e, int (*slot)(void *ctx, const char *name), void *ctx
   const expr *bad = bind(e, slot, ctx);
   return bad ? eval_fail(err, errlen, bad->col, "unknown name '%s'", bad->name) : 0;
 }
+
+/* ---------------------------------------------------------------- C source */
+
+typedef struct cwriter {
+  char *out;
+  size_t len, used;
+  int (*name)(void *ctx, const char *name, char *buf, size_t len);
+  void *ctx;
+  int bad;
+} cwriter;
+
+static void cw(cwriter *w, const char *text) {
+  size_t n = strlen(text);
+  if (w->bad || w->used + n >= w->len) {
+    w->bad = 1;
+    return;
+  }
+  memcpy(w->out + w->used, text, n + 1);
+  w->used += n;
+}
+
+static const char *c_binary(int op) {
+  switch (op) {
+  case T_PLUS: return " + ";
+  case T_MINUS: return " - ";
+  case T_STAR: return " * ";
+  case T_EQ: return " == ";
+  case T_NE: return " != ";
+  case T_LT: return " < ";
+  case T_LE: return " <= ";
+  case T_GT: return " > ";
+  case T_GE: return " >= ";
+  case T_AND: return " && ";
+  case T_OR: return " || ";
+  default: return NULL; /* / and %: calls */
+  }
+}
+
+static void c_node(cwriter *w, const expr *n);
+
+static void c_call(cwriter *w, const char *fn, int checked, const expr *a, const expr *b) {
+  cw(w, fn);
+  cw(w, checked ? "(ev, " : "(");
+  c_node(w, a);
+  cw(w, ", ");
+  c_node(w, b);
+  cw(w, ")");
+}
+
+static void c_node(cwriter *w, const expr *n) {
+  char buf[64];
+  switch (n->kind) {
+  case N_NUM:
+    snprintf(buf, sizeof buf, "%lldLL", n->num);
+    cw(w, buf);
+    return;
+  case N_NAME:
+    if (w->name(w->ctx, n->name, buf, sizeof buf) != 0) w->bad = 1;
+    cw(w, buf);
+    return;
+  case N_CALL:
+    c_call(w, n->op == F_MIN ? "tf_min" : n->op == F_MAX ? "tf_max" : "tf_ceil_div",
+           n->op == F_CEIL_DIV, n->a, n->b);
+    return;
+  case N_COND:
+    cw(w, "(");
+    c_node(w, n->a);
+    cw(w, " ? ");
+    c_node(w, n->b);
+    cw(w, " : ");
+    c_node(w, n->c);
+    cw(w, ")");
+    return;
+  case N_UNARY:
+    cw(w, n->op == T_NOT ? "(!" : "(-");
+    c_node(w, n->a);
+    cw(w, ")");
+    return;
+  case N_BINARY:
+    if (!c_binary(n->op)) {
+      c_call(w, n->op == T_SLASH ? "tf_div" : "tf_mod", 1, n->a, n->b);
+      return;
+    }
+    cw(w, "(");
+    c_node(w, n->a);
+    cw(w, c_binary(n->op));
+    c_node(w, n->b);
+    cw(w, ")");
+    return;
+  }
+  w->bad = 1;
+}
+
+int expr_to_c(const expr *e, int (*name)(void *ctx, const char *name, char *buf, size_t len),
+              void *ctx, char *out, size_t len) {
+  cwriter w = {.out = out, .len = len, .name = name, .ctx = ctx};
+  if (!out || len == 0) return -1;
+  out[0] = '\0';
+  c_node(&w, e);
+  return w.bad ? -1 : 0;
+}

@@ -55,6 +55,16 @@ int expr_bind_slots(expr *e, int (*slot)(void *ctx, const char *name), void *ctx
 int expr_eval_slots(const expr *e, const long long *values, expr_lookup_fn lookup, void *ctx,
                     long long *out, char *err, size_t errlen);
 
+/* The expression as C source, fully parenthesised, for code that evaluates it without this
+ * library (`tunefarm export`): `name` writes the C text of each name into buf (a constant for
+ * a knob, a variable for a problem size) or returns -1 for an unknown one. Division, modulo
+ * and ceil_div become calls tf_div(ev, a, b), tf_mod(ev, a, b), tf_ceil_div(ev, a, b) and
+ * min/max become tf_min(a, b), tf_max(a, b): the generated code defines them, with `ev`
+ * recording a zero divisor so that the caller refuses what expr_eval would. Returns 0, or -1
+ * for an unknown name or when out (len bytes) is too small. */
+int expr_to_c(const expr *e, int (*name)(void *ctx, const char *name, char *buf, size_t len),
+              void *ctx, char *out, size_t len);
+
 void expr_free(expr *e);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <limits.h>
 
@@ -271,6 +272,30 @@ static void expr_should_truncate_errors_to_the_buffer(void **state) {
   assert_null(expr_parse("(1", NULL, 0)); /* no buffer: still an error, no crash */
 }
 
+/* Names for expr_to_c: BM is a knob (a constant), M a problem size (a variable). */
+static int c_names(void *ctx, const char *name, char *buf, size_t len) {
+  (void)ctx;
+  if (!strcmp(name, "BM")) return snprintf(buf, len, "64LL"), 0;
+  if (!strcmp(name, "M")) return snprintf(buf, len, "M"), 0;
+  return -1;
+}
+
+static void expr_should_print_as_c_with_checked_division(void **state) {
+  (void)state;
+  char err[128], out[256];
+  expr *e = expr_parse("M % BM == 0 && ceil_div(M, BM) <= max(2, -M / 3) ? 1 : !BM", err,
+                       sizeof err);
+  assert_non_null(e);
+  assert_int_equal(expr_to_c(e, c_names, NULL, out, sizeof out), 0);
+  assert_string_equal(out, "(((tf_mod(ev, M, 64LL) == 0LL) && (tf_ceil_div(ev, M, 64LL) <= "
+                           "tf_max(2LL, tf_div(ev, (-M), 3LL)))) ? 1LL : (!64LL))");
+  assert_int_equal(expr_to_c(e, c_names, NULL, out, 16), -1); /* too small: refused, not cut */
+  expr_free(e);
+  e = expr_parse("BN + 1", err, sizeof err);
+  assert_int_equal(expr_to_c(e, c_names, NULL, out, sizeof out), -1); /* an unknown name */
+  expr_free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(expr_should_follow_c_precedence),
@@ -291,6 +316,7 @@ int main(void) {
       cmocka_unit_test(expr_should_refuse_deep_nesting),
       cmocka_unit_test(expr_should_refuse_text_over_4096_chars),
       cmocka_unit_test(expr_should_truncate_errors_to_the_buffer),
+      cmocka_unit_test(expr_should_print_as_c_with_checked_division),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
