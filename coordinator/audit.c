@@ -291,8 +291,11 @@ static void print_space(FILE *out, const campaign *c, const space_view *v) {
   fprintf(out, "  reachable:  %d (accepted and reachable from start by one- and two-knob moves)\n",
           v->nall);
   fprintf(out, "  refusals by constraint (a configuration can break several):\n");
-  for (int k = 0; k < s->nconstraints; k++)
-    fprintf(out, "    %-22s %8lld  %s\n", s->cons[k].name, v->refused_by[k], s->cons[k].reason);
+  for (int k = 0; k < s->nconstraints; k++) {
+    char name[sizeof s->cons[k].name * 4], reason[sizeof s->cons[k].reason * 4];
+    fprintf(out, "    %-22s %8lld  %s\n", tf_escape(name, sizeof name, s->cons[k].name),
+            v->refused_by[k], tf_escape(reason, sizeof reason, s->cons[k].reason));
+  }
   spec_config_str(s, &c->start, cfg, sizeof cfg);
   fprintf(out, "  start:      %s\n", cfg);
   if (c->control_is_kernel)

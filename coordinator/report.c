@@ -257,7 +257,7 @@ static int outcome_add(outcome *oc, const char *reason) {
     oc->cap = cap;
   }
   reason_group *g = &oc->groups[oc->ngroups++];
-  snprintf(g->text, sizeof g->text, "%s", pat);
+  tf_escape(g->text, sizeof g->text, pat); /* a ledger's text: one line, no terminal codes */
   g->count = 1;
   g->first = oc->ngroups - 1;
   return 0;
@@ -411,8 +411,8 @@ static int read_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
   if (line == 1) {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "backend");
-    snprintf(s->campaign, sizeof s->campaign, "%s", c->valuestring);
-    snprintf(s->backend, sizeof s->backend, "%s", b->valuestring);
+    tf_escape(s->campaign, sizeof s->campaign, c->valuestring);
+    tf_escape(s->backend, sizeof s->backend, b->valuestring);
     if (device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &s->dev, e))
       return tf_wrap(e, "ledger '%s': line 1: key 'device'", s->path);
     return 0;
@@ -427,8 +427,8 @@ static int read_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
   if (strcmp(type, "end") == 0) {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reason");
     s->ended = 1;
-    snprintf(s->end_reason, sizeof s->end_reason, "%s",
-             cJSON_IsString(r) ? r->valuestring : "(no reason given)");
+    tf_escape(s->end_reason, sizeof s->end_reason,
+              cJSON_IsString(r) ? r->valuestring : "(no reason given)");
   }
   return 0; /* other record types are for other readers */
 }
@@ -456,11 +456,13 @@ static void sum_release(ledger_sum *s) {
 
 /* ---------------------------------------------------------------- printing */
 
-/* Text for a Markdown table cell: '|' would end the cell. */
+/* Text for a Markdown table cell: '|' would end the cell, and a control character from the
+ * ledger would end the row or reach the terminal. */
 static void cell(FILE *f, const char *text) {
-  for (; *text; text++) {
-    if (*text == '|') fputc('\\', f);
-    fputc(*text == '\n' ? ' ' : *text, f);
+  char esc[2048];
+  for (const char *p = tf_escape(esc, sizeof esc, text); *p; p++) {
+    if (*p == '|') fputc('\\', f);
+    fputc(*p, f);
   }
 }
 

@@ -357,6 +357,28 @@ static void report_should_refuse_generations_out_of_order(void **state) {
   free(orig);
 }
 
+/* issue 20, item 11: text from a ledger is echoed escaped: a newline or an escape sequence in a
+ * reason would forge a line of the report or reach the terminal. */
+static void report_should_escape_control_characters_of_the_ledger(void **state) {
+  fixture *f = *state;
+  FILE *fp = fopen(f->ledger_b, "ab");
+  fputs("{\"type\":\"generation\",\"generation\":4,\"best\":{\"BM\":128},\"new\":{\"BM\":64},"
+        "\"change\":{\"BM\":[128,64]},\"rounds\":[{\"best_us\":40.0,\"new_us\":39.0}],"
+        "\"median_ratio\":0.975,\"decision\":\"keep\",\"reason\":\"x\"}\n"
+        "{\"type\":\"generation\",\"generation\":5,\"decision\":\"reject\","
+        "\"reason\":\"slower\\n## forged heading\\u001b[2J\"}\n"
+        "{\"type\":\"end\",\"reason\":\"done\\n- forged: line\"}\n", fp);
+  fclose(fp);
+  const char *args[] = {f->ledger_b};
+  assert_int_equal(report(f, 1, args), 0);
+  assert_null(strchr(f->out, '\x1b'));
+  assert_null(strstr(f->out, "\n## forged"));
+  assert_null(strstr(f->out, "\n- forged"));
+  /* a reason's numbers are N in its group */
+  assert_non_null(strstr(f->out, "slower\\n## forged heading\\x1b[NJ"));
+  assert_non_null(strstr(f->out, "- ended: done\\n- forged: line"));
+}
+
 static void report_should_answer_help_and_refuse_unknown_options(void **state) {
   fixture *f = *state;
   const char *help[] = {"--help"};
@@ -385,6 +407,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(report_should_refuse_a_file_that_is_not_a_ledger, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_refuse_generations_out_of_order, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_escape_control_characters_of_the_ledger, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_answer_help_and_refuse_unknown_options, setup,
                                       teardown),
