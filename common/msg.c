@@ -466,10 +466,14 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
     snprintf(j->sources[j->nsources++], SPEC_PATH, "%s", it->valuestring);
   }
   if (layout_from_json(o, j, e)) return -1;
+  unsigned seen = 0; /* each role once: a repeated one would leave another arm empty */
   cJSON_ArrayForEach(it, arms) {
     const cJSON *role = cJSON_GetObjectItemCaseSensitive(it, "role");
     int a = cJSON_IsString(role) ? arm_index(role->valuestring) : -1;
-    if (a < 0) return tf_fail(e, TF_EXIT_INPUT, "job: an arm has no valid 'role'");
+    if (a < 0 || (seen & (1u << a)))
+      return tf_fail(e, TF_EXIT_INPUT, "job: the arms' 'role' must be best, new and control, "
+                                       "once each");
+    seen |= 1u << a;
     if (arm_from_json(it, j, &j->arm[a], e)) return -1;
   }
   j->tolerance = num_or(o, "tolerance", 1e-5);

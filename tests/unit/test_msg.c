@@ -366,6 +366,14 @@ static void job_from_json_should_refuse_malformed_jobs(void **state) {
   assert_int_equal(job_from_json(o, &b, &e), -1);
   assert_non_null(strstr(e.msg, "measure"));
   cJSON_Delete(o);
+  /* found by fuzz_protocol: a role given twice left another arm empty, a job that read in
+   * but could not be read back once written */
+  o = job_to_json(&j);
+  cJSON *control = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "arms"), 2);
+  cJSON_ReplaceItemInObjectCaseSensitive(control, "role", cJSON_CreateString("new"));
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "once each"));
+  cJSON_Delete(o);
 }
 
 /* ------------------------------------------------------------------ results */
