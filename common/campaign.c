@@ -18,7 +18,8 @@ const char *const measure_code_names[] = {"shared", "per_arm", NULL};
 const char *const measure_order_names[] = {"rotate", "fixed", NULL};
 
 void campaign_defaults(campaign *c) {
-  c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6};
+  c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6,
+                            .mode = "neighbors"};
   c->measure = (measure_opts){.burn_in = 4,
                               .rounds = 8,
                               .samples = 10,
@@ -94,6 +95,7 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
     c->search.budget = 1;
     c->search.fixed = 1;
     c->search.pair = c->start;
+    snprintf(c->search.mode, sizeof c->search.mode, "aa");
     return 0;
   }
   if (jsonio_only_keys(c->path, WHAT, o, "search", keys, e)) return -1;
@@ -119,6 +121,7 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
                    WHAT " '%s': key 'search.mode' must be \"neighbors\", \"aa\" or \"pair\"",
                    c->path);
   c->search.fixed = mode && strcmp(mode, "neighbors") != 0;
+  snprintf(c->search.mode, sizeof c->search.mode, "%s", mode ? mode : "neighbors");
   if (c->search.fixed && c->search.restarts > 0)
     return tf_fail(e, TF_EXIT_INPUT,
                    WHAT " '%s': key 'search.restarts' needs mode \"neighbors\" (a study of the "

@@ -23,6 +23,7 @@ typedef struct search_opts {
   int restarts;        /* searches from random legal points after the first stalls (0: none) */
   int fixed;           /* mode "aa" or "pair": every generation measures start against `pair` */
   int fresh_every;     /* a fresh measure process every this many generations (0: only after faults) */
+  char mode[16];       /* "neighbors", "aa" or "pair" (a campaign without "search": "aa") */
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;
 

@@ -68,7 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const decision_names[] = {"keep", "reject", "refused", "ambiguous"};
+const char *const decision_names[] = {"keep", "reject", "refused", "ambiguous", NULL};
 
 /* Constants of the sequential rule (stated in docs/DECISIONS.md). */
 #define SEQ_HUBER_K 1.5     /* Huber's tuning constant, in units of the scale */
@@ -663,24 +663,4 @@ void decide_untrusted(decision *d, const canary_verdict *cv, int child) {
   else
     snprintf(d->reason, sizeof d->reason, "not decided: measured by measure process %d, which "
              "no canary has cleared; measured again after one", child);
-}
-
-cJSON *canary_to_json(const canary_verdict *v, const result *r) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "child", v->child);
-  cJSON_AddStringToObject(o, "verdict", v->biased ? "biased" : "ok");
-  stat_num(o, "ratio", v->ratio[0]);
-  stat_num(o, "kernel_ratio", v->ratio[1]);
-  cJSON *iv = cJSON_AddArrayToObject(o, "interval");
-  cJSON *kv = cJSON_AddArrayToObject(o, "kernel_interval");
-  for (int i = 0; i < 2; i++) {
-    double a = i ? v->hi[0] : v->lo[0], b = i ? v->hi[1] : v->lo[1];
-    cJSON_AddItemToArray(iv, isfinite(a) ? cJSON_CreateNumber(a) : cJSON_CreateNull());
-    cJSON_AddItemToArray(kv, isfinite(b) ? cJSON_CreateNumber(b) : cJSON_CreateNull());
-  }
-  cJSON_AddNumberToObject(o, "threshold", v->threshold);
-  cJSON_AddStringToObject(o, "reason", v->reason);
-  cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
-  for (int i = 0; i < r->ncanary; i++) cJSON_AddItemToArray(rounds, canary_round_to_json(&r->canary[i]));
-  return o;
 }

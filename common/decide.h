@@ -29,7 +29,7 @@ typedef enum {
   DECISION_AMBIGUOUS  /* the instruments disagree: neither kept nor counted as a loss */
 } decision_kind;
 
-extern const char *const decision_names[]; /* "keep", "reject", "refused", "ambiguous" */
+extern const char *const decision_names[]; /* "keep", "reject", "refused", "ambiguous", NULL */
 
 typedef struct decision {
   decision_kind kind;
@@ -86,9 +86,6 @@ void decide_canary(double threshold, int input_sets, const result *r, canary_ver
  * bias (cv biased), or no canary has cleared its process (cv NULL or without rounds). The
  * coordinator measures such a candidate again; `tunefarm verify` recomputes the same words. */
 void decide_untrusted(decision *d, const canary_verdict *cv, int child);
-
-/* The ledger's "canary" object: the verdict and every round. */
-cJSON *canary_to_json(const canary_verdict *v, const result *r);
 
 /* Statistics helpers, exposed for tests. */
 double stats_median(const double *x, int n); /* copies; NAN for n == 0 */

@@ -202,73 +202,84 @@ static const cJSON *lookup(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
+/* "campaign 'x.json': " before a key's message, or nothing when what is NULL (a ledger line's
+ * reader names the file and the line itself). */
+static const char *lead(char *buf, size_t len, const char *what, const char *file) {
+  if (!what) return buf[0] = '\0', buf;
+  snprintf(buf, len, "%s '%s': ", what, file);
+  return buf;
+}
+
 static int missing(const char *file, const char *what, const char *k, int req, tf_err *e) {
+  char at[1200];
   if (!req) return 0;
-  return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' is missing", what, file, k);
+  return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' is missing", lead(at, sizeof at, what, file), k);
 }
 
 int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, long long lo, long long hi, long long *out, tf_err *e) {
-  char k[256];
+  char k[256], at[1200];
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   if (!it) return missing(file, what, k, req, e);
   if (!cJSON_IsNumber(it) || jsonio_whole(it->valuedouble, lo, hi, out))
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be an integer in [%lld, %lld]", what,
-                   file, k, lo, hi);
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be an integer in [%lld, %lld]",
+                   lead(at, sizeof at, what, file), k, lo, hi);
   return 0;
 }
 
 int jsonio_num(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, double lo, double hi, double *out, tf_err *e) {
-  char k[256];
+  char k[256], at[1200];
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   if (!it) return missing(file, what, k, req, e);
   if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < lo ||
       it->valuedouble > hi)
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be a number in [%g, %g]", what, file,
-                   k, lo, hi);
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be a number in [%g, %g]",
+                   lead(at, sizeof at, what, file), k, lo, hi);
   *out = it->valuedouble;
   return 0;
 }
 
 int jsonio_bool(const char *file, const char *what, const cJSON *obj, const char *where,
                 const char *key, int req, int *out, tf_err *e) {
-  char k[256];
+  char k[256], at[1200];
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   if (!it) return missing(file, what, k, req, e);
   if (!cJSON_IsBool(it))
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be true or false", what, file, k);
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be true or false",
+                   lead(at, sizeof at, what, file), k);
   *out = cJSON_IsTrue(it);
   return 0;
 }
 
 int jsonio_str(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, size_t maxlen, const char **out, tf_err *e) {
-  char k[256];
+  char k[256], at[1200];
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   if (!it) return missing(file, what, k, req, e);
   if (!cJSON_IsString(it) || !it->valuestring)
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be a string", what, file, k);
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be a string", lead(at, sizeof at, what, file),
+                   k);
   if (strlen(it->valuestring) > maxlen)
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' is longer than %zu characters", what, file,
-                   k, maxlen);
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' is longer than %zu characters",
+                   lead(at, sizeof at, what, file), k, maxlen);
   *out = it->valuestring;
   return 0;
 }
 
 int jsonio_child(const char *file, const char *what, const cJSON *obj, const char *where,
                  const char *key, int req, int type, const cJSON **out, tf_err *e) {
-  char k[256];
+  char k[256], at[1200];
   jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   *out = NULL;
   if (!it) return missing(file, what, k, req, e);
   if ((it->type & 0xFF) != type)
-    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be %s", what, file, k,
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be %s", lead(at, sizeof at, what, file), k,
                    type == cJSON_Array ? "an array [...]" : "an object {...}");
   *out = it;
   return 0;
@@ -289,8 +300,9 @@ int jsonio_only_keys(const char *file, const char *what, const cJSON *obj, const
         strncat(list, *a, sizeof list - strlen(list) - 1);
         if (a[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
       }
-      return tf_fail(e, TF_EXIT_INPUT, "%s '%s': unknown key '%s' (known: %s)", what, file, k,
-                     list);
+      char at[1200];
+      return tf_fail(e, TF_EXIT_INPUT, "%sunknown key '%s' (known: %s)",
+                     lead(at, sizeof at, what, file), k, list);
     }
   }
   return 0;

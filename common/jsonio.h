@@ -41,7 +41,8 @@ int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len);
  * Every conversion of a JSON number to an integer goes through it. */
 int jsonio_whole(double v, long long lo, long long hi, long long *out);
 
-/* Typed getters. `req`uired keys missing are errors; optional ones leave *out at its default. */
+/* Typed getters. `req`uired keys missing are errors; optional ones leave *out at its default.
+ * With what NULL a message starts at the key ("key 'x' must be ..."): the caller names the place. */
 int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, long long lo, long long hi, long long *out, tf_err *e);
 int jsonio_num(const char *file, const char *what, const cJSON *obj, const char *where,

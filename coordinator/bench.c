@@ -165,35 +165,25 @@ static int apply_dims(campaign *c, const char *text, tf_err *e) {
 typedef struct ledger_read {
   const char *path;
   device_record dev;
-  char campaign[64], hash[40];
+  char campaign[64], hash[72];
   ledger_best best;
   long long last_gen;
   long last_line;   /* of the last generation record */
 } ledger_read;
 
-static int ledger_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int ledger_line(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_read *r = ctx;
-  if (line == 1) { /* ledger_scan checked these keys */
-    snprintf(r->campaign, sizeof r->campaign, "%s",
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "campaign")));
-    snprintf(r->hash, sizeof r->hash, "%s",
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "campaign_hash")));
-    return device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &r->dev, e);
-  }
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "type"));
-  int restart = strcmp(type, "restart") == 0; /* the champion stands until the next duel */
-  if (!restart && strcmp(type, "generation") != 0) return 0;
-  if (!restart) {
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
-    if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble))
-      return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", r->path,
-                     line, g ? "must be an integer" : "is missing");
-    r->last_gen = (long long)g->valuedouble;
+  (void)e;
+  ledger_best_add(&r->best, rec);
+  if (rec->kind == RECORD_DEVICE) {
+    snprintf(r->campaign, sizeof r->campaign, "%s", rec->device.campaign);
+    snprintf(r->hash, sizeof r->hash, "%s", rec->device.campaign_hash);
+    r->dev = rec->device.dev;
+  } else if (rec->kind == RECORD_GENERATION) {
+    r->last_gen = rec->gen.generation;
     r->last_line = line;
   }
-  return ledger_best_add(&r->best, r->last_gen, rec)
-             ? tf_fail(e, TF_EXIT_FAIL, "bench: out of memory")
-             : 0;
+  return 0;
 }
 
 /* "GPU-7412f039" from the record's UUID: its prefix and first 8 hex digits. */
@@ -212,10 +202,10 @@ static int ledger_arm(bench *b, const char *path, bench_arm *a, tf_err *e) {
   if (rc == 0 && strcmp(r.campaign, b->c.name) != 0)
     rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': key 'campaign' is '%s', not '%s' (the campaign "
                  "given)", path, r.campaign, b->c.name);
-  if (rc == 0 && !r.best.cfg)
+  if (rc == 0 && !r.best.seen)
     rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation recorded yet, so no farm best",
                  path);
-  if (rc == 0 && spec_config_from_json(&b->c.tmpl, r.best.cfg, path, r.best.from, &a->cfg, e))
+  if (rc == 0 && record_cfg_config(&b->c.tmpl, &r.best.cfg, path, "best", &a->cfg, e))
     rc = tf_wrap(e, "ledger '%s': line %ld: the final best (generation %lld) does not fit "
                  "template '%s'", path, r.last_line, r.last_gen, b->c.tmpl.path);
   if (rc == 0 && strcmp(r.hash, b->c.hash) != 0)
@@ -228,7 +218,6 @@ static int ledger_arm(bench *b, const char *path, bench_arm *a, tf_err *e) {
     a->ledger = path;
     snprintf(a->label, sizeof a->label, "farm best (%s)", id);
   }
-  ledger_best_release(&r.best);
   return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "coordinator/audit.h"
 #include "coordinator/ledger.h"
 #include "coordinator/propose.h"
+#include "coordinator/record.h"
 
 /* One device's search. */
 typedef struct search {
@@ -33,7 +34,7 @@ typedef struct search {
   config cand;
   int requeues;        /* noisy refusals of the current candidate */
   int done;
-  char end_reason[160];
+  char end_reason[600];
   double best_us;      /* median of the best arm in the latest measured generation */
   double start_us;
   long long job_id;
@@ -72,6 +73,7 @@ typedef struct farm {
   search *s;
   long long next_id;
   char run[32];        /* when this run began: with a record's child, names its measure process */
+  record *rec;         /* the record being written or read */
 } farm;
 
 static double wall_s(void) {
@@ -108,18 +110,6 @@ void coordinator_stop_all(MPI_Comm comm) {
 
 /* ---- ledger records ---- */
 
-static cJSON *change_json(const spec *s, const config *from, const config *to) {
-  cJSON *o = cJSON_CreateObject();
-  for (int k = 0; k < s->nknobs; k++)
-    if (from->v[k] != to->v[k]) {
-      cJSON *pair = cJSON_CreateArray();
-      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)from->v[k]));
-      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)to->v[k]));
-      cJSON_AddItemToObject(o, s->knobs[k].name, pair);
-    }
-  return o;
-}
-
 static void change_str(const spec *s, const config *from, const config *to, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
@@ -129,93 +119,52 @@ static void change_str(const spec *s, const config *from, const config *to, char
                             from->v[k], to->v[k]);
 }
 
-static cJSON *base_record(const farm *f, search *s, const config *cand) {
-  char when[32];
-  now_iso(when, sizeof when);
-  cJSON *r = cJSON_CreateObject();
-  cJSON_AddStringToObject(r, "type", "generation");
-  cJSON_AddNumberToObject(r, "generation", ++s->generation);
-  cJSON_AddStringToObject(r, "device", s->dev.uuid);
-  cJSON_AddStringToObject(r, "backend", s->dev.backend);
-  if (strcmp(s->dev.backend, "sim") == 0) cJSON_AddBoolToObject(r, "simulated", 1);
-  cJSON_AddStringToObject(r, "time", when);
-  cJSON_AddStringToObject(r, "rule", f->c.decide.rule);
-  if (s->segment > 0) cJSON_AddNumberToObject(r, "restart", s->segment);
-  if (s->duel) cJSON_AddBoolToObject(r, "duel", 1);
-  cJSON_AddItemToObject(r, "best", spec_config_to_json(&f->c.tmpl, &s->best));
-  cJSON_AddItemToObject(r, "new", spec_config_to_json(&f->c.tmpl, cand));
-  cJSON_AddItemToObject(r, "change", change_json(&f->c.tmpl, &s->best, cand));
-  return r;
+/* What every generation record of this search says about the generation itself. */
+static void base_record(const farm *f, search *s, const config *cand, record *rec) {
+  record_release(rec);
+  rec->kind = RECORD_GENERATION;
+  record_gen *g = &rec->gen;
+  g->generation = ++s->generation;
+  snprintf(g->device, sizeof g->device, "%s", s->dev.uuid);
+  snprintf(g->backend, sizeof g->backend, "%s", s->dev.backend);
+  g->simulated = strcmp(s->dev.backend, "sim") == 0;
+  now_iso(g->time, sizeof g->time);
+  snprintf(g->rule, sizeof g->rule, "%s", f->c.decide.rule);
+  g->restart = s->segment;
+  g->duel = s->duel;
+  record_cfg_of(&f->c.tmpl, &s->best, &g->best);
+  record_cfg_of(&f->c.tmpl, cand, &g->new_cfg);
 }
 
-static cJSON *num_array(const double *x, int n) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
-  return a;
+/* The record of a measured generation. Takes the job as sent (s->sent) into the record. */
+static void measured_record(const farm *f, search *s, const result *r, const decision *d,
+                            const canary_verdict *cv, int untrusted, record *rec) {
+  base_record(f, s, &s->cand, rec);
+  record_gen *g = &rec->gen;
+  g->measured = 1;
+  g->res = *r;
+  g->nratios = d->nratios;
+  memcpy(g->ratios, d->ratios, (size_t)d->nratios * sizeof *d->ratios);
+  g->median_ratio = d->median_ratio;
+  g->kernel_median_ratio = d->kernel_median_ratio;
+  g->control_drift = d->control_drift;
+  g->min_gain = f->c.decide.min_gain;
+  g->drift_tolerance = f->c.decide.drift_tolerance;
+  g->decision = d->kind;
+  snprintf(g->reason, sizeof g->reason, "%s", d->reason);
+  g->stats = d->stats ? cJSON_Duplicate(d->stats, 1) : NULL;
+  g->screened = d->screened;
+  if (r->child > 0) snprintf(g->run, sizeof g->run, "%s", f->run);
+  g->has_canary = r->ncanary > 0;
+  if (g->has_canary) g->canary = *cv;
+  g->untrusted = untrusted;
+  g->job = s->sent;
+  s->sent = NULL;
 }
 
-static void add_num(cJSON *o, const char *key, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, key, v);
-  else
-    cJSON_AddNullToObject(o, key);
-}
-
-/* A number the proposer reads back on resume: cJSON prints 15 significant digits when they
- * come within a rounding error of the value, so 1.0299999999999998 (a near miss below 1.03)
- * would come back as 1.03 (not one). 17 digits give back the same double. */
-static void add_exact(cJSON *o, const char *key, double v) {
-  char buf[32];
-  if (!isfinite(v)) {
-    cJSON_AddNullToObject(o, key);
-    return;
-  }
-  snprintf(buf, sizeof buf, "%.17g", v);
-  cJSON_AddRawToObject(o, key, buf);
-}
-
-static cJSON *measured_record(const farm *f, search *s, const result *r, const decision *d,
-                              const canary_verdict *cv, int untrusted, const cJSON *jobj) {
-  cJSON *rec = base_record(f, s, &s->cand);
-  cJSON *rounds = cJSON_AddArrayToObject(rec, "rounds");
-  for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
-  cJSON_AddItemToObject(rec, "ratios", num_array(d->ratios, d->nratios));
-  add_exact(rec, "median_ratio", d->median_ratio);
-  add_num(rec, "kernel_median_ratio", d->kernel_median_ratio);
-  add_num(rec, "control_drift", d->control_drift);
-  cJSON_AddNumberToObject(rec, "min_gain", f->c.decide.min_gain);
-  cJSON_AddNumberToObject(rec, "drift_tolerance", f->c.decide.drift_tolerance);
-  cJSON_AddBoolToObject(rec, "correct", r->correct);
-  cJSON *err = cJSON_AddObjectToObject(rec, "rel_err");
-  for (int a = 0; a < ARM_COUNT; a++) add_num(err, arm_names[a], r->rel_err[a]);
-  cJSON_AddStringToObject(rec, "status", r->status == RESULT_OK ? "ok"
-                                         : r->status == RESULT_FAULT ? "fault"
-                                         : r->status == RESULT_COMPILE_ERROR ? "compile_error"
-                                                                             : "error");
-  if (r->detail[0]) cJSON_AddStringToObject(rec, "detail", r->detail);
-  cJSON_AddStringToObject(rec, "decision", decision_names[d->kind]);
-  cJSON_AddStringToObject(rec, "reason", d->reason);
-  if (d->stats) cJSON_AddItemToObject(rec, "stats", cJSON_Duplicate(d->stats, 1));
-  cJSON_AddNumberToObject(rec, "screened", d->screened);
-  cJSON_AddNumberToObject(rec, "burn_in", r->burn_in);
-  cJSON_AddNumberToObject(rec, "compile_ms", r->compile_ms);
-  cJSON_AddBoolToObject(rec, "cache_hit", r->cache_hit);
-  cJSON_AddNumberToObject(rec, "wall_s", r->wall_s);
-  if (r->child > 0) {
-    cJSON_AddNumberToObject(rec, "child", r->child);
-    cJSON_AddStringToObject(rec, "run", f->run);
-  }
-  if (r->ncanary > 0) cJSON_AddItemToObject(rec, "canary", canary_to_json(cv, r));
-  if (untrusted) cJSON_AddBoolToObject(rec, "untrusted", 1);
-  cJSON_AddItemToObject(rec, "job", cJSON_Duplicate(jobj, 1)); /* last: the record's longest part */
-  return rec;
-}
-
-static int append(farm *f, search *s, cJSON *rec, tf_err *e) {
-  int rc = ledger_append(s->l, rec, e);
-  cJSON_Delete(rec);
+static int append(farm *f, search *s, const record *rec, tf_err *e) {
   (void)f;
-  return rc;
+  return ledger_append(s->l, rec, e);
 }
 
 /* ---- the search ---- */
@@ -228,11 +177,12 @@ static int end_search(farm *f, search *s, const char *why, tf_err *e) {
   s->done = 1;
   s->t_end = wall_s();
   snprintf(s->end_reason, sizeof s->end_reason, "%s", why);
-  cJSON *rec = cJSON_CreateObject();
-  cJSON_AddStringToObject(rec, "type", "end");
-  cJSON_AddStringToObject(rec, "reason", why);
-  cJSON_AddNumberToObject(rec, "generation", s->generation);
-  cJSON_AddItemToObject(rec, "best", spec_config_to_json(&f->c.tmpl, &s->best));
+  record *rec = f->rec;
+  record_release(rec);
+  rec->kind = RECORD_END;
+  snprintf(rec->end.reason, sizeof rec->end.reason, "%s", why);
+  rec->end.generation = s->generation;
+  record_cfg_of(&f->c.tmpl, &s->best, &rec->end.best);
   if (append(f, s, rec, e)) return -1;
   progress(f, "[gpu%d %.12s] search ends: %s\n", s->dev.ordinal, s->dev.uuid, why);
   return 0;
@@ -240,12 +190,12 @@ static int end_search(farm *f, search *s, const char *why, tf_err *e) {
 
 static int record_static_refusal(farm *f, search *s, int bad, tf_err *e) {
   const spec_constraint *k = &f->c.tmpl.cons[bad];
-  cJSON *rec = base_record(f, s, &s->cand);
-  char reason[700];
-  snprintf(reason, sizeof reason, "breaks constraint '%s': %s", k->name, k->reason);
-  cJSON_AddStringToObject(rec, "decision", "refused");
-  cJSON_AddStringToObject(rec, "reason", reason);
-  cJSON_AddStringToObject(rec, "constraint", k->name);
+  record *rec = f->rec;
+  base_record(f, s, &s->cand, rec);
+  rec->gen.decision = DECISION_REFUSED;
+  snprintf(rec->gen.reason, sizeof rec->gen.reason, "breaks constraint '%s': %s", k->name,
+           k->reason);
+  snprintf(rec->gen.constraint, sizeof rec->gen.constraint, "%s", k->name);
   s->refused++;
   return append(f, s, rec, e);
 }
@@ -304,19 +254,18 @@ static int begin_segment(farm *f, search *s, int k, const config *start, tf_err 
   return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
-static cJSON *restart_record(const farm *f, const search *s, const config *start, const char *why) {
-  char reason[400];
-  snprintf(reason, sizeof reason, "restart %d of %d from a random legal configuration never "
+static void restart_record(const farm *f, const search *s, const config *start, const char *why,
+                           record *rec) {
+  record_release(rec);
+  rec->kind = RECORD_RESTART;
+  record_restart *r = &rec->restart;
+  snprintf(r->reason, sizeof r->reason, "restart %d of %d from a random legal configuration never "
            "tried here: the last search ended (%s)", s->segment + 1, f->c.search.restarts, why);
-  cJSON *rec = cJSON_CreateObject();
-  cJSON_AddStringToObject(rec, "type", "restart");
-  cJSON_AddNumberToObject(rec, "restart", s->segment + 1);
-  cJSON_AddNumberToObject(rec, "generation", s->generation);
-  cJSON_AddItemToObject(rec, "champion", spec_config_to_json(&f->c.tmpl, &s->champion));
-  add_num(rec, "champion_us", s->champion_us);
-  cJSON_AddItemToObject(rec, "start", spec_config_to_json(&f->c.tmpl, start));
-  cJSON_AddStringToObject(rec, "reason", reason);
-  return rec;
+  r->restart = s->segment + 1;
+  r->generation = s->generation;
+  record_cfg_of(&f->c.tmpl, &s->champion, &r->champion);
+  r->champion_us = s->champion_us;
+  record_cfg_of(&f->c.tmpl, start, &r->start);
 }
 
 /* A segment stalled (why): hold its duel if it kept something, then restart or end. */
@@ -332,7 +281,8 @@ static int segment_over(farm *f, search *s, const char *why, tf_err *e) {
   if (s->segment >= f->c.search.restarts) return end_search(f, s, why, e);
   if (!propose_restart(&s->prop, &s->tried, segment_seed(f, s, s->segment + 1), &start))
     return end_search(f, s, "no legal configuration left untried to restart from", e);
-  if (append(f, s, restart_record(f, s, &start, why), e)) return -1;
+  restart_record(f, s, &start, why, f->rec);
+  if (append(f, s, f->rec, e)) return -1;
   progress(f, "[gpu%d %.12s] restart %d of %d (%s)\n", s->dev.ordinal, s->dev.uuid,
            s->segment + 1, f->c.search.restarts, why);
   if (begin_segment(f, s, s->segment + 1, &start, e)) return -1;
@@ -504,8 +454,8 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
   decide_canary(f->c.canary.threshold, f->c.measure.input_sets, &r, &cv);
   int untrusted = judge_process(f, s, &r, &cv, &d);
   schedule(f, s, &r);
-  cJSON *rec = measured_record(f, s, &r, &d, &cv, untrusted, s->sent);
-  int rc = append(f, s, rec, e);
+  measured_record(f, s, &r, &d, &cv, untrusted, f->rec);
+  int rc = append(f, s, f->rec, e);
   if (rc == 0) print_decision(f, s, &d);
   if (rc == 0 && untrusted) {
     s->refused++;
@@ -577,38 +527,28 @@ static int collect_hellos(farm *f, tf_err *e) {
 typedef struct replay_ctx {
   farm *f;
   search *s;
-  tf_err *e;
 } replay_ctx;
 
-static int replay_generation(replay_ctx *x, const cJSON *rec) {
+static int replay_generation(replay_ctx *x, const record_gen *g, tf_err *e) {
   search *s = x->s;
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
-  const cJSON *dec = cJSON_GetObjectItemCaseSensitive(rec, "decision");
   config cand;
-  if (!cJSON_IsNumber(g) || g->valuedouble != (double)(s->generation + 1))
-    return tf_fail(x->e, TF_EXIT_INPUT,
-                   "ledger '%s': key 'generation' must be %d, the one after the previous record",
-                   ledger_path(s->l), s->generation + 1);
-  if (!cJSON_IsString(dec) ||
-      spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "new"),
-                            ledger_path(s->l), "new", &cand, x->e))
-    return tf_fail(x->e, TF_EXIT_INPUT, "ledger '%s': generation record after %d is malformed",
-                   ledger_path(s->l), s->generation);
-  s->generation = (int)g->valuedouble;
+  if (g->generation != s->generation + 1)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %d, the one after the previous "
+                   "record", s->generation + 1);
+  if (record_cfg_config(&x->f->c.tmpl, &g->new_cfg, ledger_path(s->l), "new", &cand, e))
+    return -1;
+  s->generation = (int)g->generation;
   tried_add(&s->tried, &cand);
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "duel"))) {
+  if (g->duel) {
     s->duel = 1;
     s->best = s->champion;
   }
-  if (!cJSON_GetObjectItemCaseSensitive(rec, "rounds") &&
-      !cJSON_GetObjectItemCaseSensitive(rec, "status")) {
+  if (!g->measured) {
     s->refused++; /* a static refusal: no measurement */
     return 0;
   }
-  const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(rec, "canary"), "verdict"));
-  if (verdict) s->biased_in_row = strcmp(verdict, "biased") == 0 ? s->biased_in_row + 1 : 0;
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "untrusted"))) { /* as on_result */
+  if (g->has_canary) s->biased_in_row = g->canary.biased ? s->biased_in_row + 1 : 0;
+  if (g->untrusted) { /* as on_result */
     s->cand = cand;
     s->refused++;
     s->untrusted++;
@@ -617,8 +557,8 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   }
   s->again = 0;
   s->measured++;
-  int kept = strcmp(dec->valuestring, "keep") == 0 && !x->f->c.search.fixed;
-  int noisy = strcmp(dec->valuestring, "refused") == 0;
+  int kept = g->decision == DECISION_KEEP && !x->f->c.search.fixed;
+  int noisy = g->decision == DECISION_REFUSED;
   if (noisy && s->requeues < x->f->c.decide.max_requeue) { /* as count_decision: again */
     s->requeues++;
     s->cand = cand;
@@ -627,12 +567,9 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
   }
   s->requeues = 0;
   if (x->f->c.search.fixed) return 0;
-  const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(rec, "median_ratio");
-  int trusted = !strcmp(dec->valuestring, "reject") || !strcmp(dec->valuestring, "ambiguous");
-  propose_feedback(&s->prop, &s->best, &cand, kept,
-                   trusted && cJSON_IsNumber(ratio) ? ratio->valuedouble : NAN);
-  double us = ledger_rounds_median(cJSON_GetObjectItemCaseSensitive(rec, "rounds"),
-                                   kept ? "new_us" : "best_us");
+  int trusted = g->decision == DECISION_REJECT || g->decision == DECISION_AMBIGUOUS;
+  propose_feedback(&s->prop, &s->best, &cand, kept, trusted ? g->median_ratio : NAN);
+  double us = record_rounds_median(g, kept ? ARM_NEW : ARM_BEST, 0);
   if (isfinite(us)) s->best_us = us;
   if (kept) {
     s->best = cand;
@@ -640,12 +577,11 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
     s->seg_keeps++;
     s->stale = 0;
   } else {
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rec, "status");
     s->stale++;
-    s->faults += cJSON_IsString(st) && strcmp(st->valuestring, "ok") != 0; /* as count_decision */
-    s->rejects += strcmp(dec->valuestring, "reject") == 0;
-    s->refused += strcmp(dec->valuestring, "refused") == 0;
-    s->ambiguous += strcmp(dec->valuestring, "ambiguous") == 0;
+    s->faults += g->res.status != RESULT_OK; /* as count_decision */
+    s->rejects += g->decision == DECISION_REJECT;
+    s->refused += g->decision == DECISION_REFUSED;
+    s->ambiguous += g->decision == DECISION_AMBIGUOUS;
   }
   if (s->duel) { /* as count_decision */
     s->duel = 0;
@@ -657,44 +593,38 @@ static int replay_generation(replay_ctx *x, const cJSON *rec) {
 }
 
 /* A restart record: the champion so far and the start of the next segment. */
-static int replay_restart(replay_ctx *x, const cJSON *rec) {
+static int replay_restart(replay_ctx *x, const record_restart *r, tf_err *e) {
   search *s = x->s;
-  const cJSON *k = cJSON_GetObjectItemCaseSensitive(rec, "restart");
-  const cJSON *us = cJSON_GetObjectItemCaseSensitive(rec, "champion_us");
   config start, champion;
-  if (!cJSON_IsNumber(k) || k->valuedouble != (double)(s->segment + 1))
-    return tf_fail(x->e, TF_EXIT_INPUT,
-                   "ledger '%s': key 'restart' must be %d, the one after the previous restart",
-                   ledger_path(s->l), s->segment + 1);
-  if (spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "champion"),
-                            ledger_path(s->l), "champion", &champion, x->e) ||
-      spec_config_from_json(&x->f->c.tmpl, cJSON_GetObjectItemCaseSensitive(rec, "start"),
-                            ledger_path(s->l), "start", &start, x->e))
+  if (r->restart != s->segment + 1)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'restart' must be %d, the one after the previous "
+                   "restart", s->segment + 1);
+  if (record_cfg_config(&x->f->c.tmpl, &r->champion, ledger_path(s->l), "champion", &champion,
+                        e) ||
+      record_cfg_config(&x->f->c.tmpl, &r->start, ledger_path(s->l), "start", &start, e))
     return -1;
   s->champion = champion;
-  s->champion_us = cJSON_IsNumber(us) ? us->valuedouble : NAN;
-  return begin_segment(x->f, s, s->segment + 1, &start, x->e);
+  s->champion_us = r->champion_us;
+  return begin_segment(x->f, s, s->segment + 1, &start, e);
 }
 
-static int replay_one(void *ctx, const cJSON *rec) {
+static int replay_one(void *ctx, long line, const record *rec, tf_err *e) {
   replay_ctx *x = ctx;
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(rec, "type");
-  if (cJSON_IsString(type) && strcmp(type->valuestring, "end") == 0) {
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+  int rc = 0;
+  if (rec->kind == RECORD_END) {
     x->s->done = 1;
     if (x->s->segment > 0) { /* as end_search: the answer is the champion */
       x->s->best = x->s->champion;
       x->s->best_us = x->s->champion_us;
     }
     snprintf(x->s->end_reason, sizeof x->s->end_reason, "%s (already, in an earlier run)",
-             cJSON_IsString(why) ? why->valuestring : "ended");
-    return 0;
+             rec->end.reason);
+  } else if (rec->kind == RECORD_GENERATION) {
+    rc = replay_generation(x, &rec->gen, e);
+  } else if (rec->kind == RECORD_RESTART) {
+    rc = replay_restart(x, &rec->restart, e);
   }
-  if (cJSON_IsString(type) && strcmp(type->valuestring, "generation") == 0)
-    return replay_generation(x, rec);
-  if (cJSON_IsString(type) && strcmp(type->valuestring, "restart") == 0)
-    return replay_restart(x, rec);
-  return 0;
+  return rc ? tf_wrap(e, "ledger '%s': line %ld", ledger_path(x->s->l), line) : 0;
 }
 
 static int open_search(farm *f, search *s, tf_err *e) {
@@ -702,7 +632,7 @@ static int open_search(farm *f, search *s, tf_err *e) {
   if (begin_segment(f, s, 0, &f->c.start, e)) return -1; /* segment 0: the campaign's start */
   s->canary_due = f->c.canary.rounds > 0; /* every run begins in fresh processes */
   if (ledger_open(&s->l, &lo, &f->c, &s->dev, e)) return -1;
-  replay_ctx x = {f, s, e};
+  replay_ctx x = {f, s};
   if (ledger_replay(s->l, replay_one, &x, e)) return -1;
   s->measured_before = s->measured;
   if (s->generation > 0)
@@ -803,12 +733,18 @@ static void release(farm *f) {
 }
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
-  farm f = {.comm = comm, .o = o, .next_id = 1, .t0 = wall_s()};
+  farm f = {.comm = comm, .o = o, .next_id = 1, .t0 = wall_s(), .rec = record_new()};
   now_iso(f.run, sizeof f.run);
   int size;
   MPI_Comm_size(comm, &size);
   f.nsearch = size - 1;
   f.s = calloc((size_t)f.nsearch, sizeof *f.s);
+  if (!f.s || !f.rec) {
+    free(f.s);
+    record_free(f.rec);
+    coordinator_stop_all(comm);
+    return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  }
   tf_err load_err = {0};
   int loaded = campaign_load(&f.c, o->campaign, &load_err) == 0;
   space_view v;
@@ -843,5 +779,6 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc == 0) summary(&f);
   if (loaded) release(&f);
   else free(f.s);
+  record_free(f.rec);
   return rc;
 }

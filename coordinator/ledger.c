@@ -45,8 +45,6 @@ typedef struct scan_res {
   device_record dev;   /* from the header */
 } scan_res;
 
-typedef int (*line_fn)(void *ctx, long line, const cJSON *record, tf_err *e);
-
 /* The order a ledger's records keep, as the live run writes them: generations numbered 1, 2,
  * 3, ... one after another, restarts 1, 2, ..., and nothing after the search's "end". */
 typedef struct order {
@@ -79,51 +77,34 @@ static int at_eof(FILE *f) {
   return 0;
 }
 
-static int header_str(const char *path, const cJSON *hdr, const char *key, const char **out,
-                      tf_err *e) {
-  const cJSON *it = cJSON_GetObjectItemCaseSensitive(hdr, key);
-  if (!it)
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key '%s' is missing", path,
-                   key);
-  if (!cJSON_IsString(it) || !it->valuestring)
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key '%s' must be a string",
-                   path, key);
-  if (out) *out = it->valuestring;
-  return 0;
-}
-
-/* Line 1 must be the device record ledger_open writes. */
-static int check_header(const char *path, const cJSON *hdr, device_record *dev, tf_err *e) {
-  const char *type = NULL;
-  if (header_str(path, hdr, "type", &type, e)) return -1;
-  if (strcmp(type, "device") != 0)
+/* Line 1 must be a device record; any other line must not be one. */
+static int check_type(const char *path, long line, const cJSON *rec, tf_err *e) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "type");
+  if (!cJSON_IsString(t) || !t->valuestring) {
+    if (line == 1)
+      return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key 'type' %s", path,
+                     t ? "must be a string" : "is missing");
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'type' %s", path, line,
+                   t ? "must be a string" : "is missing");
+  }
+  int device = strcmp(t->valuestring, "device") == 0;
+  if (line == 1 && !device)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': header (line 1): key 'type' is \"%s\", not \"device\" "
                    "(is this a ledger?)",
-                   path, type);
-  static const char *const keys[] = {"campaign", "campaign_path", "campaign_hash", "backend",
-                                     "created",  "tunefarm"};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    if (header_str(path, hdr, keys[i], NULL, e)) return -1;
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(hdr, "device");
-  if (!cJSON_IsObject(d))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): key 'device' %s", path,
-                   d ? "must be an object {...}" : "is missing");
-  memset(dev, 0, sizeof *dev);
-  if (device_from_json(d, dev, e)) {
-    tf_wrap(e, "ledger '%s': header (line 1): key 'device'", path);
-    if (e) e->code = TF_EXIT_INPUT; /* a bad file, whatever the codec calls it */
-    return -1;
-  }
+                   path, t->valuestring);
+  if (line > 1 && device)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: a device record after line 1", path,
+                   line);
   return 0;
 }
 
-static int check_record(const char *path, long line, const cJSON *rec, tf_err *e) {
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "type");
-  if (!cJSON_IsString(t) || !t->valuestring)
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'type' %s", path, line,
-                   t ? "must be a string" : "is missing");
-  return 0;
+/* The line through the codec, strictly: what it refuses, every reader refuses. */
+static int decode(const char *path, long line, const cJSON *o, record *rec, tf_err *e) {
+  if (record_from_json(o, rec, e) == 0) return 0;
+  if (e) e->code = TF_EXIT_INPUT;
+  if (line == 1) return tf_wrap(e, "ledger '%s': header (line 1)", path);
+  return tf_wrap(e, "ledger '%s': line %ld", path, line);
 }
 
 /* key must be the number after *last: a generation (or restart) missing, repeated or swapped
@@ -145,7 +126,7 @@ static int next_number(const char *path, long line, const cJSON *rec, const char
 }
 
 static int check_order(const char *path, long line, const cJSON *rec, order *o, tf_err *e) {
-  const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring;
+  const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring; /* check_type */
   if (o->end_line)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line %ld: a \"%s\" record after the search's end (line %ld); "
@@ -180,61 +161,62 @@ static int bad_line(const char *path, long line, tf_err *e) {
                  path, line);
 }
 
-/* Read every complete line of f (named path), checking the header, each record's type
- * and keys, and (unless ord is NULL) their order, and hand them to fn. A torn last line
- * (no newline, or not a JSON object) is counted in r->torn and not passed on; the header
- * line is only torn when it lacks its newline (one that ends but does not parse is not a
- * ledger). Closes f. */
-static int scan_stream(FILE *f, const char *path, line_fn fn, void *ctx, order *ord,
-                       scan_res *r, tf_err *e) {
+/* Read every complete line of f (named path), checking each line's type, keys and order, and
+ * decoding it through the codec (coordinator/record.h), and hand the records to fn. A torn
+ * last line (no newline, or not a JSON object) is counted in r->torn and not passed on; the
+ * header line is only torn when it lacks its newline (one that ends but does not parse is
+ * not a ledger). Closes f. */
+static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_res *r,
+                       tf_err *e) {
   memset(r, 0, sizeof *r);
+  order ord = {0, 0, 0};
+  record *rec = record_new();
   char *text = NULL;
   size_t cap = 0;
   ssize_t n;
-  int rc = 0;
-  while ((n = getline(&text, &cap, f)) > 0) {
+  int rc = rec ? 0 : tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path);
+  while (rc == 0 && (n = getline(&text, &cap, f)) > 0) {
     long line = r->lines + 1;
     int nl = text[n - 1] == '\n';
     int last = !nl || at_eof(f);
-    cJSON *rec = parse_line(text, (size_t)n - (size_t)nl);
-    if (!nl || (!rec && last && line > 1)) {
+    cJSON *o = parse_line(text, (size_t)n - (size_t)nl);
+    if (!nl || (!o && last && line > 1)) {
       r->torn = (long)n;
-      cJSON_Delete(rec);
+      cJSON_Delete(o);
       break;
     }
-    if (!rec) {
+    if (!o) {
       rc = bad_line(path, line, e);
       break;
     }
-    rc = check_keys(path, line, rec, e);
-    if (rc == 0)
-      rc = line == 1 ? check_header(path, rec, &r->dev, e) : check_record(path, line, rec, e);
-    if (rc == 0 && ord && line > 1) rc = check_order(path, line, rec, ord, e);
-    if (rc == 0) {
-      r->lines = line;
-      r->good += (off_t)n;
-      int frc = fn ? fn(ctx, line, rec, e) : 0;
-      if (frc < 0) rc = -1;
-      if (frc > 0) {
-        cJSON_Delete(rec);
-        break;
-      }
-    }
-    cJSON_Delete(rec);
+    rc = check_keys(path, line, o, e);
+    if (rc == 0) rc = check_type(path, line, o, e);
+    if (rc == 0 && line > 1) rc = check_order(path, line, o, &ord, e);
+    if (rc == 0) rc = decode(path, line, o, rec, e);
+    cJSON_Delete(o);
     if (rc) break;
+    if (line == 1) r->dev = rec->device.dev;
+    r->lines = line;
+    r->good += (off_t)n;
+    int frc = fn ? fn(ctx, line, rec, e) : 0;
+    if (frc < 0 && e && !e->code)
+      tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: the record could not be read back", path,
+              line);
+    if (frc < 0) rc = -1;
+    if (frc > 0) break;
   }
   if (rc == 0 && ferror(f))
     rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot read: %s", path, strerror(errno));
+  record_free(rec);
   free(text);
   fclose(f);
   return rc;
 }
 
-static int scan_file(const char *path, line_fn fn, void *ctx, order *ord, scan_res *r,
-                     tf_err *e) {
+static int scan_file(const char *path, ledger_fn fn, void *ctx, scan_res *r, tf_err *e) {
   FILE *f = fopen(path, "rb");
   if (!f) return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': cannot open: %s", path, strerror(errno));
-  return scan_stream(f, path, fn, ctx, ord, r, e);
+  return scan_stream(f, path, fn, ctx, r, e);
 }
 
 static void note_torn(FILE *log, const char *path, long bytes) {
@@ -242,10 +224,9 @@ static void note_torn(FILE *log, const char *path, long bytes) {
   fflush(log_of(log));
 }
 
-int ledger_scan(const char *path, FILE *log, line_fn fn, void *ctx, tf_err *e) {
+int ledger_scan(const char *path, FILE *log, ledger_fn fn, void *ctx, tf_err *e) {
   scan_res r;
-  order ord = {0, 0, 0};
-  if (scan_file(path, fn, ctx, &ord, &r, e)) return -1;
+  if (scan_file(path, fn, ctx, &r, e)) return -1;
   if (r.lines == 0)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", path,
                    r.torn ? "no complete line, not even the header (torn while being created?)"
@@ -358,10 +339,10 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-int ledger_append(ledger *l, const cJSON *record, tf_err *e) {
-  if (!cJSON_IsObject(record))
-    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': a record must be a JSON object", l->path);
-  char *text = cJSON_PrintUnformatted(record);
+int ledger_append(ledger *l, const record *rec, tf_err *e) {
+  cJSON *o = record_to_json(rec);
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
   if (!text)
     return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot serialise the record (out of memory)",
                    l->path);
@@ -393,25 +374,20 @@ int ledger_append(ledger *l, const cJSON *record, tf_err *e) {
   return rc;
 }
 
-static cJSON *header_new(const campaign *c, const device_record *d) {
-  char created[32];
-  utc_stamp(created, sizeof created, 0);
-  cJSON *h = cJSON_CreateObject();
-  cJSON *dev = device_to_json(d);
-  if (!h || !dev) {
-    cJSON_Delete(h);
-    cJSON_Delete(dev);
-    return NULL;
-  }
-  cJSON_AddStringToObject(h, "type", "device");
-  cJSON_AddItemToObject(h, "device", dev);
-  cJSON_AddStringToObject(h, "campaign", c->name);
-  cJSON_AddStringToObject(h, "campaign_path", c->path);
-  cJSON_AddStringToObject(h, "campaign_hash", c->hash);
-  cJSON_AddStringToObject(h, "backend", d->backend);
-  cJSON_AddStringToObject(h, "created", created);
-  cJSON_AddStringToObject(h, "tunefarm", LEDGER_VERSION);
-  return h;
+/* Line 1: the device, the campaign and the schema this code writes. */
+static void header_of(const campaign *c, const device_record *d, record *h) {
+  record_release(h);
+  h->kind = RECORD_DEVICE;
+  record_device *x = &h->device;
+  x->schema_version = RECORD_SCHEMA_VERSION;
+  x->dev = *d;
+  snprintf(x->campaign, sizeof x->campaign, "%s", c->name);
+  snprintf(x->campaign_path, sizeof x->campaign_path, "%s", c->path);
+  snprintf(x->campaign_hash, sizeof x->campaign_hash, "%s", c->hash);
+  snprintf(x->backend, sizeof x->backend, "%s", d->backend);
+  utc_stamp(x->created, sizeof x->created, 0);
+  snprintf(x->tunefarm, sizeof x->tunefarm, "%s", LEDGER_VERSION);
+  snprintf(x->mode, sizeof x->mode, "%s", c->search.mode);
 }
 
 /* ---------------------------------------------------------------- open */
@@ -424,7 +400,7 @@ typedef struct resume_ctx {
 } resume_ctx;
 
 /* Resuming is only sound on the same device and the same campaign file. */
-static int check_resume(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int check_resume(void *ctx, long line, const record *rec, tf_err *e) {
   const resume_ctx *x = ctx;
   if (line != 1) return 0;
   const char *was = x->r->dev.uuid;
@@ -436,9 +412,9 @@ static int check_resume(void *ctx, long line, const cJSON *rec, tf_err *e) {
                    "folder",
                    x->path, was, x->r->dev.name, x->d->uuid, x->d->name, x->d->ordinal,
                    x->d->host);
-  const char *hash = cJSON_GetObjectItemCaseSensitive(rec, "campaign_hash")->valuestring;
+  const char *hash = rec->device.campaign_hash;
   if (strcmp(hash, x->c->hash) != 0) {
-    const char *cpath = cJSON_GetObjectItemCaseSensitive(rec, "campaign_path")->valuestring;
+    const char *cpath = rec->device.campaign_path;
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': campaign '%s' (or its template or control kernel) changed "
                    "since this ledger was started (it was '%s' with hash %.16s, now hash %.16s); "
@@ -475,7 +451,7 @@ static int resume(ledger *l, const campaign *c, const device_record *d, int *emp
   scan_res r;
   resume_ctx x = {c, d, l->path, &r};
   FILE *f = reopen(l, e);
-  if (!f || scan_stream(f, l->path, check_resume, &x, NULL, &r, e)) return -1;
+  if (!f || scan_stream(f, l->path, check_resume, &x, &r, e)) return -1;
   if (r.torn) {
     note_torn(l->log, l->path, r.torn);
     if (ftruncate(l->fd, r.good) != 0 || fsync(l->fd) != 0)
@@ -555,13 +531,14 @@ int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const dev
   int empty = 1;
   if (st.st_size > 0 && resume(l, c, d, &empty, e)) goto fail;
   if (empty) {
-    cJSON *h = header_new(c, d);
+    record *h = record_new();
     if (!h) {
       tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", l->path);
       goto fail;
     }
+    header_of(c, d, h);
     int rc = ledger_append(l, h, e);
-    cJSON_Delete(h);
+    record_free(h);
     if (rc) goto fail;
     sync_dir_of(l->path);
   }
@@ -575,28 +552,20 @@ fail:
 /* ---------------------------------------------------------------- replay */
 
 typedef struct replay_ctx {
-  int (*fn)(void *ctx, const cJSON *record);
+  ledger_fn fn;
   void *ctx;
-  const char *path;
 } replay_ctx;
 
-static int replay_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int replay_line(void *ctx, long line, const record *rec, tf_err *e) {
   const replay_ctx *x = ctx;
-  if (line == 1) return 0;
-  int rc = x->fn(x->ctx, rec);
-  if (rc < 0 && e && e->code) /* the callback said what is wrong: add where */
-    return tf_wrap(e, "ledger '%s': line %ld", x->path, line);
-  if (rc < 0)
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: the record could not be replayed",
-                   x->path, line);
-  return rc;
+  return line == 1 ? 0 : x->fn(x->ctx, line, rec, e);
 }
 
-int ledger_replay(ledger *l, int (*fn)(void *ctx, const cJSON *record), void *ctx, tf_err *e) {
-  replay_ctx x = {fn, ctx, l->path};
+int ledger_replay(ledger *l, ledger_fn fn, void *ctx, tf_err *e) {
+  replay_ctx x = {fn, ctx};
   scan_res r;
   FILE *f = reopen(l, e);
-  if (!f || scan_stream(f, l->path, replay_line, &x, NULL, &r, e)) return -1;
+  if (!f || scan_stream(f, l->path, replay_line, &x, &r, e)) return -1;
   if (r.torn) note_torn(l->log, l->path, r.torn);
   return 0;
 }
@@ -612,68 +581,29 @@ void ledger_close(ledger *l) {
 
 /* ---------------------------------------------------------------- the best of a search */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double ledger_rounds_median(const cJSON *rounds, const char *key) {
-  int n = cJSON_GetArraySize(rounds);
-  if (n <= 0) return NAN;
-  double *v = malloc((size_t)n * sizeof *v);
-  if (!v) return NAN;
-  int k = 0;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, rounds) {
-    /* A screened round (clocks off) was measured again; the live run's medians skip it too. */
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "screened"))) continue;
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, key);
-    if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
-  }
-  double m = NAN;
-  if (k > 0) {
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-  }
-  free(v);
-  return m;
-}
-
 void ledger_best_init(ledger_best *b) {
-  b->cfg = NULL;
-  b->from[0] = '\0';
+  memset(&b->cfg, 0, sizeof b->cfg);
+  b->seen = 0;
   b->us = NAN;
   b->gen = -1;
   b->frozen = 0;
 }
 
-int ledger_best_add(ledger_best *b, long long gen, const cJSON *record) {
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(record, "type"));
-  if (type && strcmp(type, "restart") == 0) {
+void ledger_best_add(ledger_best *b, const record *rec) {
+  if (rec->kind == RECORD_RESTART) {
     b->frozen = 1;
-    return 0;
+    return;
   }
-  if (!type || strcmp(type, "generation") != 0) return 0;
-  if (b->frozen && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(record, "duel"))) return 0;
+  if (rec->kind != RECORD_GENERATION) return;
+  const record_gen *g = &rec->gen;
+  if (b->frozen && !g->duel) return;
   b->frozen = 0;
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(record, "decision");
-  int keep = cJSON_IsString(d) && strcmp(d->valuestring, "keep") == 0;
-  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(record, keep ? "new" : "best");
-  cJSON *copy = cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject();
-  if (!copy) return -1;
-  cJSON_Delete(b->cfg);
-  b->cfg = copy;
-  snprintf(b->from, sizeof b->from, "%s", keep ? "new" : "best");
-  const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(record, "rounds");
-  double latest = ledger_rounds_median(rounds, keep ? "new_us" : "best_us");
+  int keep = g->decision == DECISION_KEEP;
+  b->cfg = keep ? g->new_cfg : g->best;
+  b->seen = 1;
+  double latest = record_rounds_median(g, keep ? ARM_NEW : ARM_BEST, 0);
   if (!isnan(latest)) {
     b->us = latest;
-    b->gen = gen;
+    b->gen = g->generation;
   }
-  return 0;
-}
-
-void ledger_best_release(ledger_best *b) {
-  cJSON_Delete(b->cfg);
-  ledger_best_init(b);
 }

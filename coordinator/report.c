@@ -44,7 +44,7 @@ typedef struct outcome {
   size_t ngroups, cap;
 } outcome;
 
-enum { OUT_REJECT, OUT_REFUSED, OUT_AMBIGUOUS, OUT_OTHER, OUT_COUNT };
+enum { OUT_REJECT, OUT_REFUSED, OUT_AMBIGUOUS, OUT_COUNT };
 
 /* One measure process (a run's child): its latest canary and, in an A/A study, the ratios
  * new/best of every round it measured (both arms the same configuration). */
@@ -165,58 +165,23 @@ static int collect(const char *arg, path_list *out, tf_err *e) {
 
 /* ---------------------------------------------------------------- values */
 
-static double num_or_nan(const cJSON *o, const char *key) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
-}
-
 /* Append text to buf without overflowing it. */
 static void cat(char *buf, size_t len, const char *text) {
   size_t n = strlen(buf);
   if (n + 1 < len) snprintf(buf + n, len - n, "%s", text);
 }
 
-static void value_text(const cJSON *v, char *buf, size_t len) {
-  if (cJSON_IsNumber(v)) {
-    double x = v->valuedouble;
-    if (x == floor(x) && fabs(x) < 1e15)
-      snprintf(buf, len, "%lld", (long long)x);
-    else
-      snprintf(buf, len, "%g", x);
-  } else if (cJSON_IsString(v)) {
-    snprintf(buf, len, "%s", v->valuestring);
-  } else {
-    char *t = v ? cJSON_PrintUnformatted(v) : NULL;
-    snprintf(buf, len, "%s", t ? t : "?");
-    cJSON_free(t);
-  }
-}
-
-/* {"BK": [64, 32], ...} -> "BK 64→32, ..." */
-static void change_text(const cJSON *change, char *buf, size_t len) {
+/* best -> new as "BK 64→32, ...", or a dash when they are the same. */
+static void change_text(const record_cfg *from, const record_cfg *to, char *buf, size_t len) {
   buf[0] = '\0';
-  const cJSON *k;
-  cJSON_ArrayForEach(k, change) {
-    char from[64], to[64], item[256];
-    value_text(cJSON_GetArrayItem(k, 0), from, sizeof from);
-    value_text(cJSON_GetArrayItem(k, 1), to, sizeof to);
-    snprintf(item, sizeof item, "%s%s %s→%s", buf[0] ? ", " : "", k->string ? k->string : "?",
-             from, to);
+  for (int k = 0; k < from->n && k < to->n; k++) {
+    if (from->v[k] == to->v[k]) continue;
+    char item[256];
+    snprintf(item, sizeof item, "%s%s %lld→%lld", buf[0] ? ", " : "", from->name[k], from->v[k],
+             to->v[k]);
     cat(buf, len, item);
   }
   if (!buf[0]) snprintf(buf, len, "—");
-}
-
-/* {"BM": 64, ...} -> "BM=64, ..." */
-static void config_text(const cJSON *cfg, char *buf, size_t len) {
-  buf[0] = '\0';
-  const cJSON *k;
-  cJSON_ArrayForEach(k, cfg) {
-    char v[64], item[256];
-    value_text(k, v, sizeof v);
-    snprintf(item, sizeof item, "%s%s=%s", buf[0] ? ", " : "", k->string ? k->string : "?", v);
-    cat(buf, len, item);
-  }
 }
 
 /* A reason with its numbers replaced by N, so that "new is 2.1% slower" and
@@ -265,8 +230,7 @@ static int outcome_add(outcome *oc, const char *reason) {
 
 /* ---------------------------------------------------------------- reading */
 
-static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double before, double after,
-                    const char *outcome_name) {
+static int add_keep(ledger_sum *s, const record_gen *g, double before, double after) {
   if (s->nkeeps == s->capkeeps) {
     size_t cap = s->capkeeps ? s->capkeeps * 2 : 8;
     keep_row *k = realloc(s->keeps, cap * sizeof *k);
@@ -275,31 +239,26 @@ static int add_keep(ledger_sum *s, long long gen, const cJSON *rec, double befor
     s->capkeeps = cap;
   }
   keep_row *k = &s->keeps[s->nkeeps++];
-  k->gen = gen;
+  k->gen = g->generation;
   /* a keep after a restart moved that segment's best; a duel's keep moved the champion */
-  const cJSON *seg = cJSON_GetObjectItemCaseSensitive(rec, "restart");
   int n = 0;
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "duel")))
+  if (g->duel)
     n = snprintf(k->change, sizeof k->change, "duel, restart %d's best over the champion: ",
-                 cJSON_IsNumber(seg) ? seg->valueint : 0);
-  else if (cJSON_IsNumber(seg))
-    n = snprintf(k->change, sizeof k->change, "restart %d: ", seg->valueint);
-  change_text(cJSON_GetObjectItemCaseSensitive(rec, "change"), k->change + n,
-              sizeof k->change - (size_t)n);
+                 g->restart);
+  else if (g->restart > 0)
+    n = snprintf(k->change, sizeof k->change, "restart %d: ", g->restart);
+  change_text(&g->best, &g->new_cfg, k->change + n, sizeof k->change - (size_t)n);
   k->before_us = before;
   k->after_us = after;
-  k->ratio = num_or_nan(rec, "median_ratio");
-  snprintf(k->decision, sizeof k->decision, "%s", outcome_name);
+  k->ratio = g->measured ? g->median_ratio : NAN;
+  snprintf(k->decision, sizeof k->decision, "%s", decision_names[g->decision]);
   return 0;
 }
 
-static process_row *process_of(ledger_sum *s, const cJSON *rec) {
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "child");
-  const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "run"));
-  int child = cJSON_IsNumber(c) && c->valuedouble >= 0 && c->valuedouble < 1e9 ? (int)c->valuedouble : 0;
+static process_row *process_of(ledger_sum *s, const record_gen *g) {
+  int child = g->res.child;
   for (size_t i = 0; i < s->nprocs; i++)
-    if (s->procs[i].child == child && strcmp(s->procs[i].run, run ? run : "") == 0)
-      return &s->procs[i];
+    if (s->procs[i].child == child && strcmp(s->procs[i].run, g->run) == 0) return &s->procs[i];
   if (s->nprocs == s->capprocs) {
     size_t cap = s->capprocs ? s->capprocs * 2 : 8;
     process_row *p = realloc(s->procs, cap * sizeof *p);
@@ -309,7 +268,7 @@ static process_row *process_of(ledger_sum *s, const cJSON *rec) {
   }
   process_row *p = &s->procs[s->nprocs++];
   memset(p, 0, sizeof *p);
-  snprintf(p->run, sizeof p->run, "%s", run ? run : "");
+  snprintf(p->run, sizeof p->run, "%s", g->run);
   p->child = child;
   for (int k = 0; k < 2; k++) p->canary[k] = p->lo[k] = p->hi[k] = NAN;
   return p;
@@ -332,109 +291,78 @@ static int aa_push(process_row *p, double span, double kernel) {
 }
 
 /* What one measured generation says about the process that measured it. */
-static int process_add(ledger_sum *s, const cJSON *rec, int aa, int keep) {
-  process_row *p = process_of(s, rec);
+static int process_add(ledger_sum *s, const record_gen *g, int aa, int keep) {
+  process_row *p = process_of(s, g);
   if (!p) return -1;
   p->generations++;
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "canary");
-  if (c) {
-    static const char *const keys[2][2] = {{"ratio", "interval"},
-                                           {"kernel_ratio", "kernel_interval"}};
-    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "verdict"));
+  if (g->has_canary) {
+    const canary_verdict *v = &g->canary;
     p->canaries++;
-    snprintf(p->verdict, sizeof p->verdict, "%s", v ? v : "?");
+    snprintf(p->verdict, sizeof p->verdict, "%s", v->biased ? "biased" : "ok");
     for (int k = 0; k < 2; k++) {
-      const cJSON *iv = cJSON_GetObjectItemCaseSensitive(c, keys[k][1]);
-      const cJSON *lo = cJSON_GetArrayItem(iv, 0), *hi = cJSON_GetArrayItem(iv, 1);
-      p->canary[k] = num_or_nan(c, keys[k][0]);
-      p->lo[k] = cJSON_IsNumber(lo) ? lo->valuedouble : NAN;
-      p->hi[k] = cJSON_IsNumber(hi) ? hi->valuedouble : NAN;
+      p->canary[k] = v->ratio[k];
+      p->lo[k] = isfinite(v->lo[k]) ? v->lo[k] : NAN;
+      p->hi[k] = isfinite(v->hi[k]) ? v->hi[k] : NAN;
     }
   }
-  if (!aa || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "untrusted"))) return 0;
+  if (!aa || g->untrusted) return 0;
   p->decided++;
   p->keeps += keep;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(rec, "rounds")) {
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "screened"))) continue;
-    double b = num_or_nan(r, "best_us"), n = num_or_nan(r, "new_us");
-    double kb = num_or_nan(r, "best_kernel_us"), kn = num_or_nan(r, "new_kernel_us");
-    if (aa_push(p, n / b, kn / kb)) return -1;
+  for (int i = 0; i < g->res.nrounds; i++) {
+    const round_rec *r = &g->res.rounds[i];
+    if (r->screened) continue;
+    double kb = r->kernel_us[ARM_BEST], kn = r->kernel_us[ARM_NEW];
+    if (aa_push(p, r->us[ARM_NEW] / r->us[ARM_BEST], kb >= 0 && kn >= 0 ? kn / kb : NAN))
+      return -1;
   }
   return 0;
 }
 
-static int generation(ledger_sum *s, long line, const cJSON *rec, tf_err *e) {
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "decision");
-  long long gen;
-  if (!cJSON_IsNumber(g) || jsonio_whole(g->valuedouble, 1, INT_MAX, &gen))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'generation' %s", s->path, line,
-                   g ? "must be a positive integer" : "is missing");
-  if (!cJSON_IsString(d))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'decision' %s", s->path, line,
-                   d ? "must be a string" : "is missing");
-  const char *dec = d->valuestring;
-  const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(rec, "rounds");
-  const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
-  const char *why = cJSON_IsString(reason) ? reason->valuestring : NULL;
-  double before = ledger_rounds_median(rounds, "best_us");
-  double after = ledger_rounds_median(rounds, "new_us");
-  int keep = strcmp(dec, "keep") == 0;
-
+static int generation(ledger_sum *s, const record_gen *g, tf_err *e) {
+  double before = record_rounds_median(g, ARM_BEST, 0);
+  double after = record_rounds_median(g, ARM_NEW, 0);
+  int keep = g->decision == DECISION_KEEP;
   s->generations++;
-  if (cJSON_IsArray(rounds)) s->rounds += cJSON_GetArraySize(rounds);
-  const cJSON *change = cJSON_GetObjectItemCaseSensitive(rec, "change");
-  int aa = cJSON_IsObject(change) && cJSON_GetArraySize(change) == 0;
-  if (cJSON_GetObjectItemCaseSensitive(rec, "status")) { /* measured, not statically refused */
+  s->rounds += g->res.nrounds;
+  int aa = record_cfg_equal(&g->best, &g->new_cfg);
+  if (g->measured) { /* not statically refused */
     s->aa = s->aa && aa;
-    if (process_add(s, rec, aa, keep)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+    if (process_add(s, g, aa, keep)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   }
   if (isnan(s->start_us) && !isnan(before)) s->start_us = before;
-  if (ledger_best_add(&s->best, gen, rec)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   int rc;
   if (keep)
-    rc = add_keep(s, gen, rec, before, after, dec);
-  else if (strcmp(dec, "reject") == 0)
-    rc = outcome_add(&s->out[OUT_REJECT], why);
-  else if (strcmp(dec, "refused") == 0)
-    rc = outcome_add(&s->out[OUT_REFUSED], why);
-  else if (strcmp(dec, "ambiguous") == 0)
-    rc = outcome_add(&s->out[OUT_AMBIGUOUS], why);
+    rc = add_keep(s, g, before, after);
+  else if (g->decision == DECISION_REJECT)
+    rc = outcome_add(&s->out[OUT_REJECT], g->reason);
+  else if (g->decision == DECISION_REFUSED)
+    rc = outcome_add(&s->out[OUT_REFUSED], g->reason);
   else
-    rc = outcome_add(&s->out[OUT_OTHER], dec);
+    rc = outcome_add(&s->out[OUT_AMBIGUOUS], g->reason);
   return rc ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
 }
 
-static int read_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_sum *s = ctx;
-  if (line == 1) {
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec, "backend");
-    tf_escape(s->campaign, sizeof s->campaign, c->valuestring);
-    tf_escape(s->backend, sizeof s->backend, b->valuestring);
-    if (device_from_json(cJSON_GetObjectItemCaseSensitive(rec, "device"), &s->dev, e))
-      return tf_wrap(e, "ledger '%s': line 1: key 'device'", s->path);
-    return 0;
+  (void)line;
+  ledger_best_add(&s->best, rec);
+  switch (rec->kind) {
+    case RECORD_DEVICE:
+      tf_escape(s->campaign, sizeof s->campaign, rec->device.campaign);
+      tf_escape(s->backend, sizeof s->backend, rec->device.backend);
+      s->dev = rec->device.dev;
+      return 0;
+    case RECORD_GENERATION: return generation(s, &rec->gen, e);
+    case RECORD_RESTART: s->restarts++; return 0;
+    default:
+      s->ended = 1;
+      tf_escape(s->end_reason, sizeof s->end_reason, rec->end.reason);
+      return 0;
   }
-  const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring;
-  if (strcmp(type, "generation") == 0) return generation(s, line, rec, e);
-  if (strcmp(type, "restart") == 0) {
-    s->restarts++;
-    return ledger_best_add(&s->best, -1, rec) ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory")
-                                              : 0;
-  }
-  if (strcmp(type, "end") == 0) {
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reason");
-    s->ended = 1;
-    tf_escape(s->end_reason, sizeof s->end_reason,
-              cJSON_IsString(r) ? r->valuestring : "(no reason given)");
-  }
-  return 0; /* other record types are for other readers */
 }
 
 static void sum_init(ledger_sum *s, const char *path) {
-  static const char *const names[OUT_COUNT] = {"rejected", "refused", "ambiguous", "other"};
+  static const char *const names[OUT_COUNT] = {"rejected", "refused", "ambiguous"};
   memset(s, 0, sizeof *s);
   s->path = path;
   s->start_us = NAN;
@@ -450,7 +378,6 @@ static void sum_release(ledger_sum *s) {
     free(s->procs[i].aa[1]);
   }
   free(s->procs);
-  ledger_best_release(&s->best);
   for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
 }
 
@@ -486,7 +413,6 @@ static int cmp_group(const void *a, const void *b) {
 }
 
 static void print_outcome(FILE *f, outcome *oc) {
-  if (oc->count == 0 && strcmp(oc->name, "other") == 0) return;
   fprintf(f, "- %s: %d", oc->name, oc->count);
   if (oc->ngroups > 1) qsort(oc->groups, oc->ngroups, sizeof *oc->groups, cmp_group);
   for (size_t i = 0; i < oc->ngroups && i < REASON_TOP; i++)
@@ -566,7 +492,7 @@ static void print_section(FILE *f, ledger_sum *s) {
   }
   for (int i = 0; i < OUT_COUNT; i++) print_outcome(f, &s->out[i]);
   char cfg[1024];
-  config_text(s->best.cfg, cfg, sizeof cfg);
+  record_cfg_text(&s->best.cfg, cfg, sizeof cfg);
   if (s->generations == 0)
     fputs("- final best: none yet (no generation recorded)\n", f);
   else if (s->best.gen < 0)

@@ -99,10 +99,8 @@ static int ratios_add(study_cell *c, const result *res) {
 /* ---------------------------------------------------------------- groups */
 
 /* The header's device, found or added. */
-static int device_of(study_replay *sr, const char *path, const cJSON *hdr, tf_err *e) {
-  device_record d;
-  if (device_from_json(cJSON_GetObjectItemCaseSensitive(hdr, "device"), &d, e))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': header (line 1): no device record", path);
+static int device_of(study_replay *sr, const char *path, const device_record *dp, tf_err *e) {
+  const device_record d = *dp;
   for (int i = 0; i < sr->ndevices; i++)
     if (strcmp(sr->devices[i].uuid, d.uuid) == 0) return i;
   if (sr->ndevices == STUDY_REPLAY_MAX_DEVICES)
@@ -129,23 +127,24 @@ static int pair_matches(const study_pair *p, const job *j, int aa) {
          strcmp(p->new_expr, j->arm[ARM_NEW].name_expr) == 0;
 }
 
-/* "{"ITERS":1030}" from the record's "best" or "new", else the arm's name expression. */
-static void config_text(const cJSON *rec, const char *key, const char *fallback, char *buf,
-                        size_t len) {
-  char *s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(rec, key));
-  snprintf(buf, len, "%s", s ? s : fallback);
+/* "{"ITERS":1030}": a configuration of the record as the ledger writes it. */
+static void config_text(const record_cfg *c, char *buf, size_t len) {
+  cJSON *o = record_cfg_to_json(c);
+  char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+  snprintf(buf, len, "%s", s ? s : "?");
   free(s);
+  cJSON_Delete(o);
 }
 
-static void pair_label(study_pair *p, const job *j, const cJSON *rec) {
+static void pair_label(study_pair *p, const job *j, const record_gen *g) {
   if (p->aa) {
     snprintf(p->label, sizeof p->label, "A/A: best and new are the same kernel and configuration "
                                         "(every keep is a false keep)");
     return;
   }
   char b[256], n[256];
-  config_text(rec, "best", j->arm[ARM_BEST].name_expr, b, sizeof b);
-  config_text(rec, "new", j->arm[ARM_NEW].name_expr, n, sizeof n);
+  config_text(&g->best, b, sizeof b);
+  config_text(&g->new_cfg, n, sizeof n);
   snprintf(p->label, sizeof p->label,
            "Known gain: campaign '%s', best %s, new %s (every keep is right, every reject a "
            "missed gain)",
@@ -153,7 +152,7 @@ static void pair_label(study_pair *p, const job *j, const cJSON *rec) {
 }
 
 /* The record's truth group, found or added. */
-static int pair_of(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+static int pair_of(study_replay *sr, const replay_file *f, long line, const record_gen *g,
                    tf_err *e) {
   const job *j = sr->job;
   int aa = job_is_aa(j);
@@ -169,19 +168,16 @@ static int pair_of(study_replay *sr, const replay_file *f, long line, const cJSO
   snprintf(p->campaign, sizeof p->campaign, "%s", j->campaign);
   snprintf(p->best_expr, sizeof p->best_expr, "%s", j->arm[ARM_BEST].name_expr);
   snprintf(p->new_expr, sizeof p->new_expr, "%s", j->arm[ARM_NEW].name_expr);
-  pair_label(p, j, rec);
+  pair_label(p, j, g);
   return sr->npairs++;
 }
 
 /* ---------------------------------------------------------------- one record */
 
 /* The job and the rounds of a measured, correct record, into sr->job and sr->res. */
-static int record_load(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+static int record_load(study_replay *sr, const replay_file *f, long line, const record_gen *g,
                        tf_err *e) {
-  tf_err je = {0};
-  if (job_from_json(cJSON_GetObjectItemCaseSensitive(rec, "job"), sr->job, &je))
-    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'job': %s", f->path, line,
-                   je.msg);
+  if (record_job(g, sr->job, e)) return tf_wrap(e, "ledger '%s': line %ld", f->path, line);
   if (strcmp(sr->job->decide.rule, "median") != 0)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line %ld: measured with rule '%s'; the replay needs every "
@@ -191,13 +187,8 @@ static int record_load(study_replay *sr, const replay_file *f, long line, const 
   memset(r, 0, sizeof *r);
   r->status = RESULT_OK;
   r->correct = 1;
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(rec, "rounds")) {
-    if (r->nrounds == MSG_MAX_ROUNDS || round_from_json(it, &r->rounds[r->nrounds]))
-      return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'rounds': round %d is "
-                                       "malformed", f->path, line, r->nrounds + 1);
-    r->nrounds++;
-  }
+  r->nrounds = g->res.nrounds;
+  memcpy(r->rounds, g->res.rounds, (size_t)r->nrounds * sizeof *r->rounds);
   if (r->nrounds == 0)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: key 'rounds' is missing or empty",
                    f->path, line);
@@ -241,42 +232,38 @@ static void replay_sequential(study_replay *sr, study_tally *t) {
   decision_release(&d);
 }
 
-static int replay_record(study_replay *sr, const replay_file *f, long line, const cJSON *rec,
+static int replay_record(study_replay *sr, const replay_file *f, long line, const record_gen *g,
                          tf_err *e) {
   sr->records++;
-  const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "status"));
-  if (!st || strcmp(st, "ok") != 0) {
+  if (g->res.status != RESULT_OK) {
     sr->not_ok++;
     return 0;
   }
-  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "correct"))) {
+  if (!g->res.correct) {
     sr->incorrect++;
     return 0;
   }
-  if (record_load(sr, f, line, rec, e)) return -1;
-  int p = pair_of(sr, f, line, rec, e);
+  if (record_load(sr, f, line, g, e)) return -1;
+  int p = pair_of(sr, f, line, g, e);
   if (p < 0) return -1;
   study_cell *c = cell_at(sr, p, f->device);
   if (ratios_add(c, sr->res)) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
   decision_kind k = replay_median(sr, &c->t[RULE_MEDIAN]);
-  const char *was = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "decision"));
-  if (!was || strcmp(was, decision_names[k]) != 0) sr->differ++;
+  if (g->decision != k) sr->differ++;
   replay_sequential(sr, &c->t[RULE_SEQUENTIAL]);
   return 0;
 }
 
 /* ledger_scan's callback: the header names the device; generations with a "status" are
  * measurements (a static refusal has none); other records are skipped. */
-static int on_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int on_line(void *ctx, long line, const record *rec, tf_err *e) {
   replay_file *f = ctx;
-  if (line == 1) {
-    f->device = device_of(f->sr, f->path, rec, e);
+  if (rec->kind == RECORD_DEVICE) {
+    f->device = device_of(f->sr, f->path, &rec->device.dev, e);
     return f->device < 0 ? -1 : 0;
   }
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "type"));
-  if (!type || strcmp(type, "generation") != 0) return 0;
-  if (!cJSON_GetObjectItemCaseSensitive(rec, "status")) return 0;
-  return replay_record(f->sr, f, line, rec, e) ? -1 : 0;
+  if (rec->kind != RECORD_GENERATION || !rec->gen.measured) return 0;
+  return replay_record(f->sr, f, line, &rec->gen, e) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- files */

@@ -11,73 +11,30 @@
 #include "common/msg.h"
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 
-/* The result as the coordinator saw it, rebuilt from the ledger record. */
-static int record_result(const cJSON *rec, result *r, char *why, size_t len) {
-  static const char *const status[] = {"ok", "fault", "compile_error", "error"};
-  memset(r, 0, sizeof *r);
-  const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "status"));
-  r->status = RESULT_ERROR;
-  for (int i = 0; st && i < 4; i++)
-    if (strcmp(st, status[i]) == 0) r->status = (result_status)i;
-  const char *detail = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "detail"));
-  snprintf(r->detail, sizeof r->detail, "%s", detail ? detail : "");
-  r->correct = cJSON_IsTrue(cJSON_GetObjectItem(rec, "correct"));
-  const cJSON *err = cJSON_GetObjectItem(rec, "rel_err");
-  for (int a = 0; a < ARM_COUNT; a++) {
-    const cJSON *x = cJSON_GetObjectItem(err, arm_names[a]);
-    r->rel_err[a] = cJSON_IsNumber(x) ? x->valuedouble : 1.0 / 0.0;
-  }
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItem(rec, "rounds")) {
-    if (r->nrounds == MSG_MAX_ROUNDS || round_from_json(it, &r->rounds[r->nrounds])) {
-      snprintf(why, len, "round %d is malformed", r->nrounds);
-      return -1;
-    }
-    r->nrounds++;
-  }
-  return 0;
-}
-
-/* The canary's rounds and the process that measured them, when the record has them. */
-static int record_canary(const cJSON *rec, result *r, char *why, size_t len) {
-  const cJSON *it, *canary = cJSON_GetObjectItem(rec, "canary");
-  const cJSON *child = cJSON_GetObjectItem(rec, "child");
-  r->child = cJSON_IsNumber(child) && child->valuedouble >= 0 && child->valuedouble < 1e9
-                 ? (int)child->valuedouble : 0;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItem(canary, "rounds")) {
-    if (r->ncanary == MSG_MAX_CANARY || canary_round_from_json(it, &r->canary[r->ncanary])) {
-      snprintf(why, len, "canary round %d is malformed", r->ncanary);
-      return -1;
-    }
-    r->ncanary++;
-  }
-  return 0;
-}
-
-int verify_record(const cJSON *rec, decision *d, char *why, size_t len) {
-  static result r;
-  static job j;
+int verify_record(const record_gen *g, decision *d, char *why, size_t len) {
   tf_err e = {0};
-  if (!cJSON_GetObjectItem(rec, "status")) return -1; /* a static refusal: nothing measured */
-  if (job_from_json(cJSON_GetObjectItem(rec, "job"), &j, &e)) {
-    snprintf(why, len, "its job: %s", e.msg);
+  if (!g->measured) return -1; /* a static refusal: nothing measured */
+  job *j = malloc(sizeof *j);
+  if (!j) {
+    snprintf(why, len, "out of memory");
     return -2;
   }
-  if (record_result(rec, &r, why, len) || record_canary(rec, &r, why, len)) return -2;
-  if (decide(&j.decide, &r, d)) {
+  int rc = record_job(g, j, &e);
+  if (rc) snprintf(why, len, "%s", e.msg);
+  if (rc == 0 && decide(&j->decide, &g->res, d)) {
     decision_release(d); /* decide fills d even when it refuses the rule */
-    snprintf(why, len, "unknown rule '%s'", j.decide.rule);
-    return -2;
+    snprintf(why, len, "unknown rule '%s'", j->decide.rule);
+    rc = -1;
   }
   /* The canary's verdict is recomputed from its own rounds; that a process had no canary yet
    * is a fact of the run, which the record states and the reason must match. */
-  const cJSON *canary = cJSON_GetObjectItem(rec, "canary");
-  canary_verdict cv;
-  const cJSON *thr = cJSON_GetObjectItem(canary, "threshold");
-  decide_canary(cJSON_IsNumber(thr) ? thr->valuedouble : 0.0, j.measure.input_sets, &r, &cv);
-  if (cJSON_IsTrue(cJSON_GetObjectItem(rec, "untrusted")) || (canary && cv.biased))
-    decide_untrusted(d, &cv, r.child);
-  return 0;
+  if (rc == 0) {
+    canary_verdict cv;
+    decide_canary(g->has_canary ? g->canary.threshold : 0.0, j->measure.input_sets, &g->res, &cv);
+    if (g->untrusted || (g->has_canary && cv.biased)) decide_untrusted(d, &cv, g->res.child);
+  }
+  free(j);
+  return rc ? -2 : 0;
 }
 
 /* What the files so far gave. */
@@ -88,33 +45,30 @@ typedef struct verify_tally {
 
 /* The recorded decision against the recomputed one. The record's text is printed escaped:
  * it comes from a file, and a newline in it would forge a line of this report. */
-static void compare(verify_tally *t, long line, const cJSON *rec, const decision *d) {
-  const char *dec = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "decision"));
-  const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "reason"));
+static void compare(verify_tally *t, long line, const record_gen *g, const decision *d) {
   t->checked++;
-  if (dec && reason && !strcmp(dec, decision_names[d->kind]) && !strcmp(reason, d->reason)) return;
-  char rd[64], rr[1024], why[1024];
+  if (g->decision == d->kind && !strcmp(g->reason, d->reason)) return;
+  char rr[1024], why[1024];
   printf("%s:%ld: recorded '%s' (%s) but the rounds give '%s' (%s)\n", t->path, line,
-         tf_escape(rd, sizeof rd, dec ? dec : "?"), tf_escape(rr, sizeof rr, reason ? reason : "?"),
+         decision_names[g->decision], tf_escape(rr, sizeof rr, g->reason),
          decision_names[d->kind], tf_escape(why, sizeof why, d->reason));
   t->differ++;
 }
 
 /* ledger_scan's callback, past its checks of every line's shape and order: recompute each
  * measured generation. */
-static int verify_line(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int verify_line(void *ctx, long line, const record *rec, tf_err *e) {
   verify_tally *t = ctx;
   (void)e;
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "type"));
-  if (line == 1 || strcmp(type, "generation") != 0) return 0;
+  if (rec->kind != RECORD_GENERATION) return 0;
   decision d;
-  char why[512] = "", esc[1024];
-  int rc = verify_record(rec, &d, why, sizeof why);
+  char why[1100] = "", esc[2048];
+  int rc = verify_record(&rec->gen, &d, why, sizeof why);
   if (rc == -2) {
     printf("%s:%ld: cannot recompute: %s\n", t->path, line, tf_escape(esc, sizeof esc, why));
     t->differ++;
   } else if (rc == 0) {
-    compare(t, line, rec, &d);
+    compare(t, line, &rec->gen, &d);
     decision_release(&d);
   }
   return 0;

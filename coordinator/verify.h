@@ -10,10 +10,12 @@
 #include <cjson/cJSON.h>
 
 #include "common/decide.h"
+#include "coordinator/record.h"
 
 int verify_main(int argc, char **argv);
 
-/* Recompute one generation record: 0 and *d filled, or -1 if it has no measurement. */
-int verify_record(const cJSON *rec, decision *d, char *why, size_t len);
+/* Recompute one generation record: 0 and *d filled (decision_release), -1 if it has no
+ * measurement, -2 when it cannot be recomputed (why says so: its job names no known rule). */
+int verify_record(const record_gen *g, decision *d, char *why, size_t len);
 
 #endif

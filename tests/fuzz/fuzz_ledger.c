@@ -1,8 +1,9 @@
 /* fuzz_ledger: any bytes as a ledger file, read the way every reader reads one (ledger_scan:
  * the device record first, one object per line, no repeated key, generations in order,
- * nothing after the end, a torn last line skipped), each record handed to what report and
- * bench do with it (ledger_best_add, ledger_rounds_median) and to verify's recomputation of
- * a measured decision (verify_record: its job, its rounds, the rule). */
+ * nothing after the end, a torn last line skipped, each line through the record codec), each
+ * record handed to what report and bench do with it (ledger_best_add, record_rounds_median)
+ * and to verify's recomputation of a measured decision (verify_record: its job, its rounds,
+ * the rule). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +12,16 @@
 #include "coordinator/verify.h"
 #include "tests/fuzz/fuzzutil.h"
 
-static int on_record(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_best *b = ctx;
   (void)e;
-  if (line == 1) return 0;
-  if (ledger_best_add(b, line, rec)) abort(); /* only out of memory */
-  (void)ledger_rounds_median(cJSON_GetObjectItemCaseSensitive(rec, "rounds"), "new_us");
+  (void)line;
+  ledger_best_add(b, rec);
+  if (rec->kind != RECORD_GENERATION) return 0;
+  (void)record_rounds_median(&rec->gen, ARM_NEW, 0);
   decision d;
-  char why[512];
-  if (verify_record(rec, &d, why, sizeof why) == 0) decision_release(&d);
+  char why[1100];
+  if (verify_record(&rec->gen, &d, why, sizeof why) == 0) decision_release(&d);
   return 0;
 }
 
@@ -33,6 +35,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ledger_best_init(&b);
   tf_err e = {0};
   (void)ledger_scan(path, devnull, on_record, &b, &e);
-  ledger_best_release(&b);
   return 0;
 }

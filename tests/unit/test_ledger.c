@@ -15,6 +15,7 @@
 
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
+#include "coordinator/record.h"
 #include "tests/unit/testutil.h"
 
 typedef struct fixture {
@@ -127,13 +128,12 @@ static void append_text(const char *path, const char *text) {
 static void append_gen(ledger *l, int gen) {
   tf_err e;
   tf_err_clear(&e);
-  cJSON *r = cJSON_CreateObject();
-  cJSON_AddStringToObject(r, "type", "generation");
-  cJSON_AddNumberToObject(r, "generation", gen);
-  cJSON_AddStringToObject(r, "decision", "reject");
-  cJSON_AddStringToObject(r, "reason", "new is 2.0% slower than best\nsecond line");
+  char text[256];
+  snprintf(text, sizeof text, "{\"type\": \"generation\", \"generation\": %d, \"decision\": "
+           "\"refused\", \"reason\": \"breaks constraint 'c'\\nsecond line\"}", gen);
+  record *r = test_record(text);
   assert_int_equal(ledger_append(l, r, &e), 0);
-  cJSON_Delete(r);
+  record_free(r);
 }
 
 /* A ledger with `n` generation records, closed again. */
@@ -153,11 +153,12 @@ typedef struct collected {
   int stop_after; /* 0: never stop */
 } collected;
 
-static int collect_gen(void *ctx, const cJSON *rec) {
+static int collect_gen(void *ctx, long line, const record *rec, tf_err *e) {
   collected *c = ctx;
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
-  if (!cJSON_IsNumber(g) || c->n >= 16) return -1;
-  c->gens[c->n++] = g->valueint;
+  (void)line;
+  (void)e;
+  if (rec->kind != RECORD_GENERATION || c->n >= 16) return -1;
+  c->gens[c->n++] = (int)rec->gen.generation;
   return c->stop_after && c->n >= c->stop_after ? 1 : 0;
 }
 
@@ -198,6 +199,7 @@ static void ledger_should_start_with_the_device_header(void **state) {
   cJSON *h = cJSON_Parse(text);
   assert_non_null(h);
   assert_string_equal(cJSON_GetObjectItem(h, "type")->valuestring, "device");
+  assert_int_equal(cJSON_GetObjectItem(h, "schema_version")->valueint, RECORD_SCHEMA_VERSION);
   assert_string_equal(cJSON_GetObjectItem(h, "campaign")->valuestring, "mm");
   assert_string_equal(cJSON_GetObjectItem(h, "campaign_path")->valuestring, "campaigns/mm.json");
   assert_string_equal(cJSON_GetObjectItem(h, "campaign_hash")->valuestring, f->c.hash);
@@ -449,7 +451,7 @@ static void ledger_should_refuse_a_second_writer(void **state) {
 
 /* ---------------------------------------------------------------- issue 20 */
 
-static int count_lines(void *ctx, long line, const cJSON *rec, tf_err *e) {
+static int count_lines(void *ctx, long line, const record *rec, tf_err *e) {
   (void)rec;
   (void)e;
   *(long *)ctx = line;
@@ -461,7 +463,16 @@ static int count_lines(void *ctx, long line, const cJSON *rec, tf_err *e) {
 static void scan_should(fixture *f, int n, const char *tail, const char *line, const char *want) {
   rm_rf(f->path);
   make_ledger(f, n);
-  append_text(f->path, tail);
+  char *copy = strdup(tail);
+  for (char *l = copy, *nl; l && *l; l = nl) { /* each line completed as the coordinator writes */
+    nl = strchr(l, '\n');
+    if (nl) *nl++ = '\0';
+    char *full = test_record_line(l);
+    append_text(f->path, full);
+    append_text(f->path, "\n");
+    free(full);
+  }
+  free(copy);
   tf_err e;
   tf_err_clear(&e);
   long lines = 0;
@@ -550,38 +561,35 @@ static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void 
   };
   ledger_best b;
   ledger_best_init(&b);
-  assert_null(b.cfg);
+  assert_false(b.seen);
   assert_true(isnan(b.us));
   for (int i = 0; i < 3; i++) {
-    cJSON *r = cJSON_Parse(recs[i]);
-    assert_non_null(r);
-    assert_int_equal(ledger_best_add(&b, i + 1, r), 0);
-    cJSON_Delete(r);
-    long long bm = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(b.cfg, "BM"));
-    assert_int_equal(bm, i == 0 ? 64 : 128);
+    record *r = test_record(recs[i]);
+    ledger_best_add(&b, r);
+    record_free(r);
+    assert_int_equal(b.cfg.v[0], i == 0 ? 64 : 128);
     assert_true(b.us == (i == 0 ? 11.0 : 8.5));
     assert_int_equal(b.gen, i == 0 ? 1 : 2); /* a refusal measures nothing */
   }
-  ledger_best_release(&b);
-  assert_null(b.cfg);
+}
+
+/* Resume, report and bench read a generation's time from its rounds; a round screened for
+ * its clocks was run again, and the live run's median leaves it out, so they must too. */
+static void record_rounds_median_should_leave_out_screened_rounds(void **state) {
+  (void)state;
+  record *r = test_record(
+      "{\"type\": \"generation\", \"generation\": 1, \"decision\": \"reject\", \"rounds\": ["
+      "{\"best_us\": 10, \"new_us\": 9}, {\"best_us\": 11, \"new_us\": 8},"
+      " {\"best_us\": 50, \"new_us\": 60, \"screened\": true},"
+      " {\"best_us\": 12, \"new_us\": 7}]}");
+  assert_float_equal(record_rounds_median(&r->gen, ARM_BEST, 0), 11.0, 1e-12);
+  assert_float_equal(record_rounds_median(&r->gen, ARM_NEW, 0), 8.0, 1e-12);
+  assert_true(isnan(record_rounds_median(&r->gen, ARM_NEW, 1))); /* no kernel times */
+  record_free(r);
 }
 
 /* With restarts the answer is the champion: a restarted segment's keeps do not move it, its
  * duel does (a keep: the segment's best; a reject: the champion again). */
-/* Resume, report and bench read a generation's time from its rounds; a round screened for
- * its clocks was run again, and the live run's median leaves it out, so they must too. */
-static void ledger_rounds_median_should_leave_out_screened_rounds(void **state) {
-  (void)state;
-  cJSON *r = cJSON_Parse("[{\"best_us\": 10, \"new_us\": 9}, {\"best_us\": 11, \"new_us\": 8},"
-                         " {\"best_us\": 50, \"new_us\": 60, \"screened\": true},"
-                         " {\"best_us\": 12, \"new_us\": 7}]");
-  assert_non_null(r);
-  assert_float_equal(ledger_rounds_median(r, "best_us"), 11.0, 1e-12);
-  assert_float_equal(ledger_rounds_median(r, "new_us"), 8.0, 1e-12);
-  assert_true(isnan(ledger_rounds_median(r, "control_us")));
-  cJSON_Delete(r);
-}
-
 static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
   (void)state;
   static const struct {
@@ -608,17 +616,13 @@ static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
   ledger_best b;
   ledger_best_init(&b);
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    cJSON *r = cJSON_Parse(steps[i].rec);
-    assert_non_null(r);
-    long long g = (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "generation"));
-    assert_int_equal(ledger_best_add(&b, g, r), 0);
-    cJSON_Delete(r);
-    assert_int_equal((long long)cJSON_GetNumberValue(cJSON_GetObjectItem(b.cfg, "BM")),
-                     steps[i].bm);
+    record *r = test_record(steps[i].rec);
+    ledger_best_add(&b, r);
+    record_free(r);
+    assert_int_equal(b.cfg.v[0], steps[i].bm);
     assert_int_equal(b.gen, steps[i].gen);
     assert_true(b.us == steps[i].us);
   }
-  ledger_best_release(&b);
 }
 
 int main(void) {
@@ -656,7 +660,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_open_should_refuse_symbolic_links, setup, teardown),
       cmocka_unit_test(ledger_best_should_follow_keeps_and_the_latest_measured_median),
       cmocka_unit_test(ledger_best_should_hold_the_champion_across_restarts),
-      cmocka_unit_test(ledger_rounds_median_should_leave_out_screened_rounds),
+      cmocka_unit_test(record_rounds_median_should_leave_out_screened_rounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,9 +143,11 @@ static cJSON *generation(int g, cJSON *jobj, const char *recorded, const double 
 static void write_lines(const char *path, cJSON **lines, int n) {
   FILE *f = fopen(path, "w");
   assert_non_null(f);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++) { /* completed as the coordinator writes a record */
     char *s = cJSON_PrintUnformatted(lines[i]);
-    fprintf(f, "%s\n", s);
+    char *full = test_record_line(s);
+    fprintf(f, "%s\n", full);
+    free(full);
     free(s);
     cJSON_Delete(lines[i]);
   }
@@ -344,9 +346,21 @@ static void replay_should_refuse_a_malformed_round_naming_file_and_line(void **s
   double same[8];
   fill(same, 1.0);
   cJSON *rec = generation(1, chain_job("x", 1000, 1000, "median"), "reject", same, steady, calm);
+  char *text = cJSON_PrintUnformatted(rec);
+  cJSON_Delete(rec);
+  rec = test_record_json(text); /* completed, then one round broken */
+  free(text);
   cJSON_DeleteItemFromObject(cJSON_GetArrayItem(cJSON_GetObjectItem(rec, "rounds"), 2), "order");
-  cJSON *l[2] = {header(UUID_A, "x"), rec};
-  write_lines(p, l, 2);
+  cJSON *h = header(UUID_A, "x");
+  char *lines[2] = {cJSON_PrintUnformatted(h), cJSON_PrintUnformatted(rec)};
+  FILE *fp = fopen(p, "w");
+  assert_non_null(fp);
+  fprintf(fp, "%s\n%s\n", lines[0], lines[1]);
+  fclose(fp);
+  free(lines[0]);
+  free(lines[1]);
+  cJSON_Delete(h);
+  cJSON_Delete(rec);
   study_replay sr;
   tf_err e = {0};
   assert_int_equal(study_replay_init(&sr, &e), 0);

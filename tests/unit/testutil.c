@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/spec.h"
+#include "coordinator/record.h"
 
 void rm_rf(const char *path) {
   struct stat st;
@@ -65,4 +66,122 @@ void load_spec(const char *rel, spec *s) {
   tf_err e = {0};
   snprintf(path, sizeof path, "%s/%s", source_dir(), rel);
   if (spec_load(s, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
+}
+
+/* ---- ledger records for the readers' tests ---- */
+
+/* The smallest job the job codec reads: one source, one buffer, three arms. */
+static cJSON *minimal_job(void) {
+  return cJSON_Parse(
+      "{\"type\":\"job\",\"id\":1,\"generation\":1,\"campaign\":\"test\",\"family\":\"scale2\","
+      "\"sources\":[\"templates/t.cu\"],\"dims\":{\"N\":1024},"
+      "\"buffers\":[{\"name\":\"y\",\"output\":true}],\"args\":[{\"buffer\":0}],\"arms\":["
+      "{\"role\":\"best\",\"name_expr\":\"k\",\"config\":[],\"grid\":[1,1,1],\"block\":[32,1,1],"
+      "\"counts\":[1024],\"clear\":[0],\"iargs\":[0]},"
+      "{\"role\":\"new\",\"name_expr\":\"k\",\"config\":[],\"grid\":[1,1,1],\"block\":[32,1,1],"
+      "\"counts\":[1024],\"clear\":[0],\"iargs\":[0]},"
+      "{\"role\":\"control\",\"name_expr\":\"k\",\"config\":[],\"grid\":[1,1,1],"
+      "\"block\":[32,1,1],\"counts\":[1024],\"clear\":[0],\"iargs\":[0]}],"
+      "\"measure\":{\"rounds\":8},\"decide\":{\"rule\":\"median\"}}");
+}
+
+static void fill(cJSON *o, const char *key, cJSON *v) {
+  if (cJSON_GetObjectItemCaseSensitive(o, key))
+    cJSON_Delete(v);
+  else
+    cJSON_AddItemToObject(o, key, v);
+}
+
+/* A round as the child writes it: every arm's time (best's where one is missing), the order. */
+static void complete_round(cJSON *r) {
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "best_us");
+  double best = cJSON_IsNumber(b) ? b->valuedouble : 10.0;
+  fill(r, "order", cJSON_Parse("[\"best\",\"new\",\"control\"]"));
+  fill(r, "best_us", cJSON_CreateNumber(best));
+  fill(r, "new_us", cJSON_CreateNumber(best));
+  fill(r, "control_us", cJSON_CreateNumber(best));
+}
+
+static void complete_generation(cJSON *o) {
+  fill(o, "device", cJSON_CreateString("SIM-test"));
+  fill(o, "backend", cJSON_CreateString("sim"));
+  fill(o, "time", cJSON_CreateString("2026-01-01T00:00:00Z"));
+  fill(o, "rule", cJSON_CreateString("median"));
+  fill(o, "best", cJSON_CreateObject());
+  fill(o, "new", cJSON_CreateObject());
+  fill(o, "reason", cJSON_CreateString(""));
+  if (!cJSON_GetObjectItemCaseSensitive(o, "change")) {
+    cJSON *best = cJSON_GetObjectItemCaseSensitive(o, "best"), *k;
+    cJSON *change = cJSON_AddObjectToObject(o, "change");
+    cJSON_ArrayForEach(k, best) {
+      const cJSON *to = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(o, "new"), k->string);
+      if (!cJSON_IsNumber(to) || to->valuedouble == k->valuedouble) continue;
+      cJSON *pair = cJSON_AddArrayToObject(change, k->string);
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(k->valuedouble));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(to->valuedouble));
+    }
+  }
+  int measured = cJSON_GetObjectItemCaseSensitive(o, "status") ||
+                 cJSON_GetObjectItemCaseSensitive(o, "rounds");
+  fill(o, "decision", cJSON_CreateString(measured ? "reject" : "refused"));
+  if (!measured) {
+    fill(o, "constraint", cJSON_CreateString("test"));
+    return;
+  }
+  fill(o, "rounds", cJSON_CreateArray());
+  cJSON *r;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(o, "rounds")) complete_round(r);
+  fill(o, "ratios", cJSON_CreateArray());
+  fill(o, "median_ratio", cJSON_CreateNull());
+  fill(o, "kernel_median_ratio", cJSON_CreateNull());
+  fill(o, "control_drift", cJSON_CreateNull());
+  fill(o, "min_gain", cJSON_CreateNumber(0.01));
+  fill(o, "drift_tolerance", cJSON_CreateNumber(0.03));
+  fill(o, "correct", cJSON_CreateTrue());
+  fill(o, "rel_err", cJSON_Parse("{\"best\":0,\"new\":0,\"control\":0}"));
+  fill(o, "status", cJSON_CreateString("ok"));
+  fill(o, "screened", cJSON_CreateNumber(0));
+  fill(o, "burn_in", cJSON_CreateNumber(0));
+  fill(o, "compile_ms", cJSON_CreateNumber(0));
+  fill(o, "cache_hit", cJSON_CreateFalse());
+  fill(o, "wall_s", cJSON_CreateNumber(0));
+  fill(o, "job", minimal_job());
+}
+
+cJSON *test_record_json(const char *partial) {
+  cJSON *o = cJSON_Parse(partial);
+  if (!o) fail_msg("not JSON: %s", partial);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "type"));
+  if (type && !strcmp(type, "generation")) complete_generation(o);
+  if (type && !strcmp(type, "end")) {
+    fill(o, "reason", cJSON_CreateString("ended"));
+    fill(o, "generation", cJSON_CreateNumber(0));
+    fill(o, "best", cJSON_CreateObject());
+  }
+  if (type && !strcmp(type, "restart")) {
+    fill(o, "generation", cJSON_CreateNumber(0));
+    fill(o, "champion", cJSON_CreateObject());
+    fill(o, "start", cJSON_CreateObject());
+    fill(o, "champion_us", cJSON_CreateNull());
+    fill(o, "reason", cJSON_CreateString("restart"));
+  }
+  return o;
+}
+
+record *test_record(const char *partial) {
+  cJSON *o = test_record_json(partial);
+  record *r = record_new();
+  tf_err e = {0};
+  assert_non_null(r);
+  if (record_from_json(o, r, &e)) fail_msg("%s: %s", e.msg, partial);
+  cJSON_Delete(o);
+  return r;
+}
+
+char *test_record_line(const char *partial) {
+  cJSON *o = test_record_json(partial);
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
 }

@@ -15,4 +15,16 @@ char *subst(const char *text, const char *from, const char *to);
 struct spec;
 void load_spec(const char *rel, struct spec *s);
 
+/* Ledger records for the readers' tests, from partial JSON text: what the text leaves out is
+ * filled as the coordinator writes it (device, time, rule, "change" from best and new, a
+ * measured record's numbers, flags and a minimal job; a round's order and missing arms; a
+ * static refusal's constraint), so a test states only what it is about. test_record fails
+ * the test when the codec refuses the result (record_free it); test_record_json gives the
+ * completed tree (cJSON_Delete it), test_record_line its text (free it). */
+#include <cjson/cJSON.h>
+struct record;
+cJSON *test_record_json(const char *partial);
+struct record *test_record(const char *partial);
+char *test_record_line(const char *partial);
+
 #endif
