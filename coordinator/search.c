@@ -1,0 +1,403 @@
+/* search: one device's search as a state machine (coordinator/search.h).
+ *
+ * search_next reads the state and says what comes next; search_apply is the only code that
+ * changes it, from the facts of a record. The live loop applies the record it has just
+ * written, resume applies the records it reads back: one path, so a resumed search cannot
+ * drift from the one that was interrupted. */
+#include "coordinator/search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXHAUSTED "the space around best is exhausted (every move the proposer makes was tried)"
+
+void search_config_of(const campaign *c, int ordinal, search_config *out) {
+  memset(out, 0, sizeof *out);
+  out->tmpl = &c->tmpl;
+  out->dims = c->dims;
+  out->start = c->start;
+  out->search = c->search;
+  out->max_requeue = c->decide.max_requeue;
+  out->canary = c->canary;
+  out->seed = c->measure.seed;
+  out->ordinal = ordinal;
+}
+
+/* ---------------------------------------------------------------- segments */
+
+static unsigned long long segment_seed(const search *s, int segment) {
+  return s->cfg.seed ^ (unsigned long long)s->cfg.ordinal ^
+         (unsigned long long)segment * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Segment k begins at `start`: a fresh proposer (its own seeded knob order, no payoff, no near
+ * misses), the tried set kept so that no configuration is measured twice as new. */
+static int begin_segment(search *s, int k, const config *start, tf_err *e) {
+  s->segment = k;
+  s->seg_keeps = 0;
+  s->stale = 0;
+  s->duel = s->dueled = 0;
+  snprintf(s->seg_why, sizeof s->seg_why, "its search had stalled before this run");
+  s->best = *start;
+  if (s->cfg.tmpl) {
+    proposer_init(&s->prop, s->cfg.tmpl, segment_seed(s, k));
+    proposer_repairs(&s->prop, s->cfg.dims);
+  }
+  return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
+}
+
+int search_init(search *s, const search_config *cfg, tf_err *e) {
+  memset(s, 0, sizeof *s);
+  s->cfg = *cfg;
+  s->best_gen = s->champion_gen = -1;
+  search_begin_run(s);
+  return begin_segment(s, 0, &cfg->start, e);
+}
+
+void search_release(search *s) { tried_release(&s->tried); }
+
+void search_begin_run(search *s) {
+  s->vetted_child = 0;
+  s->canary_due = s->cfg.canary.rounds > 0;
+  s->fresh_due = 0;
+  s->since_canary = s->since_fresh = 0;
+}
+
+const config *search_answer(const search *s, double *us, long long *gen) {
+  int champion = s->segment > 0 && !s->done;
+  long long g = champion ? s->champion_gen : s->best_gen;
+  if (us) *us = g < 0 ? NAN : champion ? s->champion_us : s->best_us;
+  if (gen) *gen = g;
+  return champion ? &s->champion : &s->best;
+}
+
+/* ---------------------------------------------------------------- next */
+
+static int measure(const config *best, const config *cand, int duel, search_step *st) {
+  st->kind = SEARCH_MEASURE;
+  st->best = *best;
+  st->cand = *cand;
+  st->duel = duel;
+  return 0;
+}
+
+/* The restarted search's best (new) against the champion (best), measured like any
+ * generation. */
+static int duel_step(const search *s, search_step *st) {
+  return measure(&s->champion, &s->best, 1, st);
+}
+
+static int end_step(const search *s, const char *why, search_step *st) {
+  st->kind = SEARCH_END;
+  st->generation = s->generation;
+  st->best = s->segment > 0 ? s->champion : s->best; /* the answer is the champion */
+  snprintf(st->reason, sizeof st->reason, "%s", why);
+  return 0;
+}
+
+static int due_for_duel(const search *s) {
+  return s->segment > 0 && s->seg_keeps > 0 && !s->dueled;
+}
+
+/* A segment stalled (why): its duel if it kept something, then a restart or the end. */
+static int segment_over(const search *s, const char *why, search_step *st) {
+  if (due_for_duel(s)) return duel_step(s, st);
+  if (s->segment >= s->cfg.search.restarts) return end_step(s, why, st);
+  if (!propose_restart(&s->prop, &s->tried, segment_seed(s, s->segment + 1), &st->start))
+    return end_step(s, "no legal configuration left untried to restart from", st);
+  st->kind = SEARCH_RESTART;
+  st->generation = s->generation;
+  st->restart = s->segment + 1;
+  st->champion = s->segment == 0 ? s->best : s->champion;
+  st->champion_us = s->segment == 0 ? s->best_us : s->champion_us;
+  snprintf(st->reason, sizeof st->reason, "restart %d of %d from a random legal configuration "
+           "never tried here: the last search ended (%s)", st->restart,
+           s->cfg.search.restarts, why);
+  return 0;
+}
+
+/* Propose; the first candidate that passes every constraint is measured, one that breaks
+ * one is refused (the proposer sees it tried once its refusal is applied). */
+static int propose(const search *s, search_step *st, tf_err *e) {
+  const search_opts *so = &s->cfg.search;
+  int nchanged, bad;
+  if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &st->cand,
+                    &nchanged))
+    return segment_over(s, EXHAUSTED, st);
+  if (spec_check(s->cfg.tmpl, s->cfg.dims, &st->cand, &bad, e)) return -1;
+  if (bad < 0) return measure(&s->best, &st->cand, 0, st);
+  st->kind = SEARCH_REFUSE;
+  st->best = s->best;
+  st->constraint = bad;
+  return 0;
+}
+
+static int budget_spent(const search *s, search_step *st) {
+  char why[160];
+  snprintf(why, sizeof why, "budget of %d generations spent", s->cfg.search.budget);
+  if (due_for_duel(s)) return duel_step(s, st); /* past the budget by one */
+  return end_step(s, why, st);
+}
+
+int search_next(const search *s, search_step *st, tf_err *e) {
+  const search_opts *so = &s->cfg.search;
+  char why[200];
+  memset(st, 0, sizeof *st);
+  st->generation = s->generation + 1;
+  st->segment = s->segment;
+  st->canary = s->canary_due;
+  st->fresh = s->fresh_due;
+  if (s->done) return st->kind = SEARCH_DONE, 0;
+  if (!s->cfg.tmpl) return tf_fail(e, TF_EXIT_FAIL, "a search read back only proposes nothing");
+  if (s->end_due) {
+    snprintf(why, sizeof why, "the canary found %d measure processes in a row biased beyond "
+             "%.2f%%: this GPU's verdicts cannot be trusted", s->biased_in_row,
+             100.0 * s->cfg.canary.threshold);
+    return end_step(s, why, st);
+  }
+  /* measured where no canary vouched for the process: not a decision */
+  if (s->again) return measure(&s->best, &s->cand, s->duel, st);
+  if (s->duel && s->requeues > 0) return measure(&s->best, &s->cand, 1, st); /* past the budget */
+  if (s->measured >= so->budget) return budget_spent(s, st);
+  if (s->requeues > 0) return measure(&s->best, &s->cand, 0, st); /* a noisy one again */
+  if (so->fixed) return measure(&s->best, &so->pair, 0, st); /* a study: best never moves */
+  if (s->dueled) return segment_over(s, s->seg_why, st);
+  if (s->stale >= so->max_stale) {
+    snprintf(why, sizeof why, "%d generations in a row without a keep (max_stale)", s->stale);
+    return segment_over(s, why, st);
+  }
+  return propose(s, st, e);
+}
+
+/* ---------------------------------------------------------------- apply */
+
+static void config_text(const search *s, const config *c, char *buf, size_t len) {
+  if (s->cfg.tmpl) {
+    spec_config_str(s->cfg.tmpl, c, buf, len);
+    return;
+  }
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < c->n && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? " " : "", c->v[k]);
+}
+
+/* The record's configuration at `key` must be `want` (the search's own state). */
+static int expect(const search *s, const char *key, const config *got, const config *want,
+                  tf_err *e) {
+  if (s->cfg.loose || config_equal(got, want)) return 0;
+  char a[512], b[512];
+  config_text(s, got, a, sizeof a);
+  config_text(s, want, b, sizeof b);
+  return tf_fail(e, TF_EXIT_INPUT, "key '%s' is %s, but the records before it lead to %s", key,
+                 a, b);
+}
+
+static int check_place(const search *s, const search_fact *f, tf_err *e) {
+  if (f->generation != s->generation + 1)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %lld, the one after the previous "
+                   "record", s->generation + 1);
+  if (f->segment != s->segment)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'restart' is %d, but the records before it are in "
+                   "restart %d", f->segment, s->segment);
+  return 0;
+}
+
+/* 1 if cand breaks a constraint at dims (0 without a template: nothing to check). */
+static int breaks(const search *s, const config *cand, tf_err *e) {
+  int bad = -1;
+  if (!s->cfg.tmpl) return 0;
+  if (spec_check(s->cfg.tmpl, s->cfg.dims, cand, &bad, e)) return -1;
+  return bad >= 0;
+}
+
+static int apply_refusal(search *s, const search_fact *f, tf_err *e) {
+  if (check_place(s, f, e)) return -1;
+  if (f->duel || s->duel)
+    return tf_fail(e, TF_EXIT_INPUT, "a static refusal in a duel (a duel measures the "
+                   "restarted search's best, which passed every constraint)");
+  if (s->cfg.loose) s->best = f->best;
+  if (expect(s, "best", &f->best, &s->best, e)) return -1;
+  int b = breaks(s, &f->cand, e);
+  if (b < 0) return -1;
+  if (!b && s->cfg.tmpl)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks no constraint, yet the record refuses "
+                   "it statically");
+  s->generation = f->generation;
+  s->refused++;
+  return tried_add(&s->tried, &f->cand) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
+}
+
+/* The first record of a duel: the restarted search's best against the champion. */
+static int begin_duel(search *s, const search_fact *f, tf_err *e) {
+  if (!due_for_duel(s))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'duel': no duel is due (a duel ends a restarted "
+                   "search that kept something, once)");
+  if (s->measured < s->cfg.search.budget && s->stale >= s->cfg.search.max_stale)
+    snprintf(s->seg_why, sizeof s->seg_why, "%d generations in a row without a keep (max_stale)",
+             s->stale); /* it stalled: the restart after the duel says why */
+  else if (s->measured < s->cfg.search.budget)
+    snprintf(s->seg_why, sizeof s->seg_why, "%s", EXHAUSTED);
+  s->duel = 1;
+  s->requeues = 0; /* a candidate cut short hands none of its re-measurements on */
+  s->cand = s->best;
+  s->best = s->champion;
+  return expect(s, "new", &f->cand, &s->cand, e);
+}
+
+/* Measure processes: what the job asked for, what its canary said, what comes next. */
+static void processes(search *s, const search_fact *f) {
+  const canary_opts *k = &s->cfg.canary;
+  s->canary_due = s->fresh_due = 0; /* the job carried them */
+  if (f->asked_canary) s->since_canary = 0;
+  if (f->asked_fresh) s->since_fresh = 0;
+  if (f->canary == SEARCH_CANARY_OK) {
+    s->canaries++;
+    s->vetted_child = f->child;
+    s->biased_in_row = 0;
+  } else if (f->canary == SEARCH_CANARY_BIASED) {
+    s->canaries++;
+    s->biased++;
+    s->biased_in_row++;
+    s->vetted_child = 0;
+    s->fresh_due = 1;
+  }
+  if (f->untrusted) s->canary_due = 1;
+  s->since_canary++;
+  s->since_fresh++;
+  if (s->cfg.search.fresh_every > 0 && s->since_fresh >= s->cfg.search.fresh_every)
+    s->fresh_due = 1;
+  if (k->rounds > 0 && (s->fresh_due || f->status == RESULT_FAULT ||
+                        (k->every > 0 && s->since_canary >= k->every)))
+    s->canary_due = 1; /* after a fault the worker measures in a fresh process */
+}
+
+/* A decided (trusted) generation. */
+static void count(search *s, const search_fact *f) {
+  int kept = f->decision == DECISION_KEEP;
+  if (f->decision == DECISION_REFUSED && s->requeues < s->cfg.max_requeue) {
+    s->requeues++; /* noisy: measure the same candidate again */
+    s->refused++;
+    return;
+  }
+  s->requeues = 0;
+  if (kept) {
+    s->keeps++;
+    s->stale = 0;
+  } else {
+    s->stale++;
+    s->faults += f->status != RESULT_OK;
+    s->rejects += f->decision == DECISION_REJECT;
+    s->refused += f->decision == DECISION_REFUSED;
+    s->ambiguous += f->decision == DECISION_AMBIGUOUS;
+  }
+  /* a refused generation's ratio is not trusted (its control drifted or it was noisy) */
+  int trusted = f->decision == DECISION_REJECT || f->decision == DECISION_AMBIGUOUS;
+  if (s->cfg.tmpl && !s->cfg.search.fixed)
+    propose_feedback(&s->prop, &s->best, &f->cand, kept, trusted ? f->ratio : NAN);
+  if (isfinite(f->best_us)) {
+    s->best_us = kept ? f->new_us : f->best_us;
+    s->best_gen = f->generation;
+    if (s->start_us == 0) s->start_us = f->best_us;
+  }
+  if (s->cfg.search.fixed) {
+    s->stale = 0; /* nothing to exhaust: the budget ends a fixed-pair run */
+    return;
+  }
+  if (kept) {
+    s->best = f->cand;
+    s->seg_keeps++;
+  }
+  if (s->duel) {
+    s->duel = 0;
+    s->dueled = 1;
+    s->champion = s->best;
+    if (isfinite(f->best_us)) { /* a faulted duel measured nothing */
+      s->champion_us = s->best_us;
+      s->champion_gen = s->best_gen;
+    }
+  }
+}
+
+static int apply_measured(search *s, const search_fact *f, tf_err *e) {
+  if (check_place(s, f, e)) return -1;
+  if (f->duel && !s->duel && begin_duel(s, f, e)) return -1;
+  if (!f->duel && s->duel)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'duel' is missing: the duel in progress is measured "
+                   "before anything else");
+  if (s->cfg.loose) s->best = f->best;
+  if (expect(s, "best", &f->best, &s->best, e)) return -1;
+  if (s->cfg.search.fixed && s->cfg.tmpl && expect(s, "new", &f->cand, &s->cfg.search.pair, e))
+    return -1;
+  int b = breaks(s, &f->cand, e);
+  if (b) return b < 0 ? -1 : tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks a constraint, so it "
+                                     "was never measured");
+  if (tried_add(&s->tried, &f->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  s->generation = f->generation;
+  s->cand = f->cand;
+  processes(s, f);
+  if (f->untrusted) {
+    s->refused++;
+    s->untrusted++;
+    s->again = 1;
+    if (s->biased_in_row > s->cfg.canary.max_restarts) s->again = 0, s->end_due = 1;
+    return 0;
+  }
+  s->again = 0;
+  s->measured++;
+  count(s, f);
+  return 0;
+}
+
+static int apply_restart(search *s, const search_fact *f, tf_err *e) {
+  if (f->restart != s->segment + 1)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'restart' must be %d, the one after the previous "
+                   "restart", s->segment + 1);
+  if (f->generation != s->generation)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %lld, the last generation",
+                   s->generation);
+  if (due_for_duel(s) || s->duel)
+    return tf_fail(e, TF_EXIT_INPUT, "a restart before the duel of the search it ends");
+  if (expect(s, "champion", &f->champion, s->segment == 0 ? &s->best : &s->champion, e))
+    return -1;
+  if (s->segment == 0) s->champion_gen = s->best_gen;
+  s->champion = f->champion;
+  s->champion_us = f->champion_us;
+  return begin_segment(s, f->restart, &f->start, e);
+}
+
+static int apply_end(search *s, const search_fact *f, tf_err *e) {
+  if (f->generation != s->generation)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %lld, the last generation",
+                   s->generation);
+  if (s->segment > 0) { /* the answer is the champion, not the last segment's best */
+    s->best = s->champion;
+    s->best_us = s->champion_us;
+    s->best_gen = s->champion_gen;
+  }
+  if (s->cfg.loose) s->best = f->best;
+  if (expect(s, "best", &f->best, &s->best, e)) return -1;
+  snprintf(s->end_reason, sizeof s->end_reason, "%s", f->reason);
+  s->done = 1;
+  s->again = 0;
+  return 0;
+}
+
+int search_apply(search *s, const search_fact *f, tf_err *e) {
+  if (s->done)
+    return tf_fail(e, TF_EXIT_INPUT, "a record after the search's end record");
+  switch (f->kind) {
+    case SEARCH_MEASURE: return apply_measured(s, f, e);
+    case SEARCH_REFUSE: return apply_refusal(s, f, e);
+    case SEARCH_RESTART: return apply_restart(s, f, e);
+    case SEARCH_END: return apply_end(s, f, e);
+    default: return tf_fail(e, TF_EXIT_FAIL, "search: no such fact");
+  }
+}
+
+int search_trusts(const search *s, const search_fact *f) {
+  if (s->cfg.canary.rounds == 0 || f->status != RESULT_OK || !f->correct) return 1;
+  if (f->canary != SEARCH_NO_CANARY) return f->canary == SEARCH_CANARY_OK;
+  return f->child == s->vetted_child;
+}

@@ -1,0 +1,166 @@
+/* search: one device's search as a state machine, pure: no MPI, no files, no clock.
+ *
+ * The farm asks it what to do next (search_next: measure best against a candidate, record a
+ * static refusal, begin a restart, end) and tells it what was decided (search_apply: the
+ * facts of the record it wrote). Resuming a ledger is the same function fed the records read
+ * back (coordinator/replay.h makes a fact of a record), so a resumed search is the search
+ * that was interrupted, and report and bench read a search's answer through it too.
+ *
+ * What it keeps: the best configuration and the configurations tried; the proposer's state;
+ * the budget (generations that measured something and were trusted), the rejections in a
+ * row (max_stale), noisy re-measurements (decide.max_requeue); restarts from random legal
+ * untried configurations, each ending with a duel of its best against the champion when it
+ * kept something (a noisy duel is measured again even past the budget); the fixed modes
+ * ("aa", "pair": the same pair every generation, best never moves); and the facts of the
+ * measure processes: which process the last canary cleared, canaries due after a fresh
+ * process, every canary.every generations and after a fault, fresh processes every
+ * search.fresh_every generations, and canary.max_restarts biased processes in a row, after
+ * which the search ends. A generation measured by a process no canary cleared (or a biased
+ * one) is "untrusted": measured again, and it counts toward nothing.
+ *
+ * search_apply checks that a fact is one the search could have written: generations in
+ * order, the record's best the best the facts before it lead to, a measured candidate that
+ * passes every constraint, a duel only when one is due, nothing after the end; otherwise it
+ * fails with TF_EXIT_INPUT and a message naming the key.
+ *
+ * Ownership: search_init allocates the tried set; search_release frees it. The template and
+ * the dims are borrowed and must outlive the search. */
+#ifndef TF_SEARCH_H
+#define TF_SEARCH_H
+
+#include "common/campaign.h"
+#include "common/decide.h"
+#include "common/err.h"
+#include "common/msg.h"
+#include "coordinator/propose.h"
+
+/* What a search needs of its campaign. */
+typedef struct search_config {
+  const spec *tmpl;          /* the template; NULL: a search read back only (report, bench),
+                              * which proposes nothing and checks no constraint */
+  const long long *dims;     /* the problem, for the constraints */
+  config start;
+  search_opts search;
+  int max_requeue;           /* decide.max_requeue */
+  canary_opts canary;
+  unsigned long long seed;   /* measure.seed: with the device's ordinal, seeds the proposers */
+  int ordinal;
+  int loose;                 /* read back only, from a ledger that does not say its search mode
+                              * (schema version 1): each record's best is taken as written */
+} search_config;
+
+/* The search options of campaign c for the device at `ordinal`. */
+void search_config_of(const campaign *c, int ordinal, search_config *out);
+
+typedef enum {
+  SEARCH_MEASURE, /* measure best against cand (a job); as a fact: a measured generation */
+  SEARCH_REFUSE,  /* cand breaks a constraint: a static refusal, no job */
+  SEARCH_RESTART, /* begin restart `restart` at `start` */
+  SEARCH_END,     /* the search ends: `reason`, its answer `best` */
+  SEARCH_DONE     /* next only: nothing more to do, the search has ended */
+} search_kind;
+
+/* What to do next. */
+typedef struct search_step {
+  search_kind kind;
+  long long generation;  /* MEASURE, REFUSE: the generation the record will be */
+  int segment;           /* MEASURE, REFUSE: the record's "restart" (0: the first search) */
+  int duel;              /* MEASURE: the restarted search's best (cand) against the champion */
+  config best, cand;     /* MEASURE, REFUSE; END: best is the answer */
+  int constraint;        /* REFUSE: the first constraint cand breaks (template order) */
+  int canary;            /* MEASURE: run the A/A canary first */
+  int fresh;             /* MEASURE: in a fresh measure process */
+  int restart;           /* RESTART: its number k = segment + 1 */
+  config champion;       /* RESTART */
+  double champion_us;    /* RESTART */
+  config start;          /* RESTART */
+  char reason[512];      /* RESTART (the record's reason), END */
+} search_step;
+
+typedef enum { SEARCH_NO_CANARY, SEARCH_CANARY_OK, SEARCH_CANARY_BIASED } search_canary;
+
+/* What a record says, as the search needs it. */
+typedef struct search_fact {
+  search_kind kind;      /* MEASURE, REFUSE, RESTART or END */
+  long long generation;  /* MEASURE, REFUSE: the record's; RESTART, END: the last generation */
+  int segment, duel;     /* MEASURE, REFUSE */
+  config best, cand;     /* MEASURE, REFUSE; END: best is the answer */
+  /* MEASURE */
+  decision_kind decision;
+  result_status status;
+  int correct;
+  double ratio;          /* median ratio new/best; NAN when none */
+  double best_us, new_us; /* medians over the rounds the live run used; NAN when none */
+  int child;             /* the measure process; 0: unknown */
+  search_canary canary;  /* the canary its job ran, and its verdict */
+  int untrusted;         /* the process was not trusted: not decided */
+  int asked_canary;      /* the job asked for the canary */
+  int asked_fresh;       /* the job asked for a fresh process */
+  /* RESTART */
+  int restart;
+  config champion, start;
+  double champion_us;
+  char reason[512];      /* END */
+} search_fact;
+
+typedef struct search {
+  search_config cfg;
+  config best;           /* in a duel: the champion */
+  config cand;           /* the candidate last measured (a requeue or an untrusted one again) */
+  tried_set tried;
+  proposer prop;
+  long long generation;  /* the last generation recorded */
+  int measured;          /* trusted measured generations: the budget's count */
+  int stale;             /* non-keeps in a row */
+  int requeues;          /* noisy refusals of the candidate in a row */
+  int again;             /* measure the candidate again: its process was not trusted */
+  int end_due;           /* too many biased processes in a row: the next step ends the search */
+  int done;
+  int keeps, rejects, refused, ambiguous, faults;
+  double best_us;        /* best's median in the latest decided generation (0 before one) */
+  double start_us;       /* the first such median: the start configuration's */
+  long long best_gen;    /* the generation best_us comes from; -1 before one */
+  int segment;           /* 0: the first search; k: the one restart k began */
+  int seg_keeps;         /* keeps in this segment */
+  int duel, dueled;      /* the segment's duel is in flight; has been decided */
+  config champion;       /* the best of the segments before this one */
+  double champion_us;
+  long long champion_gen;
+  char seg_why[160];     /* why the segment stalled, for the restart after its duel */
+  char end_reason[512];
+  /* the measure processes */
+  int vetted_child;      /* the process the last canary cleared; 0: none in this run */
+  int canary_due;        /* the next job runs the canary first */
+  int fresh_due;         /* the next job runs in a fresh measure process */
+  int since_canary;      /* measured generations since the last canary */
+  int since_fresh;       /* measured generations in this process */
+  int biased_in_row;     /* canaries in a row that found their process biased */
+  int canaries, biased, untrusted; /* canaries run, biased ones, untrusted generations */
+} search;
+
+/* A search at the campaign's start, segment 0. -1 only when out of memory. */
+int search_init(search *s, const search_config *cfg, tf_err *e);
+void search_release(search *s);
+
+/* A run begins (a first one, or a resumed one after its records were applied): its measure
+ * processes are all new, so none is vetted and the first job runs the canary. */
+void search_begin_run(search *s);
+
+/* What to do next, from the state alone; the state does not change until the fact of the
+ * step's record is applied. -1 when a constraint cannot be evaluated, or the search was
+ * read back only (cfg.tmpl NULL). */
+int search_next(const search *s, search_step *out, tf_err *e);
+
+/* May a measured result be decided? Not when its canary found its process biased, nor when
+ * no canary has cleared the process that measured it (f: canary, child, status, correct). */
+int search_trusts(const search *s, const search_fact *f);
+
+/* The facts of a record written (live) or read back (resume). -1 (TF_EXIT_INPUT) when the
+ * record is not one the search could have written; e names the key. */
+int search_apply(search *s, const search_fact *f, tf_err *e);
+
+/* The search's answer: the champion once it has restarted, else its best; *us and *gen (may
+ * be NULL) the median that measured it and its generation (NAN and -1 before any). */
+const config *search_answer(const search *s, double *us, long long *gen);
+
+#endif

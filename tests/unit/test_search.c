@@ -1,0 +1,684 @@
+/* test_search: the search state machine (coordinator/search.h), driven without MPI.
+ *
+ * A toy template (knobs A, B, C of four values; A * B <= 16) and a toy device: a
+ * configuration's time is a sum over its knobs of the distance from a known optimum, and a
+ * generation keeps new when new is faster. A script can make a generation noisy, a fault, or
+ * measured by a biased process. Each test drives the machine as the farm does (next, then
+ * the facts of the record the step produced, applied) and looks at what it did. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "coordinator/search.h"
+#include "tests/unit/testutil.h"
+
+static const char toy_template[] =
+    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy\", \"family\": \"scale2\",\n"
+    " \"problem\": {\"N\": [1, 65536]},\n"
+    " \"knobs\": {\"A\": {\"values\": [1, 2, 4, 8]}, \"B\": {\"values\": [1, 2, 4, 8]},\n"
+    "            \"C\": {\"values\": [0, 1, 2, 3]}},\n"
+    " \"constraints\": [{\"name\": \"ab\", \"expr\": \"A * B <= 16\", \"reason\": \"too big\"}],\n"
+    " \"launch\": {\"grid\": [1, 1, 1], \"block\": [32, 1, 1]},\n"
+    " \"buffers\": [{\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
+    " \"args\": [\"y\"]}\n";
+
+typedef struct fixture {
+  char dir[256];
+  spec tmpl;
+  long long dims[SPEC_MAX_DIMS];
+  search_config cfg;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  snprintf(f->dir, sizeof f->dir, "/tmp/tf-test-search-XXXXXX");
+  if (!mkdtemp(f->dir)) return -1;
+  write_file(f->dir, "toy.json", toy_template);
+  write_file(f->dir, "toy.cu", "template <int A, int B, int C> __global__ void toy(float *y) {}\n");
+  char p[512];
+  snprintf(p, sizeof p, "%s/toy.json", f->dir);
+  tf_err e = {0};
+  if (spec_load(&f->tmpl, p, &e)) fail_msg("%s", e.msg);
+  f->dims[0] = 1024;
+  search_config *c = &f->cfg;
+  c->tmpl = &f->tmpl;
+  c->dims = f->dims;
+  c->start = (config){3, {1, 1, 0}};
+  c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6,
+                            .mode = "neighbors"};
+  c->max_requeue = 2;
+  c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = 0.0025};
+  c->seed = 1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  spec_release(&f->tmpl);
+  rm_rf(f->dir);
+  free(f);
+  return 0;
+}
+
+/* ---- the toy device ---- */
+
+static const int optimum[3] = {2, 1, 3}; /* value indices: A 4, B 2, C 3 */
+
+static double toy_us(const spec *s, const config *c) {
+  double t = 10.0;
+  for (int k = 0; k < 3; k++) t += fabs((double)(spec_value_index(s, k, c->v[k]) - optimum[k]));
+  return t;
+}
+
+/* What happens to the measured generation g. */
+typedef enum { PLAIN, NOISY, FAULT, BIASED, UNVETTED } outcome;
+typedef outcome (*script)(long long g, const search_step *st);
+
+static outcome plain(long long g, const search_step *st) {
+  (void)g;
+  (void)st;
+  return PLAIN;
+}
+
+/* The facts of the record the farm writes for step st. */
+static search_fact fact_of(const spec *s, const search_step *st, outcome o) {
+  search_fact f;
+  memset(&f, 0, sizeof f);
+  f.kind = st->kind;
+  f.generation = st->generation;
+  f.segment = st->segment;
+  f.duel = st->duel;
+  f.best = st->best;
+  f.cand = st->cand;
+  f.restart = st->restart;
+  f.champion = st->champion;
+  f.champion_us = st->champion_us;
+  f.start = st->start;
+  snprintf(f.reason, sizeof f.reason, "%s", st->reason);
+  if (st->kind != SEARCH_MEASURE) return f;
+  double b = toy_us(s, &st->best), n = toy_us(s, &st->cand);
+  f.status = o == FAULT ? RESULT_FAULT : RESULT_OK;
+  f.correct = o != FAULT;
+  f.decision = o == FAULT ? DECISION_REJECT : o == NOISY ? DECISION_REFUSED
+               : n < b ? DECISION_KEEP : DECISION_REJECT;
+  f.ratio = o == FAULT ? NAN : n / b;
+  f.best_us = o == FAULT ? NAN : b;
+  f.new_us = o == FAULT ? NAN : n;
+  f.child = 1;
+  f.asked_canary = st->canary;
+  f.asked_fresh = st->fresh;
+  f.canary = o == BIASED ? SEARCH_CANARY_BIASED : st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
+  if (o == UNVETTED) f.child = 2; /* a process no canary cleared */
+  return f;
+}
+
+/* Drive s like the farm: next, the record's facts (untrusted as the farm judges), apply; up
+ * to max steps or DONE. The facts land in log (when not NULL). Returns the steps taken. */
+static int drive(search *s, script sc, int max, search_fact *log, search_step *steps) {
+  int n = 0;
+  tf_err e = {0};
+  for (; n < max; n++) {
+    search_step st;
+    if (search_next(s, &st, &e)) fail_msg("next: %s", e.msg);
+    if (st.kind == SEARCH_DONE) break;
+    search_fact f = fact_of(s->cfg.tmpl, &st, st.kind == SEARCH_MEASURE ? sc(st.generation, &st)
+                                                                        : PLAIN);
+    if (f.kind == SEARCH_MEASURE) f.untrusted = !search_trusts(s, &f);
+    if (search_apply(s, &f, &e)) fail_msg("apply at generation %lld: %s", f.generation, e.msg);
+    if (log) log[n] = f;
+    if (steps) steps[n] = st;
+  }
+  return n;
+}
+
+static search *new_search(const search_config *cfg) {
+  search *s = calloc(1, sizeof *s);
+  tf_err e = {0};
+  assert_non_null(s);
+  if (search_init(s, cfg, &e)) fail_msg("%s", e.msg);
+  return s;
+}
+
+static void free_search(search *s) {
+  search_release(s);
+  free(s);
+}
+
+static int knobs_changed(const config *a, const config *b) {
+  int n = 0;
+  for (int k = 0; k < a->n; k++) n += a->v[k] != b->v[k];
+  return n;
+}
+
+/* ---- single moves, refusals, budget, max_stale ---- */
+
+static void search_should_measure_single_moves_from_the_start(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step st;
+  tf_err e = {0};
+  assert_int_equal(search_next(s, &st, &e), 0);
+  assert_int_equal(st.kind, SEARCH_MEASURE);
+  assert_int_equal(st.generation, 1);
+  assert_true(config_equal(&st.best, &f->cfg.start));
+  assert_int_equal(knobs_changed(&st.best, &st.cand), 1);
+  assert_int_equal(st.canary, 1); /* a run begins in fresh processes, each vetted first */
+  assert_int_equal(st.duel, 0);
+  search_step again;
+  assert_int_equal(search_next(s, &again, &e), 0); /* next changes nothing */
+  assert_true(config_equal(&again.cand, &st.cand));
+  free_search(s);
+}
+
+static void search_should_refuse_a_candidate_that_breaks_a_constraint_without_a_job(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step steps[200];
+  int n = drive(s, plain, 200, NULL, steps), refusals = 0;
+  for (int i = 0; i < n; i++) {
+    if (steps[i].kind != SEARCH_REFUSE) continue;
+    refusals++;
+    assert_true(steps[i].cand.v[0] * steps[i].cand.v[1] > 16);
+    assert_int_equal(steps[i].constraint, 0);
+  }
+  assert_true(refusals > 0);
+  assert_int_equal(s->refused, refusals); /* never measured, never in the budget */
+  free_search(s);
+}
+
+static void search_should_stop_at_its_budget(void **state) {
+  fixture *f = *state;
+  f->cfg.search.budget = 5;
+  search *s = new_search(&f->cfg);
+  search_step steps[100];
+  int n = drive(s, plain, 100, NULL, steps);
+  assert_int_equal(s->measured, 5);
+  assert_int_equal(steps[n - 1].kind, SEARCH_END);
+  assert_string_equal(steps[n - 1].reason, "budget of 5 generations spent");
+  assert_true(s->done);
+  free_search(s);
+}
+
+static void search_should_stop_after_max_stale_rejections_in_a_row(void **state) {
+  fixture *f = *state;
+  f->cfg.start = (config){3, {4, 2, 3}}; /* the optimum: nothing beats it */
+  f->cfg.search.max_stale = 3;
+  search *s = new_search(&f->cfg);
+  search_step steps[100];
+  int n = drive(s, plain, 100, NULL, steps);
+  assert_int_equal(s->keeps, 0);
+  assert_int_equal(s->measured, 3);
+  assert_string_equal(steps[n - 1].reason, "3 generations in a row without a keep (max_stale)");
+  free_search(s);
+}
+
+static void search_should_keep_faster_candidates_and_feed_the_proposer(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step steps[300];
+  int n = drive(s, plain, 300, NULL, steps);
+  assert_true(s->keeps > 0);
+  assert_true(config_equal(&s->best, &(config){3, {4, 2, 3}})); /* the toy's optimum */
+  for (int i = 1; i < n; i++) /* every record's best is the best the ones before led to */
+    if (steps[i - 1].kind == SEARCH_MEASURE && steps[i].kind == SEARCH_MEASURE &&
+        toy_us(&f->tmpl, &steps[i - 1].cand) < toy_us(&f->tmpl, &steps[i - 1].best))
+      assert_true(config_equal(&steps[i].best, &steps[i - 1].cand));
+  double paid = 0;
+  for (int k = 0; k < 3; k++) paid += s->prop.payoff[k];
+  assert_true(paid > 0); /* keeps pay the knobs they moved */
+  free_search(s);
+}
+
+/* Near misses (rejected within 3%) make informed two-knob moves once single ones stall. */
+static void search_should_propose_two_knob_moves_when_single_moves_stall(void **state) {
+  fixture *f = *state;
+  f->cfg.start = (config){3, {4, 2, 3}};
+  f->cfg.search.two_knob_after = 2;
+  f->cfg.search.max_stale = 20;
+  search *s = new_search(&f->cfg);
+  tf_err e = {0};
+  int two = 0;
+  for (int i = 0; i < 20 && !two; i++) {
+    search_step st;
+    assert_int_equal(search_next(s, &st, &e), 0);
+    if (st.kind != SEARCH_MEASURE) break;
+    two = knobs_changed(&st.best, &st.cand) == 2;
+    assert_true(!two || s->stale >= 2);
+    search_fact fa = fact_of(&f->tmpl, &st, PLAIN);
+    fa.ratio = 1.01; /* a near miss */
+    assert_int_equal(search_apply(s, &fa, &e), 0);
+  }
+  assert_true(two);
+  free_search(s);
+}
+
+/* ---- noisy generations ---- */
+
+static outcome noisy_at_1(long long g, const search_step *st) {
+  (void)st;
+  return g <= 3 ? NOISY : PLAIN;
+}
+
+static void search_should_measure_a_noisy_generation_again_up_to_max_requeue(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step steps[4];
+  drive(s, noisy_at_1, 4, NULL, steps);
+  for (int i = 1; i < 3; i++) assert_true(config_equal(&steps[i].cand, &steps[0].cand));
+  assert_false(config_equal(&steps[3].cand, &steps[0].cand)); /* max_requeue 2: then counted */
+  assert_int_equal(s->refused, 3);
+  assert_int_equal(s->measured, 4); /* noisy measurements use the budget */
+  free_search(s);
+}
+
+/* ---- restarts and duels ---- */
+
+static void search_should_restart_from_a_random_legal_untried_configuration(void **state) {
+  fixture *f = *state;
+  f->cfg.start = (config){3, {4, 2, 3}};
+  f->cfg.search.max_stale = 2;
+  f->cfg.search.restarts = 2;
+  search *s = new_search(&f->cfg);
+  search_step steps[100];
+  search_fact log[100];
+  int n = drive(s, plain, 100, log, steps), restarts = 0;
+  for (int i = 0; i < n; i++) {
+    if (steps[i].kind != SEARCH_RESTART) continue;
+    restarts++;
+    assert_int_equal(steps[i].restart, restarts);
+    assert_true(steps[i].start.v[0] * steps[i].start.v[1] <= 16);
+    for (int j = 0; j < i; j++) /* never tried before it */
+      assert_false(log[j].kind <= SEARCH_REFUSE && config_equal(&log[j].cand, &steps[i].start));
+  }
+  assert_int_equal(restarts, 2);
+  /* the optimum stays the champion: no restarted search beats it */
+  assert_true(config_equal(&s->best, &f->cfg.start));
+  free_search(s);
+}
+
+/* A restarted search that kept something meets the champion: a keep makes it the champion. */
+static void search_should_duel_a_restarted_search_that_kept_something(void **state) {
+  fixture *f = *state;
+  f->cfg.start = (config){3, {1, 1, 0}};
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 3;
+  search *s = new_search(&f->cfg);
+  search_step steps[300];
+  int n = drive(s, plain, 300, NULL, steps), duels = 0;
+  for (int i = 0; i < n; i++) {
+    if (!steps[i].duel) continue;
+    duels++;
+    assert_true(steps[i].segment > 0);
+    assert_true(toy_us(&f->tmpl, &steps[i].cand) != toy_us(&f->tmpl, &steps[i].best) ||
+                !config_equal(&steps[i].cand, &steps[i].best));
+    assert_true(steps[i + 1].kind == SEARCH_RESTART || steps[i + 1].kind == SEARCH_END);
+    const config *winner = toy_us(&f->tmpl, &steps[i].cand) < toy_us(&f->tmpl, &steps[i].best)
+                               ? &steps[i].cand : &steps[i].best;
+    if (steps[i + 1].kind == SEARCH_RESTART) assert_true(config_equal(&steps[i + 1].champion, winner));
+    else assert_true(config_equal(&steps[i + 1].best, winner));
+  }
+  assert_true(duels > 0);
+  free_search(s);
+}
+
+/* The budget runs out inside a restarted search that kept something: its duel is measured
+ * one past the budget, and measured again when noisy, still past it. */
+static outcome noisy_duel(long long g, const search_step *st) {
+  (void)g;
+  static int n;
+  if (!st->duel) return n = 0, PLAIN;
+  return n++ < 1 ? NOISY : PLAIN;
+}
+
+static void search_should_measure_a_noisy_duel_again_past_the_budget(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 5;
+  f->cfg.search.budget = 6;
+  search *s = new_search(&f->cfg);
+  search_step steps[200];
+  int n = drive(s, noisy_duel, 200, NULL, steps), duel_steps = 0, over = 0;
+  for (int i = 0; i < n; i++) duel_steps += steps[i].duel;
+  assert_true(duel_steps >= 2);
+  assert_true(steps[n - 2].duel && steps[n - 3].duel); /* noisy, then decided */
+  assert_true(config_equal(&steps[n - 2].cand, &steps[n - 3].cand));
+  over = s->measured - f->cfg.search.budget;
+  assert_true(over >= 1); /* past the budget */
+  assert_string_equal(steps[n - 1].reason, "budget of 6 generations spent");
+  free_search(s);
+}
+
+/* A duel that faults measured nothing: the champion stands, with its time. */
+static outcome faulted_duel(long long g, const search_step *st) {
+  (void)g;
+  return st->duel ? FAULT : PLAIN;
+}
+
+static void search_should_keep_the_champion_after_a_faulted_duel(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 1;
+  search *s = new_search(&f->cfg);
+  search_step steps[300];
+  int n = drive(s, faulted_duel, 300, NULL, steps), at = -1;
+  for (int i = 0; i < n; i++)
+    if (steps[i].duel) at = i;
+  assert_true(at >= 0);
+  assert_int_equal(s->faults, 1);
+  assert_int_equal(steps[n - 1].kind, SEARCH_END);
+  assert_true(config_equal(&steps[n - 1].best, &steps[at].best)); /* the champion */
+  double us;
+  long long gen;
+  assert_true(config_equal(search_answer(s, &us, &gen), &steps[at].best));
+  assert_true(us == toy_us(&f->tmpl, &steps[at].best));
+  assert_true(gen < steps[at].generation); /* measured before the duel */
+  free_search(s);
+}
+
+/* ---- fixed modes ---- */
+
+static void search_should_measure_the_fixed_pair_every_generation(void **state) {
+  fixture *f = *state;
+  f->cfg.search.fixed = 1;
+  f->cfg.search.budget = 7;
+  f->cfg.search.pair = (config){3, {4, 2, 3}}; /* faster: every generation keeps */
+  snprintf(f->cfg.search.mode, sizeof f->cfg.search.mode, "pair");
+  search *s = new_search(&f->cfg);
+  search_step steps[20];
+  int n = drive(s, plain, 20, NULL, steps);
+  assert_int_equal(n, 8);
+  for (int i = 0; i < 7; i++) {
+    assert_int_equal(steps[i].kind, SEARCH_MEASURE);
+    assert_true(config_equal(&steps[i].best, &f->cfg.start)); /* best never moves */
+    assert_true(config_equal(&steps[i].cand, &f->cfg.search.pair));
+  }
+  assert_int_equal(s->keeps, 7);
+  assert_true(config_equal(&steps[7].best, &f->cfg.start));
+  free_search(s);
+}
+
+/* ---- measure processes and the canary ---- */
+
+static void search_should_ask_for_fresh_processes_and_canaries_on_schedule(void **state) {
+  fixture *f = *state;
+  f->cfg.search.fixed = 1;
+  f->cfg.search.pair = f->cfg.start;
+  f->cfg.search.budget = 10;
+  f->cfg.search.fresh_every = 4;
+  f->cfg.canary.every = 3;
+  search *s = new_search(&f->cfg);
+  search_step steps[20];
+  drive(s, plain, 10, NULL, steps);
+  /* fresh after every 4 measured; a canary with every fresh process and every 3 */
+  static const int fresh[10] = {0, 0, 0, 0, 1, 0, 0, 0, 1, 0};
+  static const int canary[10] = {1, 0, 0, 1, 1, 0, 0, 1, 1, 0};
+  for (int i = 0; i < 10; i++) {
+    assert_int_equal(steps[i].fresh, fresh[i]);
+    assert_int_equal(steps[i].canary, canary[i]);
+  }
+  free_search(s);
+}
+
+static outcome unvetted_at_2(long long g, const search_step *st) {
+  (void)st;
+  return g == 2 ? UNVETTED : PLAIN;
+}
+
+/* A generation measured by a process no canary cleared is not decided: measured again, and
+ * it counts toward nothing. */
+static void search_should_measure_an_untrusted_result_again_without_counting_it(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step steps[4];
+  search_fact log[4];
+  drive(s, unvetted_at_2, 4, log, steps);
+  assert_false(log[0].untrusted);
+  assert_true(log[1].untrusted);
+  assert_true(config_equal(&steps[2].cand, &steps[1].cand)); /* again */
+  assert_int_equal(steps[2].canary, 1); /* after a canary */
+  assert_int_equal(s->untrusted, 1);
+  assert_int_equal(s->measured, 3);
+  free_search(s);
+}
+
+static outcome always_biased(long long g, const search_step *st) {
+  (void)g;
+  return st->canary ? BIASED : PLAIN;
+}
+
+static void search_should_end_after_max_restarts_biased_processes_in_a_row(void **state) {
+  fixture *f = *state;
+  f->cfg.canary.max_restarts = 2;
+  search *s = new_search(&f->cfg);
+  search_step steps[20];
+  int n = drive(s, always_biased, 20, NULL, steps);
+  assert_int_equal(n, 4); /* three biased processes, then the end */
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(steps[i].canary, 1);
+    assert_int_equal(steps[i].fresh, i > 0); /* a biased process is replaced */
+  }
+  assert_int_equal(steps[3].kind, SEARCH_END);
+  assert_non_null(strstr(steps[3].reason, "3 measure processes in a row biased beyond 0.25%"));
+  assert_int_equal(s->measured, 0);
+  assert_int_equal(s->biased, 3);
+  free_search(s);
+}
+
+static void search_should_trust_only_processes_a_canary_cleared(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_fact fa = {.kind = SEARCH_MEASURE, .status = RESULT_OK, .correct = 1, .child = 1};
+  assert_false(search_trusts(s, &fa)); /* no canary yet */
+  fa.canary = SEARCH_CANARY_OK;
+  assert_true(search_trusts(s, &fa));
+  fa.canary = SEARCH_CANARY_BIASED;
+  assert_false(search_trusts(s, &fa));
+  fa.status = RESULT_FAULT; /* nothing to decide from a fault: it stands as it is */
+  assert_true(search_trusts(s, &fa));
+  s->vetted_child = 1;
+  fa = (search_fact){.kind = SEARCH_MEASURE, .status = RESULT_OK, .correct = 1, .child = 1};
+  assert_true(search_trusts(s, &fa));
+  fa.child = 2;
+  assert_false(search_trusts(s, &fa));
+  f->cfg.canary.rounds = 0;
+  free_search(s);
+  s = new_search(&f->cfg);
+  assert_true(search_trusts(s, &fa)); /* no canary at all: every process is trusted */
+  free_search(s);
+}
+
+/* ---- resume ---- */
+
+/* The parts of two searches that must agree after the same records. */
+static void assert_same_search(const search *a, const search *b) {
+  assert_true(config_equal(&a->best, &b->best));
+  assert_true(config_equal(&a->cand, &b->cand));
+  assert_int_equal(a->generation, b->generation);
+  assert_int_equal(a->measured, b->measured);
+  assert_int_equal(a->stale, b->stale);
+  assert_int_equal(a->requeues, b->requeues);
+  assert_int_equal(a->again, b->again);
+  assert_int_equal(a->end_due, b->end_due);
+  assert_int_equal(a->done, b->done);
+  assert_int_equal(a->keeps, b->keeps);
+  assert_int_equal(a->rejects, b->rejects);
+  assert_int_equal(a->refused, b->refused);
+  assert_int_equal(a->ambiguous, b->ambiguous);
+  assert_int_equal(a->faults, b->faults);
+  assert_true(a->best_us == b->best_us || (isnan(a->best_us) && isnan(b->best_us)));
+  assert_true(a->start_us == b->start_us);
+  assert_int_equal(a->best_gen, b->best_gen);
+  assert_int_equal(a->segment, b->segment);
+  assert_int_equal(a->seg_keeps, b->seg_keeps);
+  assert_int_equal(a->duel, b->duel);
+  assert_int_equal(a->dueled, b->dueled);
+  assert_true(config_equal(&a->champion, &b->champion));
+  assert_true(a->champion_us == b->champion_us);
+  assert_int_equal(a->champion_gen, b->champion_gen);
+  assert_string_equal(a->seg_why, b->seg_why);
+  assert_string_equal(a->end_reason, b->end_reason);
+  assert_int_equal(a->biased_in_row, b->biased_in_row);
+  assert_int_equal(a->canaries, b->canaries);
+  assert_int_equal(a->untrusted, b->untrusted);
+  assert_int_equal(a->tried.n, b->tried.n);
+  for (int i = 0; i < a->tried.n; i++) assert_true(config_equal(&a->tried.v[i], &b->tried.v[i]));
+  assert_memory_equal(a->prop.payoff, b->prop.payoff, sizeof a->prop.payoff);
+  assert_memory_equal(a->prop.tiebreak, b->prop.tiebreak, sizeof a->prop.tiebreak);
+  assert_int_equal(a->prop.nnear, b->prop.nnear);
+  assert_memory_equal(a->prop.near, b->prop.near, sizeof a->prop.near);
+}
+
+/* Everything at once: keeps, static refusals, noisy requeues, untrusted generations, a fault,
+ * restarts and duels (one of them noisy). */
+static outcome mixed(long long g, const search_step *st) {
+  if (st->duel && g % 2) return NOISY;
+  if (g % 11 == 3) return NOISY;
+  if (g % 13 == 5) return UNVETTED;
+  if (g % 17 == 7) return FAULT;
+  return PLAIN;
+}
+
+/* Replaying the records a live run wrote gives the search that wrote them, at every point:
+ * the same state, and the same next step. */
+static void search_should_resume_as_the_live_run_left_off(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 2;
+  f->cfg.search.restarts = 4;
+  f->cfg.search.budget = 30;
+  search *live = new_search(&f->cfg);
+  search_fact log[400];
+  search_step steps[400];
+  int n = drive(live, mixed, 400, log, steps), duels = 0, restarts = 0;
+  for (int i = 0; i < n; i++) {
+    duels += steps[i].duel;
+    restarts += steps[i].kind == SEARCH_RESTART;
+  }
+  assert_true(duels > 0 && restarts > 0 && live->done);
+  for (int cut = 0; cut <= n; cut++) {
+    search *back = new_search(&f->cfg);
+    tf_err e = {0};
+    for (int i = 0; i < cut; i++)
+      if (search_apply(back, &log[i], &e)) fail_msg("replay of %d: %s", i, e.msg);
+    search_begin_run(back); /* what resume does: its processes are new */
+    if (cut == n) assert_same_search(live, back);
+    search_step st;
+    assert_int_equal(search_next(back, &st, &e), 0);
+    if (cut < n) { /* the step the live run took there, its process schedule aside */
+      assert_int_equal(st.kind, steps[cut].kind);
+      assert_int_equal(st.generation, steps[cut].generation);
+      assert_int_equal(st.duel, steps[cut].duel);
+      assert_true(config_equal(&st.best, &steps[cut].best));
+      assert_true(config_equal(&st.cand, &steps[cut].cand));
+      assert_string_equal(st.reason, steps[cut].reason);
+    }
+    free_search(back);
+  }
+  free_search(live);
+}
+
+/* Resume mid-duel: a noisy duel cut after its first measurement is measured again, as the same
+ * pair, not the champion against itself. */
+static void search_should_resume_mid_duel(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 3;
+  search *live = new_search(&f->cfg);
+  search_fact log[300];
+  search_step steps[300];
+  int n = drive(live, noisy_duel, 300, log, steps), first = -1;
+  for (int i = 0; i < n && first < 0; i++)
+    if (steps[i].duel) first = i;
+  assert_true(first >= 0 && log[first].decision == DECISION_REFUSED);
+  search *back = new_search(&f->cfg);
+  tf_err e = {0};
+  for (int i = 0; i <= first; i++) assert_int_equal(search_apply(back, &log[i], &e), 0);
+  search_begin_run(back);
+  search_step st;
+  assert_int_equal(search_next(back, &st, &e), 0);
+  assert_int_equal(st.duel, 1);
+  assert_true(config_equal(&st.best, &steps[first].best));
+  assert_true(config_equal(&st.cand, &steps[first].cand));
+  free_search(back);
+  free_search(live);
+}
+
+/* Resume refuses what the search could not have written (issue 20, item 5). */
+static void search_should_refuse_records_it_could_not_have_written(void **state) {
+  fixture *f = *state;
+  search *live = new_search(&f->cfg);
+  search_fact log[8];
+  drive(live, plain, 8, log, NULL);
+  free_search(live);
+  tf_err e = {0};
+  /* a generation out of order */
+  search *s = new_search(&f->cfg);
+  search_fact x = log[1];
+  assert_int_equal(search_apply(s, &x, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "key 'generation' must be 1"));
+  free_search(s);
+  /* a best that is not the best the records before it lead to */
+  s = new_search(&f->cfg);
+  x = log[0];
+  x.best.v[2] = 2;
+  assert_int_equal(search_apply(s, &x, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'best' is"));
+  free_search(s);
+  /* a kept new that breaks a constraint */
+  s = new_search(&f->cfg);
+  x = log[0];
+  x.cand = (config){3, {8, 8, 0}};
+  x.decision = DECISION_KEEP;
+  assert_int_equal(search_apply(s, &x, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'new' breaks a constraint"));
+  free_search(s);
+  /* a duel that is not due */
+  s = new_search(&f->cfg);
+  x = log[0];
+  x.duel = 1;
+  assert_int_equal(search_apply(s, &x, &e), -1);
+  assert_non_null(strstr(e.msg, "no duel is due"));
+  free_search(s);
+  /* anything after the end */
+  s = new_search(&f->cfg);
+  search_fact end = {.kind = SEARCH_END, .generation = 0, .best = f->cfg.start};
+  assert_int_equal(search_apply(s, &end, &e), 0);
+  assert_int_equal(search_apply(s, &log[0], &e), -1);
+  assert_non_null(strstr(e.msg, "after the search's end"));
+  free_search(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(search_should_measure_single_moves_from_the_start, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_refuse_a_candidate_that_breaks_a_constraint_without_a_job, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_stop_at_its_budget, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_stop_after_max_stale_rejections_in_a_row, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_keep_faster_candidates_and_feed_the_proposer, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_propose_two_knob_moves_when_single_moves_stall, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_measure_a_noisy_generation_again_up_to_max_requeue, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_restart_from_a_random_legal_untried_configuration, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_duel_a_restarted_search_that_kept_something, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_measure_a_noisy_duel_again_past_the_budget, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_keep_the_champion_after_a_faulted_duel, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_measure_the_fixed_pair_every_generation, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_ask_for_fresh_processes_and_canaries_on_schedule, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_measure_an_untrusted_result_again_without_counting_it, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_end_after_max_restarts_biased_processes_in_a_row, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_trust_only_processes_a_canary_cleared, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_resume_as_the_live_run_left_off, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_resume_mid_duel, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_refuse_records_it_could_not_have_written, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
