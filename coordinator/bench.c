@@ -14,7 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "coordinator/ledger.h" /* defines: ledger_scan, ledger_best_init/add/release */
+#include "coordinator/ledger.h" /* defines: ledger_scan */
+#include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
 
 static void usage(FILE *f) {
   fputs("usage: tunefarm bench [--ledger FILE]... [--config K=V,...]... [--dims NAME=V,...]\n"
@@ -164,6 +165,7 @@ static int apply_dims(campaign *c, const char *text, tf_err *e) {
 /* What one ledger says: its device and its search's final best. */
 typedef struct ledger_read {
   const char *path;
+  const char *want;   /* the campaign given */
   device_record dev;
   char campaign[64], hash[72];
   ledger_best best;
@@ -173,8 +175,10 @@ typedef struct ledger_read {
 
 static int ledger_line(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_read *r = ctx;
-  (void)e;
-  ledger_best_add(&r->best, rec);
+  if (rec->kind == RECORD_DEVICE && strcmp(rec->device.campaign, r->want) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': key 'campaign' is '%s', not '%s' (the "
+                   "campaign given)", r->path, rec->device.campaign, r->want);
+  if (ledger_best_add(&r->best, rec, e)) return tf_wrap(e, "ledger '%s': line %ld", r->path, line);
   if (rec->kind == RECORD_DEVICE) {
     snprintf(r->campaign, sizeof r->campaign, "%s", rec->device.campaign);
     snprintf(r->hash, sizeof r->hash, "%s", rec->device.campaign_hash);
@@ -196,19 +200,17 @@ static void short_uuid(const device_record *d, char *buf, size_t len) {
 }
 
 static int ledger_arm(bench *b, const char *path, bench_arm *a, tf_err *e) {
-  ledger_read r = {.path = path, .last_gen = -1};
-  ledger_best_init(&r.best);
+  ledger_read r = {.path = path, .want = b->c.name, .last_gen = -1};
+  record_cfg best;
+  ledger_best_init(&r.best, &b->c.tmpl, path);
   int rc = ledger_scan(path, stderr, ledger_line, &r, e);
-  if (rc == 0 && strcmp(r.campaign, b->c.name) != 0)
-    rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': key 'campaign' is '%s', not '%s' (the campaign "
-                 "given)", path, r.campaign, b->c.name);
-  if (rc == 0 && !r.best.seen)
+  if (rc == 0 && !ledger_best_get(&r.best, &best, NULL, NULL))
     rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation recorded yet, so no farm best",
                  path);
-  if (rc == 0 && record_cfg_config(&b->c.tmpl, &r.best.cfg, path, "best", &a->cfg, e))
+  if (rc == 0 && record_cfg_config(&b->c.tmpl, &best, path, "best", &a->cfg, e))
     rc = tf_wrap(e, "ledger '%s': line %ld: the final best (generation %lld) does not fit "
                  "template '%s'", path, r.last_line, r.last_gen, b->c.tmpl.path);
-  if (rc == 0 && strcmp(r.hash, b->c.hash) != 0)
+  if (rc == 0 && strcmp(r.hash, b->c.hash) != 0 && strcmp(r.hash, b->c.hash_v1) != 0)
     fprintf(stderr, "tunefarm bench: note: ledger '%s' was written for another version of "
             "campaign '%s' or of its files (campaign_hash differs)\n", path, b->c.name);
   if (rc == 0) {
@@ -218,6 +220,7 @@ static int ledger_arm(bench *b, const char *path, bench_arm *a, tf_err *e) {
     a->ledger = path;
     snprintf(a->label, sizeof a->label, "farm best (%s)", id);
   }
+  ledger_best_release(&r.best);
   return rc;
 }
 

@@ -1,7 +1,7 @@
 /* bench: `tunefarm bench`, a reproducible side-by-side benchmark on one GPU (issue 5).
  *
  * Arms, in the order of the table: the farm's final best of every --ledger (read as `tunefarm
- * report` reads it: coordinator/ledger.h ledger_best), every --config (the campaign's start
+ * report` reads it: coordinator/replay.h ledger_best), every --config (the campaign's start
  * with some knobs set: configurations found outside the farm, or its peers' choices), the
  * campaign's start configuration,
  * every committed kernel of the template's family (kernels/NAME.json, by name), and for family

@@ -413,13 +413,15 @@ static int check_resume(void *ctx, long line, const record *rec, tf_err *e) {
                    x->path, was, x->r->dev.name, x->d->uuid, x->d->name, x->d->ordinal,
                    x->d->host);
   const char *hash = rec->device.campaign_hash;
-  if (strcmp(hash, x->c->hash) != 0) {
+  /* hash_v1: a ledger started before the resumable keys were left out of the identity */
+  if (strcmp(hash, x->c->hash) != 0 && strcmp(hash, x->c->hash_v1) != 0) {
     const char *cpath = rec->device.campaign_path;
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': campaign '%s' (or its template or control kernel) changed "
-                   "since this ledger was started (it was '%s' with hash %.16s, now hash %.16s); "
-                   "resuming would mix results of two different campaigns: pass --fresh to move "
-                   "the old ledger aside and start a new one",
+                   "since this ledger was started (it was '%s' with hash %.16s, now hash %.16s; "
+                   "only search.budget, search.max_stale, search.restarts, search.fresh_every "
+                   "and canary may change); resuming would mix results of two different "
+                   "campaigns: pass --fresh to move the old ledger aside and start a new one",
                    x->path, x->c->path, cpath, hash, x->c->hash);
   }
   return 0;
@@ -577,33 +579,4 @@ void ledger_close(ledger *l) {
   if (l->fd >= 0) close(l->fd); /* also releases the flock */
   if (l->dirfd >= 0) close(l->dirfd);
   free(l);
-}
-
-/* ---------------------------------------------------------------- the best of a search */
-
-void ledger_best_init(ledger_best *b) {
-  memset(&b->cfg, 0, sizeof b->cfg);
-  b->seen = 0;
-  b->us = NAN;
-  b->gen = -1;
-  b->frozen = 0;
-}
-
-void ledger_best_add(ledger_best *b, const record *rec) {
-  if (rec->kind == RECORD_RESTART) {
-    b->frozen = 1;
-    return;
-  }
-  if (rec->kind != RECORD_GENERATION) return;
-  const record_gen *g = &rec->gen;
-  if (b->frozen && !g->duel) return;
-  b->frozen = 0;
-  int keep = g->decision == DECISION_KEEP;
-  b->cfg = keep ? g->new_cfg : g->best;
-  b->seen = 1;
-  double latest = record_rounds_median(g, keep ? ARM_NEW : ARM_BEST, 0);
-  if (!isnan(latest)) {
-    b->us = latest;
-    b->gen = g->generation;
-  }
 }

@@ -64,22 +64,4 @@ void ledger_file_name(const device_record *d, char *buf, size_t len);
  * and the line. The file is never modified. */
 int ledger_scan(const char *path, FILE *log, ledger_fn fn, void *ctx, tf_err *e);
 
-/* The best configuration of a search as its ledger shows it; report and bench read it the
- * same way. Fed every record in file order: after each generation, the best is its "new"
- * when the decision was "keep", else its "best" (a static refusal counts too: its "best" is
- * what the search held). Its time is the latest median over a measured record's rounds of
- * whatever was best then (new's of a keep, else best's). With restarts (search.restarts) the
- * answer is the champion: from a restart record on, the generations of the new search do not
- * move it, until the search's duel (its best against the champion) decides it again. */
-typedef struct ledger_best {
-  record_cfg cfg;  /* valid once seen */
-  int seen;        /* a generation record was seen */
-  double us;       /* NAN until a record measured it */
-  long long gen;   /* the generation that measured us; -1 until then */
-  int frozen;      /* in a restarted search before its duel: the champion stands */
-} ledger_best;
-
-void ledger_best_init(ledger_best *b);
-void ledger_best_add(ledger_best *b, const record *rec);
-
 #endif

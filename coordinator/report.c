@@ -19,6 +19,7 @@
 #include "common/jsonio.h" /* defines: jsonio_whole */
 #include "common/msg.h"
 #include "coordinator/ledger.h"
+#include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
 #include "coordinator/study.h"
 
 #define REASON_TOP 3
@@ -69,7 +70,11 @@ typedef struct ledger_sum {
   size_t nkeeps, capkeeps;
   outcome out[OUT_COUNT];
   double start_us;        /* the first measured best: the start configuration */
-  ledger_best best;       /* the final best, read as bench reads it (coordinator/ledger.h) */
+  ledger_best best;       /* the search read back, as bench reads it (coordinator/replay.h) */
+  int has_best;           /* a generation was recorded: then the final best and its time */
+  record_cfg best_cfg;
+  double best_us;         /* NAN when never measured */
+  long long best_gen;
   int ended;
   char end_reason[512];
   int restarts;           /* "restart" records: searches begun again from a random point */
@@ -344,8 +349,7 @@ static int generation(ledger_sum *s, const record_gen *g, tf_err *e) {
 
 static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_sum *s = ctx;
-  (void)line;
-  ledger_best_add(&s->best, rec);
+  if (ledger_best_add(&s->best, rec, e)) return tf_wrap(e, "ledger '%s': line %ld", s->path, line);
   switch (rec->kind) {
     case RECORD_DEVICE:
       tf_escape(s->campaign, sizeof s->campaign, rec->device.campaign);
@@ -367,7 +371,9 @@ static void sum_init(ledger_sum *s, const char *path) {
   s->path = path;
   s->start_us = NAN;
   s->aa = 1;
-  ledger_best_init(&s->best);
+  ledger_best_init(&s->best, NULL, path);
+  s->best_us = NAN;
+  s->best_gen = -1;
   for (int i = 0; i < OUT_COUNT; i++) s->out[i].name = names[i];
 }
 
@@ -379,6 +385,7 @@ static void sum_release(ledger_sum *s) {
   }
   free(s->procs);
   for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
+  ledger_best_release(&s->best);
 }
 
 /* ---------------------------------------------------------------- printing */
@@ -492,14 +499,14 @@ static void print_section(FILE *f, ledger_sum *s) {
   }
   for (int i = 0; i < OUT_COUNT; i++) print_outcome(f, &s->out[i]);
   char cfg[1024];
-  record_cfg_text(&s->best.cfg, cfg, sizeof cfg);
-  if (s->generations == 0)
+  record_cfg_text(&s->best_cfg, cfg, sizeof cfg);
+  if (!s->has_best)
     fputs("- final best: none yet (no generation recorded)\n", f);
-  else if (s->best.gen < 0)
+  else if (s->best_gen < 0)
     fprintf(f, "- final best: %s (never measured)\n", cfg[0] ? cfg : "—");
   else
     fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n", cfg[0] ? cfg : "—",
-            fmt_num(a, sizeof a, 2, "", s->best.us), s->best.gen);
+            fmt_num(a, sizeof a, 2, "", s->best_us), s->best_gen);
   if (s->restarts)
     fprintf(f, "- restarts: %d (the final best is the champion of the searches, "
                "decided by duels)\n", s->restarts);
@@ -521,9 +528,9 @@ static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {
     device_uuid8(&s[i].dev, u8);
     fprintf(f, "| %s gpu%d %s (%s) | %s | %lld | %zu | %s | %s | ", s[i].dev.host,
             s[i].dev.ordinal, s[i].dev.name, u8, s[i].campaign, s[i].generations, s[i].nkeeps,
-            fmt_num(a, sizeof a, 2, "", s[i].best.us),
+            fmt_num(a, sizeof a, 2, "", s[i].best_us),
             fmt_num(b, sizeof b, 2, "", s[i].start_us));
-    double up = s[i].start_us / s[i].best.us;
+    double up = s[i].start_us / s[i].best_us;
     fmt_num(c, sizeof c, 3, "×", up);
     fprintf(f, "%s | `%s` |\n", c, s[i].path);
   }
@@ -550,12 +557,14 @@ static int run(path_list *paths, tf_err *e) {
   size_t n = 0;
   int rc = 0;
   for (; n < paths->n; n++) {
-    sum_init(&sums[n], paths->v[n]);
-    if (ledger_scan(paths->v[n], stderr, read_line, &sums[n], e)) {
+    ledger_sum *s = &sums[n];
+    sum_init(s, paths->v[n]);
+    if (ledger_scan(paths->v[n], stderr, read_line, s, e)) {
       rc = -1;
       n++;
       break;
     }
+    s->has_best = ledger_best_get(&s->best, &s->best_cfg, &s->best_us, &s->best_gen);
   }
   if (rc == 0) print_report(stdout, sums, n);
   for (size_t i = 0; i < n; i++) sum_release(&sums[i]);

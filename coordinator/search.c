@@ -111,6 +111,7 @@ static int segment_over(const search *s, const char *why, search_step *st) {
   st->restart = s->segment + 1;
   st->champion = s->segment == 0 ? s->best : s->champion;
   st->champion_us = s->segment == 0 ? s->best_us : s->champion_us;
+  snprintf(st->why, sizeof st->why, "%s", why);
   snprintf(st->reason, sizeof st->reason, "restart %d of %d from a random legal configuration "
            "never tried here: the last search ended (%s)", st->restart,
            s->cfg.search.restarts, why);

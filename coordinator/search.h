@@ -75,6 +75,7 @@ typedef struct search_step {
   double champion_us;    /* RESTART */
   config start;          /* RESTART */
   char reason[512];      /* RESTART (the record's reason), END */
+  char why[200];         /* RESTART: why the search before it ended */
 } search_step;
 
 typedef enum { SEARCH_NO_CANARY, SEARCH_CANARY_OK, SEARCH_CANARY_BIASED } search_canary;

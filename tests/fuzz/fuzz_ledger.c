@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "coordinator/ledger.h"
+#include "coordinator/replay.h"
 #include "coordinator/verify.h"
 #include "tests/fuzz/fuzzutil.h"
 
@@ -16,7 +17,8 @@ static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
   ledger_best *b = ctx;
   (void)e;
   (void)line;
-  ledger_best_add(b, rec);
+  tf_err be = {0};
+  (void)ledger_best_add(b, rec, &be); /* a search it could not have written: refused */
   if (rec->kind != RECORD_GENERATION) return 0;
   (void)record_rounds_median(&rec->gen, ARM_NEW, 0);
   decision d;
@@ -32,8 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *devnull;
   if (!devnull) devnull = fopen("/dev/null", "w"); /* notes of torn lines */
   ledger_best b;
-  ledger_best_init(&b);
+  ledger_best_init(&b, NULL, path);
   tf_err e = {0};
   (void)ledger_scan(path, devnull, on_record, &b, &e);
+  ledger_best_release(&b);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
 #include "coordinator/record.h"
+#include "coordinator/replay.h"
 #include "tests/unit/testutil.h"
 
 typedef struct fixture {
@@ -560,17 +561,22 @@ static void ledger_best_should_follow_keeps_and_the_latest_measured_median(void 
       "{\"type\": \"generation\", \"generation\": 3, \"decision\": \"refused\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 7}}",
   };
   ledger_best b;
-  ledger_best_init(&b);
-  assert_false(b.seen);
-  assert_true(isnan(b.us));
+  record_cfg cfg;
+  double us;
+  long long gen;
+  tf_err e = {0};
+  ledger_best_init(&b, NULL, "l.jsonl");
+  assert_int_equal(ledger_best_get(&b, &cfg, &us, &gen), 0);
   for (int i = 0; i < 3; i++) {
     record *r = test_record(recs[i]);
-    ledger_best_add(&b, r);
+    if (ledger_best_add(&b, r, &e)) fail_msg("%s", e.msg);
     record_free(r);
-    assert_int_equal(b.cfg.v[0], i == 0 ? 64 : 128);
-    assert_true(b.us == (i == 0 ? 11.0 : 8.5));
-    assert_int_equal(b.gen, i == 0 ? 1 : 2); /* a refusal measures nothing */
+    assert_int_equal(ledger_best_get(&b, &cfg, &us, &gen), 1);
+    assert_int_equal(cfg.v[0], i == 0 ? 64 : 128);
+    assert_true(us == (i == 0 ? 11.0 : 8.5));
+    assert_int_equal(gen, i == 0 ? 1 : 2); /* a refusal measures nothing */
   }
+  ledger_best_release(&b);
 }
 
 /* Resume, report and bench read a generation's time from its rounds; a round screened for
@@ -600,7 +606,7 @@ static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
       {"{\"type\": \"generation\", \"generation\": 1, \"decision\": \"keep\", \"best\": {\"BM\": 64},"
        " \"new\": {\"BM\": 128}, \"rounds\": [{\"best_us\": 11, \"new_us\": 9}]}", 128, 1, 9},
       {"{\"type\": \"restart\", \"restart\": 1, \"generation\": 1, \"champion\": {\"BM\": 128},"
-       " \"start\": {\"BM\": 16}}", 128, 1, 9},
+       " \"champion_us\": 9, \"start\": {\"BM\": 16}}", 128, 1, 9},
       {"{\"type\": \"generation\", \"generation\": 2, \"restart\": 1, \"decision\": \"keep\","
        " \"best\": {\"BM\": 16}, \"new\": {\"BM\": 32}, \"rounds\": [{\"best_us\": 30, \"new_us\": 20}]}",
        128, 1, 9},
@@ -608,21 +614,30 @@ static void ledger_best_should_hold_the_champion_across_restarts(void **state) {
        " \"keep\", \"best\": {\"BM\": 128}, \"new\": {\"BM\": 32}, \"rounds\": [{\"best_us\": 9.5,"
        " \"new_us\": 8}]}", 32, 3, 8},
       {"{\"type\": \"restart\", \"restart\": 2, \"generation\": 3, \"champion\": {\"BM\": 32},"
-       " \"start\": {\"BM\": 256}}", 32, 3, 8},
-      {"{\"type\": \"generation\", \"generation\": 4, \"restart\": 2, \"duel\": true, \"decision\":"
-       " \"reject\", \"best\": {\"BM\": 32}, \"new\": {\"BM\": 256}, \"rounds\": [{\"best_us\": 7.5,"
-       " \"new_us\": 12}]}", 32, 4, 7.5},
+       " \"champion_us\": 8, \"start\": {\"BM\": 256}}", 32, 3, 8},
+      {"{\"type\": \"generation\", \"generation\": 4, \"restart\": 2, \"decision\": \"keep\","
+       " \"best\": {\"BM\": 256}, \"new\": {\"BM\": 512}, \"rounds\": [{\"best_us\": 13, \"new_us\": 12}]}",
+       32, 3, 8},
+      {"{\"type\": \"generation\", \"generation\": 5, \"restart\": 2, \"duel\": true, \"decision\":"
+       " \"reject\", \"best\": {\"BM\": 32}, \"new\": {\"BM\": 512}, \"rounds\": [{\"best_us\": 7.5,"
+       " \"new_us\": 12}]}", 32, 5, 7.5},
   };
   ledger_best b;
-  ledger_best_init(&b);
+  record_cfg cfg;
+  double us;
+  long long gen;
+  tf_err e = {0};
+  ledger_best_init(&b, NULL, "l.jsonl");
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     record *r = test_record(steps[i].rec);
-    ledger_best_add(&b, r);
+    if (ledger_best_add(&b, r, &e)) fail_msg("step %zu: %s", i, e.msg);
     record_free(r);
-    assert_int_equal(b.cfg.v[0], steps[i].bm);
-    assert_int_equal(b.gen, steps[i].gen);
-    assert_true(b.us == steps[i].us);
+    assert_int_equal(ledger_best_get(&b, &cfg, &us, &gen), 1);
+    assert_int_equal(cfg.v[0], steps[i].bm);
+    assert_int_equal(gen, steps[i].gen);
+    assert_true(us == steps[i].us);
   }
+  ledger_best_release(&b);
 }
 
 int main(void) {

@@ -48,7 +48,8 @@ static const char *const records_a[] = {
     "\"new\":{\"BM\":64,\"BK\":128},\"change\":{\"BK\":[32,128]},"
     "\"rounds\":[{\"best_us\":78.0,\"new_us\":70.0},{\"best_us\":80.0,\"new_us\":72.0}],"
     "\"median_ratio\":0.9,\"decision\":\"keep\",\"reason\":\"new is 10% faster\"}",
-    "{\"type\":\"end\",\"reason\":\"generation budget (5) reached\"}",
+    "{\"type\":\"end\",\"reason\":\"generation budget (5) reached\",\"generation\":5,"
+    "\"best\":{\"BM\":64,\"BK\":128}}",
 };
 
 /* Device B (gpu1): a rejection, a keep, an ambiguous one; no end record. */
@@ -339,7 +340,7 @@ static void report_should_refuse_generations_out_of_order(void **state) {
        "key 'generation' must be a positive integer"},
       {"{\"type\":\"generation\",\"generation\":4.5,\"decision\":\"reject\"}\n", "line 5",
        "key 'generation' must be a positive integer"},
-      {"{\"type\":\"end\",\"reason\":\"x\"}\n{\"type\":\"generation\",\"generation\":4,"
+      {"{\"type\":\"end\",\"reason\":\"x\",\"generation\":3,\"best\":{\"BM\":128}}\n{\"type\":\"generation\",\"generation\":4,"
        "\"decision\":\"reject\"}\n", "line 6", "after the search's end (line 5)"},
   };
   char *orig = read_all(f->ledger_b);
@@ -380,7 +381,8 @@ static void report_should_escape_control_characters_of_the_ledger(void **state) 
         "{\"type\":\"generation\",\"generation\":5,\"decision\":\"reject\",\"status\":\"ok\","
         "\"best\":{\"BM\":64},\"new\":{\"BM\":32},"
         "\"reason\":\"slower\\n## forged heading\\u001b[2J\"}\n"
-        "{\"type\":\"end\",\"reason\":\"done\\n- forged: line\"}\n");
+        "{\"type\":\"end\",\"reason\":\"done\\n- forged: line\",\"generation\":5,"
+        "\"best\":{\"BM\":64}}\n");
   fclose(fp);
   const char *args[] = {f->ledger_b};
   assert_int_equal(report(f, 1, args), 0);
