@@ -6,12 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cache.h"
 #include "common/decide.h"
 #include "common/jsonio.h"
 
 #define WHAT "campaign"
+
+/* The installed templates, kernels and campaigns (CMake sets it to <prefix>/share/tunefarm). */
+#ifndef TF_DATA_DIR
+#define TF_DATA_DIR "/usr/local/share/tunefarm"
+#endif
 
 const char *const measure_layout_names[] = {"shared", "per_arm", "swap", NULL};
 const char *const measure_code_names[] = {"shared", "per_arm", NULL};
@@ -33,24 +39,60 @@ void campaign_defaults(campaign *c) {
   c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = -1.0};
 }
 
-/* The project root: $TUNEFARM_ROOT, else the campaign folder's parent. */
-static int find_root(campaign *c, tf_err *e) {
+/* The folder of the file at path, resolved; "" when it cannot be. */
+static void folder_of(const char *path, char *out, size_t len) {
+  char real[PATH_MAX];
+  out[0] = '\0';
+  if (realpath(path, real)) snprintf(out, len, "%s", dirname(real));
+}
+
+/* The installed data folder beside this binary (<prefix>/bin/tunefarm ->
+ * <prefix>/share/tunefarm), so that an install that was moved still finds its templates. */
+static void data_beside_binary(char *out, size_t len) {
+  char exe[PATH_MAX], bin[PATH_MAX];
+  out[0] = '\0';
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return;
+  exe[n] = '\0';
+  folder_of(exe, bin, sizeof bin);
+  if (bin[0]) snprintf(out, len, "%s/../share/tunefarm", bin);
+}
+
+static int has_template(const char *root, const char *name) {
+  char p[SPEC_PATH + 128];
+  snprintf(p, sizeof p, "%s/templates/%s.json", root, name);
+  return access(p, F_OK) == 0;
+}
+
+/* The project root, where templates/ and kernels/ are: $TUNEFARM_ROOT when it is set (then
+ * the only place looked at), else the first of the campaign folder's parent and the install's
+ * data folder (beside the binary, then the configured prefix) that holds the template. */
+static int find_root(campaign *c, const char *tmpl, tf_err *e) {
   const char *env = getenv("TUNEFARM_ROOT");
-  char tmp[SPEC_PATH], real[PATH_MAX];
   if (env && env[0]) {
     snprintf(c->root, sizeof c->root, "%s", env);
     return 0;
   }
-  if (!realpath(c->path, real))
+  char dir[PATH_MAX], parent[PATH_MAX] = "", beside[PATH_MAX];
+  folder_of(c->path, dir, sizeof dir);
+  if (!dir[0])
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': cannot resolve its folder", c->path);
-  if (strlen(real) >= sizeof tmp)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': path too long", c->path);
-  memcpy(tmp, real, strlen(real) + 1);
-  char *dir = dirname(tmp);         /* .../campaigns */
-  snprintf(c->root, sizeof c->root, "%s", dir);
-  snprintf(tmp, sizeof tmp, "%s", c->root);
-  snprintf(c->root, sizeof c->root, "%s", dirname(tmp));
-  return 0;
+  snprintf(parent, sizeof parent, "%s", dirname(dir));       /* .../campaigns -> ... */
+  data_beside_binary(beside, sizeof beside);
+  const char *roots[] = {parent, beside, TF_DATA_DIR};
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+    if (roots[i][0] && jsonio_safe_name(tmpl) && has_template(roots[i], tmpl)) {
+      snprintf(c->root, sizeof c->root, "%s", roots[i]);
+      return 0;
+    }
+  /* none holds it: the parent stays the root, so the message names the file looked for */
+  snprintf(c->root, sizeof c->root, "%s", parent);
+  if (!jsonio_safe_name(tmpl)) return 0; /* load_named_spec says what is wrong with the name */
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key 'template': no templates/%s.json in %s (the campaign folder's "
+                 "parent) nor in the install (%s): put the campaign in a campaigns/ folder beside "
+                 "templates/ and kernels/, or set TUNEFARM_ROOT to the folder that holds them",
+                 c->path, tmpl, parent, TF_DATA_DIR);
 }
 
 static int base_name(campaign *c, tf_err *e) {
@@ -322,14 +364,71 @@ static int check_config(campaign *c, const char *key, const config *cfg, tf_err 
   return 0;
 }
 
+/* One knob's narrowed domain: a non-empty list of the template's values, each once. */
+static int narrow_knob(campaign *c, const cJSON *it, tf_err *e) {
+  spec_knob *kn = NULL;
+  int k = spec_knob_index(&c->tmpl, it->string);
+  if (k < 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s': template '%s' has no knob '%s'",
+                   c->path, it->string, c->tmpl.name, it->string);
+  kn = &c->tmpl.knobs[k];
+  int n = cJSON_GetArraySize(it);
+  if (!cJSON_IsArray(it) || n < 1)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s' must be a non-empty array of "
+                   "the knob's values", c->path, it->string);
+  unsigned char keep[SPEC_MAX_VALUES] = {0};
+  const cJSON *v;
+  cJSON_ArrayForEach(v, it) {
+    long long x;
+    if (!cJSON_IsNumber(v) || jsonio_whole(v->valuedouble, LLONG_MIN, LLONG_MAX, &x))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s' must hold integers", c->path,
+                     it->string);
+    int i = spec_value_index(&c->tmpl, k, x);
+    if (i < 0) {
+      char dom[512] = "";
+      for (int j = 0; j < kn->nvalues; j++)
+        snprintf(dom + strlen(dom), sizeof dom - strlen(dom), "%s%lld", j ? ", " : "",
+                 kn->values[j]);
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s': %lld is not in the "
+                     "template's domain {%s} (template '%s')", c->path, it->string, x, dom,
+                     c->tmpl.path);
+    }
+    if (keep[i])
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs.%s' repeats %lld", c->path,
+                     it->string, x);
+    keep[i] = 1;
+  }
+  int m = 0; /* the kept values, in the template's order */
+  for (int i = 0; i < kn->nvalues; i++) {
+    if (!keep[i]) continue;
+    kn->values[m] = kn->values[i];
+    memmove(kn->labels[m], kn->labels[i], sizeof kn->labels[m]);
+    m++;
+  }
+  kn->nvalues = m;
+  /* a default outside the narrowed domain is no default: the campaign gives the knob */
+  if (kn->has_default && spec_value_index(&c->tmpl, k, kn->def) < 0) kn->has_default = 0;
+  return 0;
+}
+
+/* "knobs": {"BK": [16, 32]} narrows the template's domains for this campaign: its start, its
+ * search and its enumeration see only those values. */
+static int narrow_knobs(campaign *c, const cJSON *root, tf_err *e) {
+  const cJSON *o, *it;
+  if (jsonio_child(c->path, WHAT, root, "", "knobs", 0, cJSON_Object, &o, e)) return -1;
+  cJSON_ArrayForEach(it, o) if (narrow_knob(c, it, e)) return -1;
+  return 0;
+}
+
 static int load_root(campaign *c, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"doc", "template", "problem", "start", "control", "search",
-                                     "measure", "decide", "canary", "inject", NULL};
+  static const char *const keys[] = {"doc", "template", "knobs", "problem", "start", "control",
+                                     "search", "measure", "decide", "canary", "inject", NULL};
   const char *tmpl;
   const cJSON *prob, *start;
   if (jsonio_only_keys(c->path, WHAT, root, "", keys, e) ||
       jsonio_str(c->path, WHAT, root, "", "template", 1, 63, &tmpl, e) ||
-      load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) ||
+      find_root(c, tmpl, e) ||
+      load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) || narrow_knobs(c, root, e) ||
       jsonio_child(c->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e) ||
       spec_dims_from_json(&c->tmpl, prob, c->path, "problem", c->dims, e) ||
       jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
@@ -347,9 +446,31 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   return 0;
 }
 
-/* The campaign's identity for resume: its own bytes and those of every file it names (the
- * template's .json and .cu, the committed control's), so an edited kernel is a new campaign. */
-static int hash_inputs(campaign *c, const char *text, size_t len, tf_err *e) {
+/* The keys a ledger may be resumed under when they change (docs/SCHEMA.md, "What resuming
+ * needs"): how long a search goes on and how its measure processes are vetted, never what it
+ * measures or how it decides. */
+static const char *const resumable_search_keys[] = {"budget", "max_stale", "restarts",
+                                                    "fresh_every", NULL};
+
+/* The campaign as its identity sees it: the parsed file without the resumable keys, printed
+ * without whitespace. NULL when out of memory. */
+static char *identity_text(const cJSON *root) {
+  cJSON *copy = cJSON_Duplicate(root, 1);
+  if (!copy) return NULL;
+  cJSON *search = cJSON_GetObjectItemCaseSensitive(copy, "search");
+  for (int i = 0; search && resumable_search_keys[i]; i++)
+    cJSON_DeleteItemFromObjectCaseSensitive(search, resumable_search_keys[i]);
+  cJSON_DeleteItemFromObjectCaseSensitive(copy, "canary");
+  char *text = cJSON_PrintUnformatted(copy);
+  cJSON_Delete(copy);
+  return text;
+}
+
+/* The campaign's identity for resume: the campaign without its resumable keys, and the bytes
+ * of every file it names (the template's .json and .cu, the committed control's), so an
+ * edited kernel is a new campaign. hash_v1 is the identity ledgers were started with before
+ * (the campaign file's own bytes, every key): resuming accepts either. */
+static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t len, tf_err *e) {
   const char *files[4] = {c->tmpl.path, c->tmpl.source_path,
                           c->control_is_kernel ? c->control_kernel.path : NULL,
                           c->control_is_kernel ? c->control_kernel.source_path : NULL};
@@ -365,7 +486,15 @@ static int hash_inputs(campaign *c, const char *text, size_t len, tf_err *e) {
     }
     parts[n++] = bufs[i];
   }
-  if (rc == 0) cache_key(parts, lens, n, c->hash);
+  char *id = rc == 0 ? identity_text(root) : NULL;
+  if (rc == 0 && !id) rc = tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': out of memory", c->path);
+  if (rc == 0) {
+    cache_key(parts, lens, n, c->hash_v1);
+    parts[0] = id;
+    lens[0] = strlen(id);
+    cache_key(parts, lens, n, c->hash);
+  }
+  free(id);
   for (int i = 0; i < 4; i++) free(bufs[i]);
   return rc;
 }
@@ -384,8 +513,8 @@ int campaign_load(campaign *c, const char *path, tf_err *e) {
     free(text);
     return -1;
   }
-  int rc = base_name(c, e) || find_root(c, e) || load_root(c, root, e) ||
-                   hash_inputs(c, text, len, e)
+  int rc = base_name(c, e) || load_root(c, root, e) ||
+                   hash_inputs(c, root, text, len, e)
                ? -1
                : 0;
   free(text);

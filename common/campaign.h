@@ -1,11 +1,12 @@
 /* campaign: one tuning campaign (campaigns/NAME.json) loaded and validated.
  *
  * A campaign names a template (templates/NAME.json, found under the project
- * root, which is the campaign file's folder's parent unless TUNEFARM_ROOT says
- * otherwise), a problem, the start configuration, a control kernel (a
- * committed kernel from kernels/ by name, or a fixed configuration of the
- * template), the search budget, the measurement protocol and the decision
- * thresholds. docs/SCHEMA.md documents every key with its default.
+ * root: $TUNEFARM_ROOT when set, else the first of the campaign file's folder's
+ * parent and the install's share/tunefarm that holds the template), may narrow
+ * its knobs' domains ("knobs"), and names a problem, the start configuration,
+ * a control kernel (a committed kernel from kernels/ by name, or a fixed
+ * configuration of the template), the search budget, the measurement protocol
+ * and the decision thresholds. docs/SCHEMA.md documents every key with its default.
  *
  * Ownership: campaign_load fills a caller-owned struct (it holds specs with
  * parsed expressions); campaign_release frees them. */
@@ -95,7 +96,9 @@ typedef struct campaign {
   char path[SPEC_PATH];
   char root[SPEC_PATH];
   char name[64];          /* the file's base name without .json */
-  char hash[40];          /* content hash of the campaign file, hex */
+  char hash[40];          /* identity: the campaign without its resumable keys, and the files it
+                           * names (docs/SCHEMA.md, "What resuming needs"), hex */
+  char hash_v1[40];       /* the identity before: the campaign file's bytes and those files */
   spec tmpl;
   long long dims[SPEC_MAX_DIMS];
   config start;

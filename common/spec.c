@@ -10,6 +10,7 @@
 
 #include "common/compile.h" /* defines: compile_check_source */
 #include "common/jsonio.h"
+#include "kernels/reference.h" /* defines: reference_layout */
 
 #define WHAT "spec"
 
@@ -401,6 +402,18 @@ static int check_name_length(const spec *s, tf_err *e) {
   return 0;
 }
 
+/* The family names the CPU reference every output is checked against: refused here, on every
+ * path that loads a spec, when that reference cannot check this kernel. */
+static int check_family(const spec *s, tf_err *e) {
+  const char *dims[SPEC_MAX_DIMS], *bufs[SPEC_MAX_BUFFERS], *key;
+  int outputs[SPEC_MAX_BUFFERS];
+  for (int d = 0; d < s->ndims; d++) dims[d] = s->dims[d].name;
+  for (int b = 0; b < s->nbuffers; b++) bufs[b] = s->bufs[b].name, outputs[b] = s->bufs[b].output;
+  if (reference_layout(s->family, s->ndims, dims, s->nbuffers, bufs, outputs, &key, e) == 0)
+    return 0;
+  return tf_wrap(e, WHAT " '%s': key '%s'", s->path, key);
+}
+
 static int load_root(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "problem",
                                      "knobs", "constraints", "launch", "buffers", "args",
@@ -419,7 +432,8 @@ static int load_root(spec *s, const cJSON *root, tf_err *e) {
   s->tolerance = 1e-5;
   if (load_dims(s, root, e) || load_knobs(s, root, e) || check_name_length(s, e) ||
       load_constraints(s, root, e) ||
-      load_launch(s, root, e) || load_buffers(s, root, e) || load_args(s, root, e) ||
+      load_launch(s, root, e) || load_buffers(s, root, e) || check_family(s, e) ||
+      load_args(s, root, e) ||
       jsonio_num(s->path, WHAT, root, "", "tolerance", 0, 0.0, 1.0, &s->tolerance, e) ||
       load_text_expr(s, root, "", "flops", 0, NULL, s->flops_text, sizeof s->flops_text,
                      &s->flops, e) ||

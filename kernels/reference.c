@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/spec.h" /* defines: SPEC_MAX_BUFFERS (the stride between input sets' seeds) */
@@ -48,21 +49,64 @@ unsigned long long reference_input_seed(unsigned long long seed, int set, int bu
 
 /* ---------------------------------------------------------------- layouts */
 
+/* What each family's reference reads and writes, by name: spec_load checks a spec against it
+ * (reference_layout), so a template the reference cannot check is refused when it is loaded,
+ * on every path (check, audit, the simulated device), not first on a GPU. */
 typedef struct family_desc {
   const char *name;
+  const char *dims[4];   /* NULL-terminated */
+  const char *inputs[4]; /* NULL-terminated */
   const char *output;
 } family_desc;
 
 static const family_desc families[] = {
-    {"matmul", "C"},
-    {"layernorm", "y"},
-    {"scale2", "y"},
+    {"matmul", {"M", "N", "K", NULL}, {"A", "B", NULL}, "C"},
+    {"layernorm", {"R", "D", NULL}, {"x", "gamma", "beta", NULL}, "y"},
+    {"scale2", {"N", NULL}, {"x", NULL}, "y"},
 };
+#define NFAMILIES (sizeof families / sizeof families[0])
 
 static const family_desc *family_find(const char *name) {
-  for (size_t i = 0; name && i < sizeof families / sizeof families[0]; i++)
+  for (size_t i = 0; name && i < NFAMILIES; i++)
     if (!strcmp(families[i].name, name)) return &families[i];
   return NULL;
+}
+
+static int name_in(const char *name, int n, const char *const *names) {
+  for (int i = 0; i < n; i++)
+    if (names[i] && !strcmp(names[i], name)) return i;
+  return -1;
+}
+
+int reference_layout(const char *family, int ndims, const char *const *dim_names, int nbuffers,
+                     const char *const *buf_names, const int *outputs, const char **key,
+                     tf_err *e) {
+  const family_desc *f = family_find(family);
+  *key = "family";
+  if (!f) {
+    char known[128] = "";
+    for (size_t i = 0; i < NFAMILIES; i++)
+      snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+               families[i].name);
+    return tf_fail(e, TF_EXIT_INPUT, "unknown family '%s': no CPU reference checks it (known: %s)",
+                   family ? family : "(null)", known);
+  }
+  *key = "problem";
+  for (int i = 0; f->dims[i]; i++)
+    if (name_in(f->dims[i], ndims, dim_names) < 0)
+      return tf_fail(e, TF_EXIT_INPUT, "family '%s' needs dimension '%s'", f->name, f->dims[i]);
+  *key = "buffers";
+  for (int i = 0; f->inputs[i]; i++) {
+    int b = name_in(f->inputs[i], nbuffers, buf_names);
+    if (b < 0 || outputs[b])
+      return tf_fail(e, TF_EXIT_INPUT, "family '%s' needs an input buffer '%s'", f->name,
+                     f->inputs[i]);
+  }
+  int b = name_in(f->output, nbuffers, buf_names);
+  if (b < 0 || !outputs[b])
+    return tf_fail(e, TF_EXIT_INPUT, "family '%s' needs an output buffer '%s'", f->name,
+                   f->output);
+  return 0;
 }
 
 static int buffer_index(const reference_io *io, const char *name) {
@@ -188,7 +232,7 @@ int reference_compute(const reference_io *io, double *out, tf_err *e) {
   if (!io || !out) return tf_fail(e, TF_EXIT_FAIL, "reference: no job or no output space");
   const family_desc *f = family_find(io->family);
   if (!f)
-    return tf_fail(e, TF_EXIT_INPUT, "reference: unknown family '%s' (known: matmul, layernorm, scale2)",
+    return tf_fail(e, TF_EXIT_INPUT, "reference: unknown family '%s'",
                    io->family ? io->family : "(null)");
   if (!strcmp(f->name, "matmul")) return matmul_io(io, out, e);
   if (!strcmp(f->name, "layernorm")) return layernorm_io(io, out, e);

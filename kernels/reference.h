@@ -6,6 +6,7 @@
  *   "layernorm": x[R*D], gamma[D], beta[D] -> y[R*D]          dims R (rows), D (width)
  *                y = (x - mean) / sqrt(var + eps) * gamma + beta, var the biased variance,
  *                eps = REFERENCE_LN_EPS.
+ *   "scale2":    x[N] -> y[N] = 2*x (tests)                 dim N
  * Buffers are passed in the spec's buffer order; the reference knows which are
  * inputs by name (A, B, C / x, gamma, beta, y). */
 #ifndef TF_REFERENCE_H
@@ -40,6 +41,14 @@ typedef struct reference_io {
   const float *const *bufs;  /* host copies of every buffer (outputs ignored) */
   const long long *counts;
 } reference_io;
+
+/* Does a kernel with these dimensions and buffers (outputs[i]: buffer i is written) fit the
+ * family's reference: a known family, its dimensions, its input and output buffers by name?
+ * On failure *key is the spec key at fault ("family", "problem" or "buffers") and e says
+ * why (TF_EXIT_INPUT); the caller names the file. */
+int reference_layout(const char *family, int ndims, const char *const *dim_names, int nbuffers,
+                     const char *const *buf_names, const int *outputs, const char **key,
+                     tf_err *e);
 
 /* Index of the buffer the reference writes, or -1. */
 int reference_output_index(const reference_io *io);

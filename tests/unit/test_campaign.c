@@ -53,10 +53,12 @@ static const char toy_kernel[] =
 
 static const char other_kernel[] =
     "{\"name\": \"otherk\", \"source\": \"toyk.cu\", \"kernel\": \"toyk\", \"family\": \"matmul\",\n"
-    " \"problem\": {\"N\": [1, 1048576]}, \"knobs\": {},\n"
+    " \"problem\": {\"M\": [1, 1024], \"N\": [1, 1048576], \"K\": [1, 1024]}, \"knobs\": {},\n"
     " \"launch\": {\"grid\": [1, 1, 1], \"block\": [256, 1, 1]},\n"
-    " \"buffers\": [{\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
-    " \"args\": [\"y\"]}\n";
+    " \"buffers\": [{\"name\": \"A\", \"count\": \"M*K\", \"role\": \"input\"},\n"
+    "             {\"name\": \"B\", \"count\": \"K*N\", \"role\": \"input\"},\n"
+    "             {\"name\": \"C\", \"count\": \"M*N\", \"role\": \"output\"}],\n"
+    " \"args\": [\"A\", \"B\", \"C\"]}\n";
 
 /* Every section given, every value off its default. */
 static const char toy_campaign[] =
@@ -357,6 +359,17 @@ static const bad_case bad_cases[] = {
     {"pair breaking a constraint", "\"budget\": 5",
      "\"mode\": \"pair\", \"pair\": {\"T\": 32, \"U\": 1}, \"budget\": 5",
      "key 'search.pair' breaks constraint 'two_warps'"},
+    /* issue 19: "knobs" narrows a domain, within the template's */
+    {"narrowed knob that is not the template's", "\"problem\"", "\"knobs\": {\"X\": [1]}, \"problem\"",
+     "key 'knobs.X': template 'toy' has no knob 'X'"},
+    {"narrowed value outside the template's domain", "\"problem\"", "\"knobs\": {\"T\": [64, 96]}, \"problem\"",
+     "key 'knobs.T': 96 is not in the template's domain {32, 64, 128}"},
+    {"narrowed domain that is empty", "\"problem\"", "\"knobs\": {\"T\": []}, \"problem\"",
+     "key 'knobs.T' must be a non-empty array"},
+    {"narrowed value twice", "\"problem\"", "\"knobs\": {\"T\": [64, 64]}, \"problem\"",
+     "key 'knobs.T' repeats 64"},
+    {"start outside the narrowed domain", "\"problem\"", "\"knobs\": {\"T\": [128]}, \"problem\"",
+     "key 'start.T': 64 is not in the knob's domain {128}"},
     {"problem outside its range", "\"N\": 1000", "\"N\": 0", "key 'problem.N' must be an integer in [1, 1048576]"},
     {"absurd problem", "\"N\": 1000", "\"N\": 1000000000000", "key 'problem.N' must be an integer in"},
     {"unknown problem dimension", "\"N\": 1000}", "\"N\": 1000, \"M\": 5}",
@@ -482,11 +495,47 @@ static void campaign_hash_should_follow_the_file_content(void **state) {
   snprintf(h2, sizeof h2, "%s", c.hash);
   campaign_release(&c);
   assert_string_not_equal(h1, h2); /* a change of the doc alone changes it */
+  t = subst(toy_campaign, "\"seed\": 9", "\"seed\": 10");
+  if (load_text(f, t, &c, &e)) fail_msg("%s", e.msg);
+  free(t);
+  assert_string_not_equal(c.hash, h1); /* what it measures */
+  campaign_release(&c);
   t = subst(toy_campaign, "\"seed\": 9", "\"seed\":  9");
   if (load_text(f, t, &c, &e)) fail_msg("%s", e.msg);
   free(t);
-  assert_string_not_equal(c.hash, h1); /* whitespace too: it hashes the file */
-  assert_string_not_equal(c.hash, h2);
+  assert_string_equal(c.hash, h1); /* whitespace is not the campaign */
+  assert_string_not_equal(c.hash_v1, h1); /* but the identity before hashed the bytes */
+  campaign_release(&c);
+}
+
+/* A ledger resumes when only how long the search goes on, or how its processes are vetted,
+ * changed (docs/SCHEMA.md, "What resuming needs"). */
+static void campaign_hash_should_leave_out_the_resumable_keys(void **state) {
+  fixture *f = *state;
+  static campaign c;
+  tf_err e;
+  char h1[40];
+  if (load_text(f, toy_campaign, &c, &e)) fail_msg("%s", e.msg);
+  snprintf(h1, sizeof h1, "%s", c.hash);
+  campaign_release(&c);
+  static const char *const edits[][2] = {
+      {"\"budget\": 5", "\"budget\": 500"},
+      {"\"max_stale\": 3", "\"max_stale\": 30"},
+      {"\"budget\": 5", "\"budget\": 5, \"restarts\": 2, \"fresh_every\": 7"},
+      {"\"search\": {", "\"canary\": {\"rounds\": 8, \"every\": 5}, \"search\": {"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+    char *t = subst(toy_campaign, edits[i][0], edits[i][1]);
+    if (load_text(f, t, &c, &e)) fail_msg("%s: %s", edits[i][1], e.msg);
+    free(t);
+    if (strcmp(c.hash, h1) != 0) fail_msg("%s changed the identity", edits[i][1]);
+    assert_string_not_equal(c.hash_v1, c.hash);
+    campaign_release(&c);
+  }
+  char *t = subst(toy_campaign, "\"two_knob_after\": 2", "\"two_knob_after\": 3");
+  if (load_text(f, t, &c, &e)) fail_msg("%s", e.msg);
+  free(t);
+  assert_string_not_equal(c.hash, h1); /* the proposals would differ */
   campaign_release(&c);
 }
 
@@ -515,6 +564,41 @@ static void campaign_root_should_default_to_the_campaign_folders_parent(void **s
   assert_non_null(strstr(e.msg, "/nonexistent-tunefarm-root/templates/toy.json"));
 }
 
+/* "knobs" narrows the template's domain for the campaign: its search and its enumeration see
+ * only those values, in the template's order. */
+static void campaign_should_narrow_a_knobs_domain(void **state) {
+  fixture *f = *state;
+  static campaign c;
+  tf_err e;
+  char *t = subst(toy_campaign, "\"problem\"", "\"knobs\": {\"T\": [128, 64]}, \"problem\"");
+  int rc = load_text(f, t, &c, &e);
+  free(t);
+  if (rc) fail_msg("%s", e.msg);
+  assert_int_equal(c.tmpl.knobs[0].nvalues, 2);
+  assert_int_equal(c.tmpl.knobs[0].values[0], 64);
+  assert_int_equal(c.tmpl.knobs[0].values[1], 128);
+  assert_int_equal(c.tmpl.knobs[1].nvalues, 2); /* U untouched */
+  campaign_release(&c);
+}
+
+/* Without TUNEFARM_ROOT, a campaign whose folder's parent has no templates/ says where it
+ * looked and how to fix it. */
+static void campaign_root_should_name_the_fix_when_no_template_is_found(void **state) {
+  fixture *f = *state;
+  static campaign c;
+  tf_err e = {0};
+  char p[512];
+  unsetenv("TUNEFARM_ROOT");
+  snprintf(p, sizeof p, "%s/campaigns/deeper", f->dir);
+  assert_int_equal(mkdir(p, 0700), 0);
+  write_file(p, "toy.json", toy_campaign);
+  snprintf(p, sizeof p, "%s/campaigns/deeper/toy.json", f->dir);
+  assert_int_equal(campaign_load(&c, p, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "key 'template': no templates/toy.json in"));
+  assert_non_null(strstr(e.msg, "set TUNEFARM_ROOT"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(campaign_should_load_every_campaign_of_the_tree),
@@ -529,6 +613,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(campaign_should_refuse_a_missing_or_malformed_file, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_should_pass_on_template_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_follow_the_file_content, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_hash_should_leave_out_the_resumable_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_should_narrow_a_knobs_domain, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_root_should_name_the_fix_when_no_template_is_found, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(campaign_root_should_default_to_the_campaign_folders_parent, setup,
                                       teardown),
   };

@@ -413,6 +413,13 @@ static const bad_case bad_cases[] = {
     /* found by fuzz_template: the count's tree leaked when the clear did not parse */
     {"buffer clear that does not parse", "\"clear\": \"U > 1\"", "\"clear\": \"U >\"",
      {"key 'buffers[1].clear'", NULL}},
+    /* issue 19: the family is checked where the spec is loaded, not first on a GPU */
+    {"family without a CPU reference", "\"family\": \"scale2\"", "\"family\": \"relu\"",
+     {"key 'family': unknown family 'relu'", "known: matmul, layernorm, scale2"}},
+    {"family whose dimension is missing", "\"family\": \"scale2\"", "\"family\": \"layernorm\"",
+     {"key 'problem': family 'layernorm' needs dimension 'R'", NULL}},
+    {"family whose input buffer is missing", "{\"name\": \"x\", \"count\"", "{\"name\": \"z\", \"count\"",
+     {"key 'buffers': family 'scale2' needs an input buffer 'x'", NULL}},
     {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
      {"key 'constraints[0].expr' appears more than once", NULL}},
 };
@@ -466,7 +473,8 @@ static char *spec_with_knobs(int n) {
     len += (size_t)snprintf(t + len, cap - len, "%s\"K%d\": {\"values\": [%d]}", k ? ", " : "", k, k);
   snprintf(t + len, cap - len,
            "}, \"launch\": {\"grid\": [1, 1, 1], \"block\": [32, 1, 1]},"
-           " \"buffers\": [{\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}], \"args\": [\"y\"]}");
+           " \"buffers\": [{\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},"
+           " {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}], \"args\": [\"x\", \"y\"]}");
   return t;
 }
 
