@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# issue 19: `cmake --install` installs the binary, the templates, the committed kernels and
+# the campaigns; the installed binary finds them for its own campaigns and for a campaign
+# outside any project; the binary configures without CMocka (only the tests need it).
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+unset TUNEFARM_ROOT
+build="$(dirname "$TF")"
+[ -f "$build/CMakeCache.txt" ] || { echo "SKIP: $build is not a CMake build folder"; exit 77; }
+
+cmake --install "$build" --prefix "$WORK/prefix" >install.log || { cat install.log; fail "cmake --install failed"; }
+p="$WORK/prefix"
+for f in bin/tunefarm share/tunefarm/templates/matmul.json share/tunefarm/templates/matmul.cu \
+  share/tunefarm/kernels/matmul_regtile.json share/tunefarm/kernels/matmul_regtile.cu \
+  share/tunefarm/campaigns/matmul-1024.json; do
+  [ -e "$p/$f" ] || fail "not installed: $f"
+done
+[ ! -e "$p/share/tunefarm/kernels/reference.c" ] || fail "the CPU references' C source was installed"
+echo "ok: installed $(find "$p" -type f | wc -l) files under $p"
+
+# the installed binary: its own campaigns, and a campaign outside any project
+expect_exit 0 "$p/bin/tunefarm" check "$p/share/tunefarm/campaigns/faulty.json"
+mkdir -p mine
+cp "$SRC/campaigns/faulty.json" mine/my.json
+expect_exit 0 "$p/bin/tunefarm" check mine/my.json
+grep -q "template 'faulty'" last.out || { cat last.out; fail "the installed templates were not found"; }
+echo "ok: the installed binary finds the installed templates for mine/my.json"
+# moved elsewhere, the install still finds its data beside the binary
+mv "$p" "$WORK/moved"
+expect_exit 0 "$WORK/moved/bin/tunefarm" check mine/my.json
+echo "ok: a moved install finds its data beside its binary"
+
+# without CMocka the binary configures; asking for the tests says what is missing
+pc="$(pkg-config --variable pcfiledir libcjson)"
+mkdir -p pc
+cp "$pc/libcjson.pc" pc/
+export PKG_CONFIG_LIBDIR="$WORK/pc" PKG_CONFIG_PATH=""
+pkg-config --exists cmocka && fail "the test's pkg-config still finds CMocka"
+cmake -S "$SRC" -B nocmocka >nocmocka.log 2>&1 || { cat nocmocka.log; fail "configure without CMocka failed"; }
+grep -q "tests off" nocmocka.log || { cat nocmocka.log; fail "configure did not say the tests are off"; }
+grep -qi cmocka nocmocka/build.ninja nocmocka/CMakeFiles/tfcore.dir/flags.make 2>/dev/null &&
+  fail "the library is built against CMocka"
+expect_exit 1 cmake -S "$SRC" -B nocmocka2 -DTF_TESTS=ON
+grep -q "TF_TESTS needs CMocka: install libcmocka-dev" last.err || { cat last.err; fail "no fix named"; }
+echo "ok: the binary configures without CMocka; -DTF_TESTS=ON names the package"
