@@ -22,11 +22,12 @@ static void devices_usage(FILE *f) {
           "NVML (libnvidia-ml.so.1) when it loads; without it a note says so on stderr and\n"
           "the maximum clock comes from the CUDA runtime.\n"
           "\n"
-          "  --json      one JSON object per device and line (the ledgers' device record,\n"
-          "              plus \"driver\": the driver's version string)\n"
+          "  --json      a JSON array, one device per line (the ledgers' device record, plus\n"
+          "              \"driver\": the driver's version string); [] when there is none\n"
           "  -h, --help  this text\n"
           "\n"
-          "Exit status: 0 listed; 1 when there is no CUDA device (no GPU, no driver, or a\n"
+          "Exit status: 0 listed (with --json, also when there is no device: [] and the\n"
+          "reason on stderr); 1 when there is no CUDA device (no GPU, no driver, or a\n"
           "driver older than the CUDA runtime): \"no CUDA device: <reason>\" on stderr,\n"
           "or when a device could not be described; 2 bad usage.\n");
 }
@@ -48,10 +49,13 @@ static void devices_print_row(const device_record *d, const char *driver) {
          (double)d->l2_bytes / (1024.0 * 1024), d->max_sm_mhz, driver);
 }
 
-static int devices_print_json(const device_record *d, const char *driver) {
+/* One element of the array: a comma before every one but the first, so that the array is
+ * valid JSON while each device keeps a line of its own (scripts count them with grep). */
+static int devices_print_json(const device_record *d, const char *driver, int first) {
   cJSON *o = device_to_json(d);
   if (!o) return -1;
   cJSON_AddStringToObject(o, "driver", driver);
+  if (!first) fputs(",", stdout);
   int rc = jsonio_write_line(stdout, o);
   cJSON_Delete(o);
   return rc;
@@ -84,7 +88,9 @@ int devices_main(int argc, char **argv) {
   int n = 0;
   if (cuda_device_count(&n, &e)) {
     fprintf(stderr, "%s\n", e.msg); /* "no CUDA device: <reason>" */
-    return 1;
+    if (!json) return 1;
+    puts("[]"); /* none is an answer a script can read */
+    return 0;
   }
   tf_nvml nv;
   nvml_load(&nv);
@@ -92,7 +98,10 @@ int devices_main(int argc, char **argv) {
   if (!json)
     printf("%-5s  %-26s  %-40s  %-12s  %-6s  %4s  %7s  %6s  %7s  %s\n", "index", "name", "uuid",
            "pci", "arch", "SMs", "mem GiB", "L2 MiB", "max MHz", "driver");
+  else
+    fputs("[\n", stdout);
   rc = 0;
+  int listed = 0;
   for (int i = 0; i < n; i++) {
     device_record d;
     char driver[160];
@@ -105,9 +114,11 @@ int devices_main(int argc, char **argv) {
     devices_driver(&nv, &d, driver, sizeof driver);
     if (!json)
       devices_print_row(&d, driver);
-    else if (devices_print_json(&d, driver))
+    else if (devices_print_json(&d, driver, listed == 0))
       rc = 1;
+    listed++;
   }
+  if (json) fputs("]\n", stdout);
   fflush(stdout);
   nvml_unload(&nv);
   return rc;
