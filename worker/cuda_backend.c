@@ -54,7 +54,8 @@
 #define CB_LOG_EXCERPT 900
 #define CB_FLUSH_MIN (1u << 20)
 
-enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8, NOTE_SCRIBBLE = 16 };
+enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8, NOTE_SCRIBBLE = 16,
+       NOTE_ONE_VISIBLE = 32 };
 
 /* One kernel argument's storage, zeroed first so that a parameter wider than the value
  * (a long long where the spec says int) reads zeros above it. */
@@ -204,17 +205,17 @@ static void cb_open_nvml(cuda_backend *s) {
 
 static int cb_open(void **self, const backend_opts *o, tf_err *e) {
   *self = NULL;
-  int n = 0, ordinal = o ? o->ordinal : 0;
-  if (cuda_device_count(&n, e)) return -1;
-  if (ordinal < 0 || ordinal >= n) {
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    return tf_fail(e, TF_EXIT_FAIL, "cuda device ordinal %d is out of range: %d device(s) "
-                   "visible%s%s%s", ordinal, n, vis ? " (CUDA_VISIBLE_DEVICES='" : "",
-                   vis ? vis : "", vis ? "')" : "");
-  }
+  int n = 0, asked = o ? o->ordinal : 0, ordinal = -1;
+  const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+  if (cuda_device_count(&n, e) || cuda_choose_ordinal(asked, n, vis, &ordinal, e)) return -1;
   cuda_backend *s = calloc(1, sizeof *s);
   if (!s) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: out of memory");
   s->ordinal = ordinal;
+  /* The record says the ordinal opened, so a GPU's ledger name follows the GPU, not the rank. */
+  if (ordinal != asked)
+    cb_note(s, NOTE_ONE_VISIBLE, "asked for device %d, but one device is visible%s%.100s%s: "
+            "measuring on it, as ordinal 0", asked, vis ? " (CUDA_VISIBLE_DEVICES='" : "",
+            vis ? vis : "", vis ? "')" : "");
   if (o && o->cache_dir) snprintf(s->cache_dir, sizeof s->cache_dir, "%s", o->cache_dir);
   /* CUPTI first, so that it is attached when the context is created. */
   cb_open_cupti(s);

@@ -87,6 +87,25 @@ int cuda_device_count(int *n, tf_err *e) {
   return 0;
 }
 
+int cuda_choose_ordinal(int asked, int visible, const char *cuda_visible_devices, int *ordinal,
+                        tf_err *e) {
+  *ordinal = -1;
+  if (asked >= 0 && asked < visible) {
+    *ordinal = asked;
+    return 0;
+  }
+  if (asked > 0 && visible == 1) {
+    *ordinal = 0;
+    return 0;
+  }
+  const char *vis = cuda_visible_devices;
+  return tf_fail(e, TF_EXIT_FAIL,
+                 "cuda device ordinal %d is out of range: %d device(s) visible%s%.100s%s; a node "
+                 "runs at most one worker per visible GPU, or each worker sees exactly one GPU",
+                 asked, visible, vis ? " (CUDA_VISIBLE_DEVICES='" : "", vis ? vis : "",
+                 vis ? "')" : "");
+}
+
 void cuda_uuid_str(const cudaUUID_t *u, char *out, size_t len) {
   const unsigned char *b = (const unsigned char *)u->bytes;
   snprintf(out, len,

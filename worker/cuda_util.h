@@ -29,6 +29,14 @@ int cuda_error_is_sticky(cudaError_t r);
  * old: -1 with e->msg "no CUDA device: <reason>". */
 int cuda_device_count(int *n, tf_err *e);
 
+/* The visible device a process opens when asked for ordinal `asked` with `visible` devices
+ * visible: `asked` when it is one of them; else 0 when exactly one is visible, since a
+ * scheduler that gives each rank its own GPU (srun --gpus-per-task=1) leaves every worker one
+ * device, ordinal 0, whatever the worker's index on the node; else -1 with e->msg saying why
+ * (`cuda_visible_devices`, the variable's value or NULL, is named in it). */
+int cuda_choose_ordinal(int asked, int visible, const char *cuda_visible_devices, int *ordinal,
+                        tf_err *e);
+
 /* The record of visible device `ordinal` (backend "cuda"); clocks from NVML when `nv` is
  * usable (else the maximum from the runtime and a current clock of 0). Creates no context. */
 int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e);

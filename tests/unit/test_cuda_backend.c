@@ -72,10 +72,58 @@ static void cuda_open_should_refuse_an_ordinal_out_of_range(void **state) {
   }
   tf_err e = {0};
   void *self = NULL;
-  backend_opts o = {.ordinal = n, .cache_dir = NULL};
+  /* With one device visible every non-negative ordinal opens it (cuda_choose_ordinal). */
+  backend_opts o = {.ordinal = n > 1 ? n : -1, .cache_dir = NULL};
   assert_int_equal(backend_cuda.open(&self, &o, &e), -1);
   assert_null(self);
   assert_non_null(strstr(e.msg, "out of range"));
+}
+
+/* ---------------------------------------------------------------- which device a worker opens */
+
+static void cuda_choose_ordinal_should_take_the_asked_device_when_visible(void **state) {
+  (void)state;
+  tf_err e = {0};
+  int got = -7;
+  assert_int_equal(cuda_choose_ordinal(0, 1, NULL, &got, &e), 0);
+  assert_int_equal(got, 0);
+  assert_int_equal(cuda_choose_ordinal(3, 8, "0,1,2,3,4,5,6,7", &got, &e), 0);
+  assert_int_equal(got, 3);
+  assert_int_equal(cuda_choose_ordinal(1, 2, NULL, &got, &e), 0);
+  assert_int_equal(got, 1);
+  assert_int_equal(e.code, 0);
+}
+
+/* srun --gpus-per-task=1: worker 2 of a node sees one GPU, its own, as ordinal 0. */
+static void cuda_choose_ordinal_should_take_the_only_visible_device(void **state) {
+  (void)state;
+  tf_err e = {0};
+  int got = -7;
+  assert_int_equal(cuda_choose_ordinal(2, 1, "2", &got, &e), 0);
+  assert_int_equal(got, 0);
+  assert_int_equal(cuda_choose_ordinal(7, 1, NULL, &got, &e), 0);
+  assert_int_equal(got, 0);
+  assert_int_equal(e.code, 0);
+}
+
+static void cuda_choose_ordinal_should_refuse_what_is_not_visible(void **state) {
+  (void)state;
+  tf_err e = {0};
+  int got = -7;
+  /* two visible, the third worker of the node: no guess between them */
+  assert_int_equal(cuda_choose_ordinal(2, 2, "4,5", &got, &e), -1);
+  assert_int_equal(got, -1);
+  assert_int_not_equal(e.code, 0);
+  assert_non_null(strstr(e.msg, "ordinal 2 is out of range: 2 device(s) visible"));
+  assert_non_null(strstr(e.msg, "CUDA_VISIBLE_DEVICES='4,5'"));
+  assert_non_null(strstr(e.msg, "one worker per visible GPU"));
+  print_message("%s\n", e.msg);
+  tf_err_clear(&e);
+  assert_int_equal(cuda_choose_ordinal(-1, 1, NULL, &got, &e), -1);
+  assert_null(strstr(e.msg, "CUDA_VISIBLE_DEVICES"));
+  tf_err_clear(&e);
+  assert_int_equal(cuda_choose_ordinal(0, 0, "", &got, &e), -1);
+  assert_non_null(strstr(e.msg, "0 device(s) visible (CUDA_VISIBLE_DEVICES='')"));
 }
 
 static void devices_should_say_no_cuda_device_and_exit_1(void **state) {
@@ -265,6 +313,9 @@ int main(void) {
       cmocka_unit_test(cuda_open_should_refuse_without_a_device),
       cmocka_unit_test(cuda_open_should_tolerate_null_options),
       cmocka_unit_test(cuda_open_should_refuse_an_ordinal_out_of_range),
+      cmocka_unit_test(cuda_choose_ordinal_should_take_the_asked_device_when_visible),
+      cmocka_unit_test(cuda_choose_ordinal_should_take_the_only_visible_device),
+      cmocka_unit_test(cuda_choose_ordinal_should_refuse_what_is_not_visible),
       cmocka_unit_test(devices_should_say_no_cuda_device_and_exit_1),
       cmocka_unit_test(devices_should_answer_help_and_refuse_bad_usage),
       cmocka_unit_test(nvml_should_report_unavailable_without_the_library),
