@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs="cmake gcc make pkg-config libopenmpi-dev openmpi-bin libcjson-dev libcmocka-dev"
+# iproute2: tests/mpi/two_hosts.sh makes two simulated hosts out of network namespaces.
+pkgs="cmake gcc make pkg-config libopenmpi-dev openmpi-bin libcjson-dev libcmocka-dev iproute2"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
