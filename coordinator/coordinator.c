@@ -45,7 +45,6 @@ typedef struct farm {
   campaign c;
   int ndev;
   device_run *d;
-  long long next_id;
   char run[32];        /* when this run began: with a record's child, names its measure process */
   record *rec;         /* the record being written or read */
   result *res;         /* the result being decided */
@@ -195,7 +194,7 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
 static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
   job *j = malloc(sizeof *j);
   if (!j) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int rc = job_build(j, &f->c, f->next_id, (int)st->generation, &st->best, &st->cand, e);
+  int rc = job_build(j, &f->c, st->job_id, (int)st->generation, &st->best, &st->cand, e);
   cJSON *msg = NULL;
   if (rc == 0) {
     j->canary_rounds = st->canary ? f->c.canary.rounds : 0;
@@ -215,7 +214,7 @@ static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
   d->sent = msg;
   d->step = *st;
   d->busy = 1;
-  d->job_id = f->next_id++;
+  d->job_id = st->job_id;
   if (d->t_first == 0) d->t_first = wall_s();
   return 0;
 }
@@ -509,7 +508,7 @@ static int run(farm *f, tf_err *e) {
 }
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
-  farm f = {.comm = comm, .o = o, .next_id = 1, .t0 = wall_s()};
+  farm f = {.comm = comm, .o = o, .t0 = wall_s()};
   now_iso(f.run, sizeof f.run);
   int size;
   MPI_Comm_size(comm, &size);

@@ -25,6 +25,7 @@ static int job_asked(const record_gen *g, search_fact *f, tf_err *e) {
   if (rc == 0) {
     f->asked_canary = j->canary_rounds > 0;
     f->asked_fresh = j->fresh_child;
+    f->job_id = j->id;
   }
   free(j);
   return rc;

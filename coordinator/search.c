@@ -75,7 +75,7 @@ const config *search_answer(const search *s, double *us, long long *gen) {
 /* ---------------------------------------------------------------- next */
 
 static int measure(const config *best, const config *cand, int duel, search_step *st) {
-  st->kind = SEARCH_MEASURE;
+  st->kind = SEARCH_MEASURE; /* its job_id: search_next sets every step's */
   st->best = *best;
   st->cand = *cand;
   st->duel = duel;
@@ -149,6 +149,7 @@ int search_next(const search *s, search_step *st, tf_err *e) {
   st->segment = s->segment;
   st->canary = s->canary_due;
   st->fresh = s->fresh_due;
+  st->job_id = s->last_job + 1;
   if (s->done) return st->kind = SEARCH_DONE, 0;
   if (!s->cfg.tmpl) return tf_fail(e, TF_EXIT_FAIL, "a search read back only proposes nothing");
   if (s->end_due) {
@@ -334,6 +335,10 @@ static int apply_measured(search *s, const search_fact *f, tf_err *e) {
   int b = breaks(s, &f->cand, e);
   if (b) return b < 0 ? -1 : tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks a constraint, so it "
                                      "was never measured");
+  if (f->job_id <= s->last_job)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'job.id' is %lld, not after the job before it (%lld)",
+                   f->job_id, s->last_job);
+  s->last_job = f->job_id;
   if (tried_add(&s->tried, &f->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   s->generation = f->generation;
   s->cand = f->cand;

@@ -70,6 +70,7 @@ typedef struct search_step {
   int constraint;        /* REFUSE: the first constraint cand breaks (template order) */
   int canary;            /* MEASURE: run the A/A canary first */
   int fresh;             /* MEASURE: in a fresh measure process */
+  long long job_id;      /* MEASURE: the job's id, the one after the last job recorded */
   int restart;           /* RESTART: its number k = segment + 1 */
   config champion;       /* RESTART */
   double champion_us;    /* RESTART */
@@ -97,6 +98,7 @@ typedef struct search_fact {
   int untrusted;         /* the process was not trusted: not decided */
   int asked_canary;      /* the job asked for the canary */
   int asked_fresh;       /* the job asked for a fresh process */
+  long long job_id;      /* the job's id */
   /* RESTART */
   int restart;
   config champion, start;
@@ -111,6 +113,9 @@ typedef struct search {
   tried_set tried;
   proposer prop;
   long long generation;  /* the last generation recorded */
+  long long last_job;    /* the id of the last job recorded (0: none): a device's job ids count
+                          * on from its ledger, so a resumed run sends the ids, and the
+                          * simulated device draws the noise, the interrupted run would have */
   int measured;          /* trusted measured generations: the budget's count */
   int stale;             /* non-keeps in a row */
   int requeues;          /* noisy refusals of the candidate in a row */

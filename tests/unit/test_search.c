@@ -27,8 +27,9 @@ static const char toy_template[] =
     "            \"C\": {\"values\": [0, 1, 2, 3]}},\n"
     " \"constraints\": [{\"name\": \"ab\", \"expr\": \"A * B <= 16\", \"reason\": \"too big\"}],\n"
     " \"launch\": {\"grid\": [1, 1, 1], \"block\": [32, 1, 1]},\n"
-    " \"buffers\": [{\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
-    " \"args\": [\"y\"]}\n";
+    " \"buffers\": [{\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
+    "             {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
+    " \"args\": [\"x\", \"y\", \"N\"]}\n";
 
 typedef struct fixture {
   char dir[256];
@@ -43,7 +44,7 @@ static int setup(void **state) {
   snprintf(f->dir, sizeof f->dir, "/tmp/tf-test-search-XXXXXX");
   if (!mkdtemp(f->dir)) return -1;
   write_file(f->dir, "toy.json", toy_template);
-  write_file(f->dir, "toy.cu", "template <int A, int B, int C> __global__ void toy(float *y) {}\n");
+  write_file(f->dir, "toy.cu", "template <int A, int B, int C> __global__ void toy(const float *x, float *y, int n) {}\n");
   char p[512];
   snprintf(p, sizeof p, "%s/toy.json", f->dir);
   tf_err e = {0};
@@ -117,6 +118,7 @@ static search_fact fact_of(const spec *s, const search_step *st, outcome o) {
   f.child = 1;
   f.asked_canary = st->canary;
   f.asked_fresh = st->fresh;
+  f.job_id = st->job_id;
   f.canary = o == BIASED ? SEARCH_CANARY_BIASED : st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
   if (o == UNVETTED) f.child = 2; /* a process no canary cleared */
   return f;
