@@ -12,7 +12,14 @@
  * judges the result (the log is the only account of why a compile failed).
  * A program NVRTC refuses is a normal outcome for a tuning farm (a variant
  * that does not compile): it comes back as e->code = COMPILE_REFUSED with the
- * full log in out->log, distinct from a broken toolchain (TF_EXIT_FAIL).
+ * full log in out->log, distinct from a broken toolchain (TF_EXIT_FAIL). Its log is
+ * kept as "<key>.refused": NVRTC refuses the same program the same way every time.
+ *
+ * The lock of a program is "<key>.lock", held with flock(2) while one process compiles it.
+ * The holder removes the file before letting go, and a process that locked a file no longer
+ * at that name (removed by a holder in between) takes the new one, so two processes never
+ * hold one program's lock. flock is per node: ranks of several nodes sharing one cache
+ * folder over NFS may compile a program twice, which the atomic entries make harmless.
  *
  * Ownership: out is zeroed on entry and always left releasable
  * (compile_release), success or failure. */
@@ -25,13 +32,16 @@
 #include <nvrtc.h>
 #pragma GCC diagnostic pop
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/cache.h"  /* defines: cache_dir, cache_key, cache_get, cache_put */
 #include "common/jsonio.h" /* defines: jsonio_slurp */
@@ -406,6 +416,7 @@ static void program_key(const compile_req *req, program *p) {
   add_part(parts, lens, &n, joined, strlen(joined));
   add_part(parts, lens, &n, version, strlen(version));
   add_part(parts, lens, &n, req->arch, strlen(req->arch));
+  if (req->simulate_s > 0) add_part(parts, lens, &n, "simulated", 9); /* never a real cubin */
   cache_key(parts, lens, n, p->key);
 }
 
@@ -422,6 +433,25 @@ static int parse_names(const char *text, size_t len, int n, compile_result *out)
     pos += w + 1;
   }
   return pos == len ? 0 : -1;
+}
+
+/* A refusal cached: 1 with out->log and e filled as the compile that was refused filled them. */
+static int refusal_lookup(const program *p, compile_result *out, tf_err *e) {
+  void *log = NULL;
+  size_t len = 0;
+  if (cache_get(p->dir, p->key, ".refused", &log, &len) != 0) return 0;
+  char *text = realloc(log, len + 1);
+  if (!text) {
+    free(log);
+    return 0;
+  }
+  text[len] = '\0';
+  out->log = text;
+  out->cache_hit = 1;
+  char summary[400];
+  first_error(text, summary, sizeof summary);
+  tf_fail(e, COMPILE_REFUSED, "nvrtc refused the program: %s", summary);
+  return 1;
 }
 
 /* 1 on a hit (out filled), 0 on a miss or an entry we cannot use. */
@@ -459,6 +489,71 @@ static void cache_store(const program *p, int nexprs, const compile_result *out)
   if (cache_put(p->dir, p->key, ".cubin", out->cubin, out->cubin_size, &ignored) == 0)
     cache_put(p->dir, p->key, ".names", names, len, &ignored);
   free(names);
+}
+
+static void refusal_store(const program *p, const compile_result *out) {
+  tf_err ignored = {0};
+  const char *log = out->log ? out->log : "";
+  cache_put(p->dir, p->key, ".refused", log, strlen(log), &ignored);
+}
+
+/* ---------------------------------------------------------------- one compile at a time */
+
+static void sleep_ms(double ms) {
+  struct timespec ts = {(time_t)(ms / 1e3), (long)(((long long)(ms * 1e6)) % 1000000000LL)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* The program's lock: its descriptor, or -1 when it cannot be had (a folder we cannot write a
+ * lock in, or a holder past wait_s: the caller compiles without it). *waited_ms: how long
+ * another process held it. */
+static int lock_program(const program *p, double wait_s, double *waited_ms) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s.lock", p->dir, p->key);
+  double t0 = now_ms();
+  *waited_ms = 0;
+  for (;;) {
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if ((errno != EWOULDBLOCK && errno != EINTR) || now_ms() - t0 > wait_s * 1e3) {
+        close(fd);
+        *waited_ms = now_ms() - t0;
+        return -1;
+      }
+      sleep_ms(2);
+    }
+    *waited_ms = now_ms() - t0;
+    struct stat held, named;
+    if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev)
+      return fd;
+    close(fd); /* the holder before us removed this one: lock the file now at that name */
+  }
+}
+
+static void unlock_program(const program *p, int fd) {
+  if (fd < 0) return;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s.lock", p->dir, p->key);
+  unlink(path); /* before letting go: see the header comment */
+  close(fd);
+}
+
+/* The simulated device's compile: simulate_s of sleep, a stand-in cubin naming the program,
+ * the name expressions as their own lowered names. */
+static int simulated_build(const compile_req *req, const program *p, compile_result *out,
+                           tf_err *e) {
+  sleep_ms(req->simulate_s * 1e3);
+  char text[96];
+  int n = snprintf(text, sizeof text, "tunefarm simulated cubin %s\n", p->key);
+  if (!(out->cubin = malloc((size_t)n))) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  memcpy(out->cubin, text, (size_t)n);
+  out->cubin_size = (size_t)n;
+  for (int i = 0; i < req->nexprs; i++)
+    snprintf(out->lowered[i], sizeof out->lowered[i], "%s", req->name_exprs[i]);
+  return 0;
 }
 
 /* ---------------------------------------------------------------- compile */
@@ -539,22 +634,59 @@ static int program_init(const compile_req *req, program *p, tf_err *e) {
   return 0;
 }
 
+/* The outcome the cache holds: 1 (out and, for a refusal, e filled; *rc what to return), or 0. */
+static int lookup_any(const program *p, int nexprs, compile_result *out, int *rc, tf_err *e) {
+  if (cache_lookup(p, nexprs, out)) return *rc = 0, 1;
+  if (refusal_lookup(p, out, e)) return *rc = -1, 1;
+  return 0;
+}
+
+/* Compile under the program's lock, unless the process that held it has compiled it. */
+static int build_locked(const compile_req *req, const program *p, compile_result *out, tf_err *e) {
+  int rc = 0;
+  int fd = lock_program(p, req->wait_s > 0 ? req->wait_s : COMPILE_WAIT_S, &out->wait_ms);
+  if (lookup_any(p, req->nexprs, out, &rc, e)) { /* compiled while we waited for the lock */
+    unlock_program(p, fd);
+    return rc;
+  }
+  rc = req->simulate_s > 0 ? simulated_build(req, p, out, e) : nvrtc_build(req, p, out, e);
+  if (rc == 0) cache_store(p, req->nexprs, out);
+  else if (e && e->code == COMPILE_REFUSED) refusal_store(p, out);
+  unlock_program(p, fd);
+  return rc;
+}
+
 int compile_program(const compile_req *req, compile_result *out, tf_err *e) {
   double t0 = now_ms();
   memset(out, 0, sizeof *out);
   program p = {0};
   int rc = check_request(req, e);
   if (rc == 0) rc = program_init(req, &p, e);
-  if (rc == 0 && !cache_lookup(&p, req->nexprs, out)) {
-    rc = nvrtc_build(req, &p, out, e);
-    if (rc == 0) cache_store(&p, req->nexprs, out);
-  }
+  if (rc == 0 && !lookup_any(&p, req->nexprs, out, &rc, e)) rc = build_locked(req, &p, out, e);
   if (rc == 0 && !out->log) out->log = strdup("");
   if (rc < 0 && req->nsources > 0 && req->source_paths && req->arch)
     tf_wrap(e, "compiling '%s' for %s", req->source_paths[0], req->arch);
   free(p.src);
   headers_release(&p.h);
   out->ms = now_ms() - t0;
+  return rc;
+}
+
+int compile_cached(const compile_req *req, char key[CACHE_KEY_HEX], tf_err *e) {
+  program p = {0};
+  int rc = check_request(req, e);
+  if (rc == 0) rc = program_init(req, &p, e);
+  if (rc == 0) {
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s.cubin", p.dir, p.key);
+    rc = stat(path, &st) == 0;
+    snprintf(path, sizeof path, "%s/%s.refused", p.dir, p.key);
+    rc = rc || stat(path, &st) == 0;
+    if (key) snprintf(key, CACHE_KEY_HEX, "%s", p.key);
+  }
+  free(p.src);
+  headers_release(&p.h);
   return rc;
 }
 

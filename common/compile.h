@@ -8,12 +8,23 @@
  * order. One compile per program: best, new and control are one module,
  * built under identical conditions. No driver is needed (CI compiles).
  *
+ * One program is compiled by one process at a time: a compile takes the program's lock in
+ * the cache (<key>.lock, flock: released when its holder dies), and a process that finds the
+ * lock held waits for the holder (at most wait_s) and then reads the holder's cubin instead
+ * of compiling again. So the measure child and the worker's compile pool (compiling ahead,
+ * worker/compile_pool.h) never run NVRTC twice on one program. NVRTC's refusals are cached
+ * too (<key>.refused holds the log): a program is refused once, and every later request
+ * (the measure child after a compile ahead) gets the same refusal and log at once.
+ * A simulated compile (simulate_s > 0, the simulated device's) takes the same path with a
+ * sleep in NVRTC's place and a stand-in cubin, under keys of their own.
+ *
  * Ownership: compile_result holds malloc'd cubin and log; compile_release. */
 #ifndef TF_COMPILE_H
 #define TF_COMPILE_H
 
 #include <stddef.h>
 
+#include "common/cache.h"
 #include "common/err.h"
 
 #define COMPILE_MAX_EXPRS 64
@@ -28,21 +39,33 @@ typedef struct compile_req {
   int nexprs;
   const char *arch;                /* "sm_90" */
   const char *cache_dir;           /* NULL: cache_dir() */
+  double wait_s;                   /* how long to wait for another process compiling the same
+                                    * program before compiling it here; 0: COMPILE_WAIT_S */
+  double simulate_s;               /* > 0: a simulated compile that takes this long on a miss */
 } compile_req;
+
+/* Longer than any compile seen (matmul: 1.4 s on the H200 hosts); a holder that takes longer
+ * is most likely stuck, and the waiter compiles the program itself. */
+#define COMPILE_WAIT_S 300.0
 
 typedef struct compile_result {
   void *cubin;
   size_t cubin_size;
   char lowered[COMPILE_MAX_EXPRS][512];
   char *log;        /* NVRTC's program log (may be empty, never NULL after a compile) */
-  int cache_hit;
-  double ms;        /* wall time of this call, cache lookup included */
+  int cache_hit;    /* the cache held the outcome (a cubin or a refusal) */
+  double ms;        /* wall time of this call, cache lookup and waiting included */
+  double wait_ms;   /* of which waiting for another process compiling the same program */
 } compile_result;
 
 /* Compile (or fetch). On an NVRTC refusal returns -1 with e->code = COMPILE_REFUSED and the
  * log kept in out->log. */
 int compile_program(const compile_req *req, compile_result *out, tf_err *e);
 void compile_release(compile_result *r);
+
+/* Whether the cache already holds the program's outcome (a cubin or a refusal): 1 yes, 0 no,
+ * -1 when the request cannot be read (e). key (may be NULL) receives the cache key. */
+int compile_cached(const compile_req *req, char key[CACHE_KEY_HEX], tf_err *e);
 
 /* "13.0" */
 void compile_nvrtc_version(int *major, int *minor);

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -151,8 +154,98 @@ static void compile_should_refuse_a_syntax_error_with_the_log(void **state) {
   assert_non_null(strstr(r.log, "error"));
   assert_non_null(strstr(e.msg, "bad.cu(5)")); /* the summary quotes the first error */
   assert_null(r.cubin);
-  assert_int_equal(count_files(*state, ".cubin"), 0); /* refusals are not cached */
+  assert_int_equal(count_files(*state, ".cubin"), 0);
+  assert_int_equal(count_files(*state, ".refused"), 1); /* the log, for the next request */
   compile_release(&r);
+}
+
+static void compile_should_refuse_again_from_the_cache_with_the_same_log(void **state) {
+  (void)state;
+  static const char *const srcs[] = {DATA "axpy.cu", DATA "bad.cu"};
+  compile_req req = axpy_req();
+  req.source_paths = srcs;
+  req.nsources = 2;
+  compile_result a, b;
+  tf_err ea = {0}, eb = {0};
+  assert_int_equal(compile_program(&req, &a, &ea), -1);
+  assert_int_equal(compile_program(&req, &b, &eb), -1);
+  assert_int_equal(eb.code, COMPILE_REFUSED);
+  assert_int_equal(a.cache_hit, 0);
+  assert_int_equal(b.cache_hit, 1);
+  assert_string_equal(ea.msg, eb.msg); /* the generation's record says the same either way */
+  assert_string_equal(a.log, b.log);
+  compile_release(&a);
+  compile_release(&b);
+}
+
+static compile_req simulated_req(double seconds) {
+  compile_req req = axpy_req();
+  req.simulate_s = seconds;
+  return req;
+}
+
+static void compile_should_simulate_under_keys_of_its_own(void **state) {
+  (void)state;
+  compile_req sim = simulated_req(0.01), real = axpy_req();
+  compile_result s, r;
+  char ks[CACHE_KEY_HEX], kr[CACHE_KEY_HEX];
+  tf_err e = {0};
+  assert_int_equal(compile_cached(&sim, ks, &e), 0);
+  compile_ok(&sim, &s);
+  assert_int_equal(compile_cached(&sim, ks, &e), 1);
+  assert_int_equal(compile_cached(&real, kr, &e), 0); /* a stand-in is never a real cubin */
+  assert_string_not_equal(ks, kr);
+  assert_string_equal(s.lowered[1], "axpy<4>");
+  assert_true(s.ms >= 10.0);
+  compile_ok(&sim, &s);
+  assert_int_equal(s.cache_hit, 1);
+  compile_release(&s);
+  compile_ok(&real, &r);
+  assert_int_equal(r.cache_hit, 0);
+  compile_release(&r);
+}
+
+/* While another process compiles a program, a second request waits for its cubin instead of
+ * compiling it again. */
+static void compile_should_wait_for_the_process_compiling_it(void **state) {
+  (void)state;
+  compile_req req = simulated_req(0.6);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    compile_result r;
+    tf_err e = {0};
+    _exit(compile_program(&req, &r, &e) == 0 && r.cache_hit == 0 ? 0 : 1);
+  }
+  usleep(200000); /* the other process holds the lock by now */
+  compile_result r;
+  compile_ok(&req, &r);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(r.cache_hit, 1);
+  assert_true(r.wait_ms > 100.0);
+  assert_true(r.ms >= r.wait_ms);
+  compile_release(&r);
+}
+
+/* A holder that keeps the lock past wait_s is presumed stuck: the waiter compiles itself. */
+static void compile_should_compile_itself_after_waiting_too_long(void **state) {
+  compile_req req = simulated_req(0.01);
+  req.wait_s = 0.2;
+  char key[CACHE_KEY_HEX], path[4200];
+  tf_err e = {0};
+  assert_int_equal(compile_cached(&req, key, &e), 0);
+  snprintf(path, sizeof path, "%s/%s.lock", (const char *)*state, key);
+  int fd = open(path, O_RDWR | O_CREAT, 0666);
+  assert_true(fd >= 0);
+  assert_int_equal(flock(fd, LOCK_EX), 0);
+  compile_result r;
+  compile_ok(&req, &r);
+  assert_int_equal(r.cache_hit, 0);
+  assert_true(r.wait_ms >= 200.0);
+  compile_release(&r);
+  close(fd);
 }
 
 static void compile_should_refuse_an_unknown_name_expression(void **state) {
@@ -332,6 +425,10 @@ int main(void) {
       T(compile_should_miss_when_the_expressions_change),
       T(compile_should_need_both_files_for_a_hit),
       T(compile_should_refuse_a_syntax_error_with_the_log),
+      T(compile_should_refuse_again_from_the_cache_with_the_same_log),
+      T(compile_should_simulate_under_keys_of_its_own),
+      T(compile_should_wait_for_the_process_compiling_it),
+      T(compile_should_compile_itself_after_waiting_too_long),
       T(compile_should_refuse_an_unknown_name_expression),
       T(compile_should_name_a_missing_source_file),
       T(compile_should_refuse_a_virtual_architecture),
