@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -593,6 +594,38 @@ int canary_round_from_json(const cJSON *o, canary_round *c) {
   return isfinite(c->us[0]) && isfinite(c->us[1]) ? 0 : -1;
 }
 
+/* The keys of a result's "times", in the order written. */
+static const struct {
+  const char *name;
+  size_t offset;
+} time_keys[] = {{"compile_s", offsetof(result_times, compile_s)},
+                 {"compile_wait_s", offsetof(result_times, compile_wait_s)},
+                 {"load_s", offsetof(result_times, load_s)},
+                 {"check_s", offsetof(result_times, check_s)},
+                 {"measure_s", offsetof(result_times, measure_s)}};
+#define NTIME_KEYS (sizeof time_keys / sizeof time_keys[0])
+
+cJSON *result_times_to_json(const result_times *t) {
+  cJSON *o = cJSON_CreateObject();
+  for (size_t i = 0; i < NTIME_KEYS; i++)
+    cJSON_AddNumberToObject(o, time_keys[i].name,
+                            *(const double *)(const void *)((const char *)t + time_keys[i].offset));
+  return o;
+}
+
+int result_times_from_json(const cJSON *o, result_times *t) {
+  memset(t, 0, sizeof *t);
+  if (!o) return 0;
+  if (!cJSON_IsObject(o)) return -1;
+  for (size_t i = 0; i < NTIME_KEYS; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, time_keys[i].name);
+    if (!v) continue;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble)) return -1;
+    *(double *)(void *)((char *)t + time_keys[i].offset) = v->valuedouble;
+  }
+  return 0;
+}
+
 cJSON *result_to_json(const result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "type", "result");
@@ -607,6 +640,7 @@ cJSON *result_to_json(const result *r) {
   cJSON_AddNumberToObject(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
   cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+  cJSON_AddItemToObject(o, "times", result_times_to_json(&r->times));
   cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
   if (r->child > 0) cJSON_AddNumberToObject(o, "child", r->child);
@@ -636,6 +670,8 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
   r->compile_ms = num_or(o, "compile_ms", 0);
   r->cache_hit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cache_hit"));
   r->wall_s = num_or(o, "wall_s", 0);
+  if (result_times_from_json(cJSON_GetObjectItemCaseSensitive(o, "times"), &r->times))
+    return tf_fail(e, TF_EXIT_FAIL, "result: 'times' must hold non-negative seconds");
   const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(o, "rounds"), *it;
   if (rounds && !cJSON_IsArray(rounds)) return tf_fail(e, TF_EXIT_FAIL, "result: 'rounds' not an array");
   cJSON_ArrayForEach(it, rounds) {

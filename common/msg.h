@@ -129,6 +129,22 @@ typedef struct canary_round {
   double kernel_us[2];           /* median CUPTI kernel time; <0 if unavailable */
 } canary_round;
 
+/* Where a job's time went in the measure child, seconds: busy fraction = measure_s over the
+ * GPU's wall time. compile_s includes compile_wait_s; load_s is the rest of preparing the
+ * job (modules, buffers, inputs); the four parts and the protocol's bookkeeping add up to
+ * the result's wall_s. */
+typedef struct result_times {
+  double compile_s;       /* in compile_program: the cache, waiting for it, compiling */
+  double compile_wait_s;  /* of which waiting for another process compiling the program */
+  double load_s;
+  double check_s;         /* the correctness gate, every arm on every input set */
+  double measure_s;       /* burn-in, canary and recorded rounds */
+} result_times;
+
+cJSON *result_times_to_json(const result_times *t);
+/* Absent keys read as 0; -1 when a key is not a non-negative number. */
+int result_times_from_json(const cJSON *o, result_times *t);
+
 typedef struct result {
   long long id;
   result_status status;
@@ -142,6 +158,7 @@ typedef struct result {
   double compile_ms;
   int cache_hit;
   double wall_s;
+  result_times times;
   int child;                     /* the measure process: the worker's count of children started
                                   * (1, 2, ...); 0 when measured outside a worker */
   int ncanary;                   /* canary rounds (0: the job asked for none) */

@@ -57,6 +57,12 @@ typedef struct backend_ops {
 extern const backend_ops backend_sim;
 extern const backend_ops backend_cuda;
 
+/* The simulated device's architecture, what its programs are "compiled" for. */
+#define SIM_ARCH "sm_90"
+/* TUNEFARM_SIM_COMPILE: seconds a simulated compile takes on a cache miss (0: the simulated
+ * device compiles nothing); TF_EXIT_INPUT when it is not such a number. */
+int sim_compile_seconds(double *out, tf_err *e);
+
 /* The table for "cuda" or "sim", NULL for anything else. */
 const backend_ops *backend_find(const char *name);
 

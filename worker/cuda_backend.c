@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "common/compile.h"     /* defines: compile_program, compile_release, COMPILE_REFUSED */
+#include "common/program.h"     /* defines: program_of_job, program_request */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
@@ -307,39 +308,24 @@ static int cb_validate(const job *j, tf_err *e) {
   return 0;
 }
 
-/* A source path as given when absolute or readable, else under the job's root. */
-static void cb_source_path(const job *j, int i, char *out, size_t len) {
-  const char *p = j->sources[i];
-  snprintf(out, len, "%s", p);
-  if (p[0] == '/' || !j->root[0] || access(p, R_OK) == 0) return;
-  snprintf(out, len, "%s/%s", j->root, p);
-}
-
+/* The job's program (common/program.h: the compile pool compiles ahead the same request). */
 static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
   cb_job *b = &s->job;
-  char paths[2][2 * SPEC_PATH + 2];
-  const char *srcs[2], *exprs[ARM_COUNT];
-  int nsrc = 0;
-  for (int i = 0; i < b->j.nsources; i++) {
-    if (!b->j.sources[i][0]) continue;
-    cb_source_path(&b->j, i, paths[nsrc], sizeof paths[nsrc]);
-    srcs[nsrc] = paths[nsrc];
-    nsrc++;
-  }
-  if (!nsrc) return tf_fail(e, TF_EXIT_INPUT, "job %lld names no source file", b->j.id);
-  for (int k = 0; k < ARM_COUNT; k++) exprs[k] = b->j.arm[k].name_expr;
-  compile_req req = {.source_paths = srcs, .nsources = nsrc, .name_exprs = exprs,
-                     .nexprs = ARM_COUNT, .arch = s->dev.arch,
-                     .cache_dir = s->cache_dir[0] ? s->cache_dir : NULL};
+  program_ref p;
+  program_req pr;
+  program_of_job(&b->j, &p);
+  if (!p.nsources) return tf_fail(e, TF_EXIT_INPUT, "job %lld names no source file", b->j.id);
+  program_request(&p, s->dev.arch, 0.0, &pr);
+  pr.req.cache_dir = s->cache_dir[0] ? s->cache_dir : NULL;
   memset(&b->cr, 0, sizeof b->cr);
   b->have_cr = 1; /* compile_release is safe on a zeroed or refused result */
-  if (compile_program(&req, &b->cr, e) == 0) {
-    if (r) {
-      r->compile_ms = b->cr.ms;
-      r->cache_hit = b->cr.cache_hit;
-    }
-    return 0;
+  int rc = compile_program(&pr.req, &b->cr, e);
+  if (r) {
+    r->compile_ms = b->cr.ms;
+    r->cache_hit = b->cr.cache_hit;
+    r->times.compile_wait_s = b->cr.wait_ms / 1e3;
   }
+  if (rc == 0) return 0;
   if (e && e->code == COMPILE_REFUSED) {
     char excerpt[CB_LOG_EXCERPT + 1];
     snprintf(excerpt, sizeof excerpt, "%s", b->cr.log ? b->cr.log : "(no log)");

@@ -119,19 +119,35 @@ static int recorded(const backend_ops *ops, void *self, const job *j, result *r,
   return 0;
 }
 
+/* Burn-in, canary and the recorded rounds: the time the GPU measures. */
+static int measure(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+  double t0 = now_s();
+  int rc = burn_in(ops, self, j, r, e) || canary(ops, self, j, r, e) || recorded(ops, self, j, r, e);
+  r->times.measure_s = now_s() - t0;
+  return rc ? -1 : 0;
+}
+
+/* What prepare took besides the compile (the backend reports compile_ms and the wait). */
+static void prepared(result *r, double seconds) {
+  r->times.compile_s = r->compile_ms / 1e3;
+  r->times.load_s = seconds > r->times.compile_s ? seconds - r->times.compile_s : 0.0;
+}
+
 int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
   double t0 = now_s();
   r->id = j->id;
   r->status = RESULT_OK;
   int rc = 0;
-  if (ops->prepare(self, j, r, e)) {
+  int failed = ops->prepare(self, j, r, e);
+  double t1 = now_s();
+  prepared(r, t1 - t0);
+  if (failed) {
     rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* prepare may have half-built the job */
   } else {
-    if (gate(ops, self, j, r, e) ||
-        (r->correct && (burn_in(ops, self, j, r, e) || canary(ops, self, j, r, e) ||
-                        recorded(ops, self, j, r, e))))
-      rc = job_failed(r, e);
+    int bad = gate(ops, self, j, r, e);
+    r->times.check_s = now_s() - t1;
+    if (bad || (r->correct && measure(ops, self, j, r, e))) rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */
   }
   r->wall_s = now_s() - t0;

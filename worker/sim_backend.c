@@ -11,7 +11,11 @@
  * Environment:
  *   TUNEFARM_SIM_UUID   the UUID to report (tests put two workers on "one" device)
  *   TUNEFARM_SIM_NOISE  noise parameters, "jitter=0.01,boost_p=0.1,..." (sim_noise.h)
- *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call */
+ *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call
+ *   TUNEFARM_SIM_COMPILE  s: compile each job's program through the cubin cache
+ *                       (common/compile.h), a simulated compile taking s seconds on a miss,
+ *                       so that compiling ahead (worker/compile_pool.h) shortens the next
+ *                       job as it does on the GPU; unset or 0: no compile, as before */
 // defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_from_env,
 //          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
 #include "worker/sim_noise.h"
@@ -27,6 +31,8 @@
 
 // defines: backend_ops, backend_opts
 #include "worker/backend.h"
+// defines: program_of_job, program_request, compile_program
+#include "common/program.h"
 
 /* ---- random numbers: splitmix64 (Steele, Lea, Flood 2014), written out here ---- */
 
@@ -208,11 +214,26 @@ double sim_noise_mhz(const sim_noise *n) {
 
 /* ---- the backend ---- */
 
+int sim_compile_seconds(double *out, tf_err *e) {
+  const char *text = getenv("TUNEFARM_SIM_COMPILE");
+  *out = 0.0;
+  if (!text || !*text) return 0;
+  char *end = NULL;
+  double s = strtod(text, &end);
+  if (end == text || *end != '\0' || !isfinite(s) || s < 0.0 || s > 3600.0)
+    return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_COMPILE '%s' must be seconds per compile, "
+                   "0 to 3600", text);
+  *out = s;
+  return 0;
+}
+
 typedef struct sim_dev {
   int ordinal;
   int instance;            /* backend_opts.instance: which process, for the placement draw */
   sim_noise_params params;
   double sleep_factor;     /* TUNEFARM_SIM_SLEEP, 0 when unset */
+  double compile_s;        /* TUNEFARM_SIM_COMPILE, 0 when unset */
+  const char *cache_dir;   /* backend_opts.cache_dir: NULL, the default */
   int have_job;
   job j;                   /* the job prepare() was given */
   sim_noise noise;
@@ -240,6 +261,11 @@ static int sim_open(void **self, const backend_opts *o, tf_err *e) {
     }
     d->sleep_factor = f;
   }
+  if (sim_compile_seconds(&d->compile_s, e)) {
+    free(d);
+    return -1;
+  }
+  d->cache_dir = o ? o->cache_dir : NULL;
   *self = d;
   return 0;
 }
@@ -269,7 +295,7 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
   snprintf(rec->pci_bus_id, sizeof rec->pci_bus_id, "sim:%02x", (unsigned)d->ordinal & 0xffu);
   rec->cc_major = 9;
   rec->cc_minor = 0;
-  snprintf(rec->arch, sizeof rec->arch, "sm_90");
+  snprintf(rec->arch, sizeof rec->arch, "%s", SIM_ARCH);
   rec->sm_count = 132;
   rec->mem_bytes = 141LL * 1000 * 1000 * 1000;
   rec->l2_bytes = 50LL * 1024 * 1024;
@@ -279,6 +305,25 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
   return 0;
 }
 
+/* The job's program through the cubin cache, as the cuda backend compiles it, with a
+ * simulated compile in NVRTC's place. */
+static int sim_compile(const sim_dev *d, const job *j, result *r, tf_err *e) {
+  program_ref p;
+  program_req pr;
+  compile_result cr;
+  program_of_job(j, &p);
+  program_request(&p, SIM_ARCH, d->compile_s, &pr);
+  pr.req.cache_dir = d->cache_dir;
+  int rc = compile_program(&pr.req, &cr, e);
+  if (r) {
+    r->compile_ms = cr.ms;
+    r->cache_hit = cr.cache_hit;
+    r->times.compile_wait_s = cr.wait_ms / 1e3;
+  }
+  compile_release(&cr);
+  return rc;
+}
+
 static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
   sim_dev *d = self;
   for (int a = 0; a < ARM_COUNT; a++) {
@@ -286,13 +331,14 @@ static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
       return tf_fail(e, TF_EXIT_FAIL, "sim device: job %lld: arm '%s' has no simulated time",
                      j->id, arm_names[a]);
   }
-  d->j = *j;
-  d->have_job = 1;
-  sim_noise_start(&d->noise, &d->params, j->measure.seed, d->ordinal, j->id);
   if (r) {
     r->compile_ms = 0.0;
     r->cache_hit = 0;
   }
+  if (d->compile_s > 0 && sim_compile(d, j, r, e)) return -1;
+  d->j = *j;
+  d->have_job = 1;
+  sim_noise_start(&d->noise, &d->params, j->measure.seed, d->ordinal, j->id);
   return 0;
 }
 
