@@ -23,6 +23,7 @@
 #include "coordinator/coordinator.h"  // defines: coordinator_run
 #include "coordinator/report.h"       // defines: report_main
 #include "coordinator/verify.h"       // defines: verify_main
+#include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main, child_default_backend
 #include "worker/devices.h"           // defines: devices_main
 #include "worker/worker.h"            // defines: worker_run
@@ -89,7 +90,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
     }
   }
   if (optind != argc - 1) return -1;
-  if (a->o.backend && strcmp(a->o.backend, "cuda") && strcmp(a->o.backend, "sim")) return -1;
+  if (a->o.backend && !backend_find(a->o.backend)) return -1;
   a->o.campaign = argv[optind];
   return 0;
 }

@@ -25,7 +25,7 @@ const char *const measure_order_names[] = {"rotate", "fixed", NULL};
 
 void campaign_defaults(campaign *c) {
   c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6,
-                            .mode = "neighbors"};
+                            .mode = "neighbors", .proposer = "coordinate"};
   c->measure = (measure_opts){.burn_in = 4,
                               .rounds = 8,
                               .samples = 10,
@@ -128,7 +128,7 @@ static int load_named_spec(campaign *c, const char *key, const char *folder, con
 
 static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "restarts",
-                                     "mode", "pair", "fresh_every", NULL};
+                                     "mode", "pair", "fresh_every", "proposer", NULL};
   const cJSON *o;
   long long v;
   if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
@@ -140,7 +140,15 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
     snprintf(c->search.mode, sizeof c->search.mode, "aa");
     return 0;
   }
-  if (jsonio_only_keys(c->path, WHAT, o, "search", keys, e)) return -1;
+  const char *proposer = NULL;
+  if (jsonio_only_keys(c->path, WHAT, o, "search", keys, e) ||
+      jsonio_str(c->path, WHAT, o, "search", "proposer", 0, sizeof c->search.proposer - 1,
+                 &proposer, e))
+    return -1;
+  if (proposer && !jsonio_safe_name(proposer))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.proposer' must be a name",
+                   c->path);
+  if (proposer) snprintf(c->search.proposer, sizeof c->search.proposer, "%s", proposer);
   v = c->search.budget;
   if (jsonio_int(c->path, WHAT, o, "search", "budget", 0, 1, 100000, &v, e)) return -1;
   c->search.budget = (int)v;

@@ -25,6 +25,8 @@ typedef struct search_opts {
   int fixed;           /* mode "aa" or "pair": every generation measures start against `pair` */
   int fresh_every;     /* a fresh measure process every this many generations (0: only after faults) */
   char mode[16];       /* "neighbors", "aa" or "pair" (a campaign without "search": "aa") */
+  char proposer[32];   /* what proposes the candidates (coordinator/propose.h); the coordinator
+                        * refuses a name it does not know */
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;
 

@@ -89,11 +89,6 @@ void decide_defaults(decide_opts *o) {
   o->max_screened = 4;
 }
 
-static int rule_is(const decide_opts *o, const char *name) { return strcmp(o->rule, name) == 0; }
-
-int decide_rule_known(const char *name) {
-  return name && (strcmp(name, "median") == 0 || strcmp(name, "sequential") == 0);
-}
 
 /* ---- statistics ---- */
 
@@ -200,8 +195,9 @@ static void stat_num(cJSON *o, const char *key, double v) {
 
 /* ---- shared steps ---- */
 
-int decide_screen_round(const decide_opts *o, const round_rec *r) {
-  if (!rule_is(o, "sequential")) return 0;
+/* The clock screen of the sequential rule: a round whose arms ran at SM clocks more than
+ * clock_skew apart, or below throttle_mhz. */
+static int screen_clocks(const decide_opts *o, const round_rec *r) {
   double clk[ARM_COUNT + 2];
   int n = 0;
   for (int a = 0; a < ARM_COUNT; a++)
@@ -372,7 +368,7 @@ static void seq_add(seq_state *s, const round_rec *rounds, int i) {
   const decide_opts *o = s->o;
   const round_rec *r = &rounds[i];
   s->seen++;
-  if (r->screened || decide_screen_round(o, r)) {
+  if (r->screened || screen_clocks(o, r)) {
     if (++s->screened > o->max_screened) s->stop = SEQ_SCREENED;
     return;
   }
@@ -524,9 +520,55 @@ static void rule_sequential(const decide_opts *o, const result *r, decision *d) 
   seq_ambiguous(o, d, instrument_gap(r, s.idx, s.used));
 }
 
+/* ---- the rules ---- */
+
+static int screen_none(const decide_opts *o, const round_rec *r) {
+  (void)o;
+  (void)r;
+  return 0;
+}
+
+/* The baseline measures every recorded round the protocol asks for. */
+static int enough_all(const decide_opts *o, const measure_opts *m, const round_rec *rounds,
+                      int n) {
+  (void)o;
+  (void)rounds;
+  return n >= m->rounds;
+}
+
+static int enough_sequential(const decide_opts *o, const measure_opts *m,
+                             const round_rec *rounds, int n) {
+  seq_state s;
+  seq_run(&s, o, rounds, n);
+  return s.stop != SEQ_RUNNING || s.used >= m->rounds;
+}
+
+/* What a rule is: how it judges, when the child may stop, which rounds it screens. */
+typedef struct decide_rule {
+  const char *name;
+  void (*judge)(const decide_opts *o, const result *r, decision *d);
+  int (*enough)(const decide_opts *o, const measure_opts *m, const round_rec *rounds, int n);
+  int (*screen)(const decide_opts *o, const round_rec *r);
+} decide_rule;
+
+static const decide_rule decide_rules[] = {
+    {.name = "median", .judge = rule_median, .enough = enough_all, .screen = screen_none},
+    {.name = "sequential", .judge = rule_sequential, .enough = enough_sequential,
+     .screen = screen_clocks},
+};
+
+static const decide_rule *rule_of(const char *name) {
+  for (size_t i = 0; i < sizeof decide_rules / sizeof decide_rules[0]; i++)
+    if (strcmp(decide_rules[i].name, name) == 0) return &decide_rules[i];
+  return NULL;
+}
+
+int decide_rule_known(const char *name) { return name && rule_of(name) != NULL; }
+
 /* ---- entry points ---- */
 
 int decide(const decide_opts *o, const result *r, decision *d) {
+  const decide_rule *rule = rule_of(o->rule);
   memset(d, 0, sizeof *d);
   d->median_ratio = NAN;
   d->kernel_median_ratio = NAN;
@@ -534,16 +576,13 @@ int decide(const decide_opts *o, const result *r, decision *d) {
   d->kind = DECISION_REJECT;
   snprintf(d->rule, sizeof d->rule, "%s", o->rule);
   d->stats = cJSON_CreateObject();
-  if (!decide_rule_known(o->rule)) {
+  if (!rule) {
     add_reason(d, "unknown decision rule '%s' (known: median, sequential)", o->rule);
     return -1;
   }
   cJSON_AddStringToObject(d->stats, "rule", o->rule);
   if (decide_gates(r, d)) return 0;
-  if (rule_is(o, "median"))
-    rule_median(o, r, d);
-  else
-    rule_sequential(o, r, d);
+  rule->judge(o, r, d);
   return 0;
 }
 
@@ -554,11 +593,14 @@ void decision_release(decision *d) {
 }
 
 int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *rounds, int n) {
+  const decide_rule *rule = rule_of(o->rule);
   if (n >= MSG_MAX_ROUNDS) return 1;
-  if (!rule_is(o, "sequential")) return n >= m->rounds;
-  seq_state s;
-  seq_run(&s, o, rounds, n);
-  return s.stop != SEQ_RUNNING || s.used >= m->rounds;
+  return rule ? rule->enough(o, m, rounds, n) : enough_all(o, m, rounds, n);
+}
+
+int decide_screen_round(const decide_opts *o, const round_rec *r) {
+  const decide_rule *rule = rule_of(o->rule);
+  return rule ? rule->screen(o, r) : 0;
 }
 
 /* ---- the canary ---- */

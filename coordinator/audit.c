@@ -11,6 +11,7 @@
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
+#include "coordinator/search.h" /* defines: search_config_of */
 #include "worker/backend.h"
 #include <cuda_runtime_api.h>
 
@@ -331,7 +332,10 @@ int check_main(int argc, char **argv) {
     fprintf(stderr, "tunefarm check: %s\n", e.msg);
     return e.code ? e.code : 1;
   }
-  rc = space_enumerate(&c, &v, &e);
+  search_config sc; /* what `run` would refuse: a proposer there is none of */
+  rc = search_config_of(&c, 0, &sc, &e);
+  if (rc == 0) rc = space_enumerate(&c, &v, &e);
+  else memset(&v, 0, sizeof v);
   if (rc == 0) print_space(stdout, &c, &v);
   else fprintf(stderr, "tunefarm check: %s\n", e.msg);
   space_release(&v);

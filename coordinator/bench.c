@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "coordinator/ledger.h" /* defines: ledger_scan */
+#include "worker/backend.h"     /* defines: backend_find */
 #include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
 
 static void usage(FILE *f) {
@@ -109,7 +110,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, int *help, tf_err *e
     }
     if (rc) return -1;
   }
-  if (o->backend && strcmp(o->backend, "cuda") && strcmp(o->backend, "sim"))
+  if (o->backend && !backend_find(o->backend))
     return tf_fail(e, TF_EXIT_INPUT, "option '--backend': '%s' is not cuda or sim", o->backend);
   if (optind != argc - 1)
     return tf_fail(e, TF_EXIT_INPUT, "give exactly one campaign file (see --help)");

@@ -371,8 +371,7 @@ static int resume_line(void *ctx, long line, const record *rec, tf_err *e) {
 static int open_search(farm *f, device_run *d, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   search_config cfg;
-  search_config_of(&f->c, d->dev.ordinal, &cfg);
-  if (search_init(&d->s, &cfg, e)) return -1;
+  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e) || search_init(&d->s, &cfg, e)) return -1;
   if (ledger_open(&d->l, &lo, &f->c, &d->dev, e)) return -1;
   resume_ctx x = {f, d};
   if (ledger_replay(d->l, resume_line, &x, e)) return -1;

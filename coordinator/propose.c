@@ -284,3 +284,23 @@ void propose_feedback(proposer *p, const config *best, const config *cand, int k
   else if (isfinite(ratio) && ratio < PROPOSE_NEAR_MISS)
     remember_near_miss(p, cand, ratio);
 }
+
+/* ---------------------------------------------------------------- the table */
+
+static void coordinate_init(proposer *p, const spec *s, const long long *dims,
+                            unsigned long long seed) {
+  proposer_init(p, s, seed);
+  proposer_repairs(p, dims);
+}
+
+static const proposer_ops proposers[] = {
+    {.name = "coordinate", .init = coordinate_init, .next = propose_next,
+     .restart = propose_restart, .feedback = propose_feedback},
+};
+
+const proposer_ops *proposer_find(const char *name, const char **known) {
+  if (known) *known = "coordinate";
+  for (size_t i = 0; i < sizeof proposers / sizeof proposers[0]; i++)
+    if (strcmp(proposers[i].name, name) == 0) return &proposers[i];
+  return NULL;
+}

@@ -104,4 +104,21 @@ int propose_restart(const proposer *p, const tried_set *tried, unsigned long lon
 void propose_feedback(proposer *p, const config *best, const config *cand, int kept,
                       double ratio);
 
+/* The proposers a campaign can name (search.proposer), each a table of the calls a search
+ * makes; "coordinate" is the one above (moves of one knob, then informed moves of several). */
+typedef struct proposer_ops {
+  const char *name;
+  /* A fresh proposer for a search on s at dims (borrowed: they outlive it), seeded. */
+  void (*init)(proposer *p, const spec *s, const long long *dims, unsigned long long seed);
+  int (*next)(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
+              config *out, int *nchanged);
+  int (*restart)(const proposer *p, const tried_set *tried, unsigned long long seed,
+                 config *out);
+  void (*feedback)(proposer *p, const config *best, const config *cand, int kept, double ratio);
+} proposer_ops;
+
+#define PROPOSER_DEFAULT "coordinate"
+/* The proposer of that name, or NULL; *known (may be NULL) lists the names for a message. */
+const proposer_ops *proposer_find(const char *name, const char **known);
+
 #endif

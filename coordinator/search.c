@@ -12,8 +12,13 @@
 
 #define EXHAUSTED "the space around best is exhausted (every move the proposer makes was tried)"
 
-void search_config_of(const campaign *c, int ordinal, search_config *out) {
+int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err *e) {
+  const char *known = NULL;
   memset(out, 0, sizeof *out);
+  out->proposer = proposer_find(c->search.proposer, &known);
+  if (!out->proposer)
+    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': key 'search.proposer': no proposer '%s' "
+                   "(known: %s)", c->path, c->search.proposer, known);
   out->tmpl = &c->tmpl;
   out->dims = c->dims;
   out->start = c->start;
@@ -22,6 +27,7 @@ void search_config_of(const campaign *c, int ordinal, search_config *out) {
   out->canary = c->canary;
   out->seed = c->measure.seed;
   out->ordinal = ordinal;
+  return 0;
 }
 
 /* ---------------------------------------------------------------- segments */
@@ -40,10 +46,7 @@ static int begin_segment(search *s, int k, const config *start, tf_err *e) {
   s->duel = s->dueled = 0;
   snprintf(s->seg_why, sizeof s->seg_why, "its search had stalled before this run");
   s->best = *start;
-  if (s->cfg.tmpl) {
-    proposer_init(&s->prop, s->cfg.tmpl, segment_seed(s, k));
-    proposer_repairs(&s->prop, s->cfg.dims);
-  }
+  if (s->cfg.tmpl) s->cfg.proposer->init(&s->prop, s->cfg.tmpl, s->cfg.dims, segment_seed(s, k));
   return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
@@ -104,7 +107,7 @@ static int due_for_duel(const search *s) {
 static int segment_over(const search *s, const char *why, search_step *st) {
   if (due_for_duel(s)) return duel_step(s, st);
   if (s->segment >= s->cfg.search.restarts) return end_step(s, why, st);
-  if (!propose_restart(&s->prop, &s->tried, segment_seed(s, s->segment + 1), &st->start))
+  if (!s->cfg.proposer->restart(&s->prop, &s->tried, segment_seed(s, s->segment + 1), &st->start))
     return end_step(s, "no legal configuration left untried to restart from", st);
   st->kind = SEARCH_RESTART;
   st->generation = s->generation;
@@ -123,8 +126,8 @@ static int segment_over(const search *s, const char *why, search_step *st) {
 static int propose(const search *s, search_step *st, tf_err *e) {
   const search_opts *so = &s->cfg.search;
   int nchanged, bad;
-  if (!propose_next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after, &st->cand,
-                    &nchanged))
+  if (!s->cfg.proposer->next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after,
+                             &st->cand, &nchanged))
     return segment_over(s, EXHAUSTED, st);
   if (spec_check(s->cfg.tmpl, s->cfg.dims, &st->cand, &bad, e)) return -1;
   if (bad < 0) return measure(&s->best, &st->cand, 0, st);
@@ -297,7 +300,7 @@ static void count(search *s, const search_fact *f) {
   /* a refused generation's ratio is not trusted (its control drifted or it was noisy) */
   int trusted = f->decision == DECISION_REJECT || f->decision == DECISION_AMBIGUOUS;
   if (s->cfg.tmpl && !s->cfg.search.fixed)
-    propose_feedback(&s->prop, &s->best, &f->cand, kept, trusted ? f->ratio : NAN);
+    s->cfg.proposer->feedback(&s->prop, &s->best, &f->cand, kept, trusted ? f->ratio : NAN);
   if (isfinite(f->best_us)) {
     s->best_us = kept ? f->new_us : f->best_us;
     s->best_gen = f->generation;

@@ -43,14 +43,16 @@ typedef struct search_config {
   search_opts search;
   int max_requeue;           /* decide.max_requeue */
   canary_opts canary;
+  const proposer_ops *proposer; /* the campaign's search.proposer (with tmpl) */
   unsigned long long seed;   /* measure.seed: with the device's ordinal, seeds the proposers */
   int ordinal;
   int loose;                 /* read back only, from a ledger that does not say its search mode
                               * (schema version 1): each record's best is taken as written */
 } search_config;
 
-/* The search options of campaign c for the device at `ordinal`. */
-void search_config_of(const campaign *c, int ordinal, search_config *out);
+/* The search options of campaign c for the device at `ordinal`; TF_EXIT_INPUT when the
+ * campaign names a proposer there is none of. */
+int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err *e);
 
 typedef enum {
   SEARCH_MEASURE, /* measure best against cand (a job); as a fact: a measured generation */

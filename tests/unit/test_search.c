@@ -59,6 +59,7 @@ static int setup(void **state) {
   c->max_requeue = 2;
   c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = 0.0025};
   c->seed = 1;
+  c->proposer = proposer_find(PROPOSER_DEFAULT, NULL);
   *state = f;
   return 0;
 }
@@ -660,6 +661,24 @@ static void search_should_refuse_records_it_could_not_have_written(void **state)
   free_search(s);
 }
 
+/* A campaign names its proposer (search.proposer); one there is none of is refused. */
+static void search_should_take_the_proposer_the_campaign_names(void **state) {
+  (void)state;
+  campaign *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  campaign_defaults(c);
+  snprintf(c->path, sizeof c->path, "campaigns/x.json");
+  search_config cfg;
+  tf_err e = {0};
+  assert_int_equal(search_config_of(c, 0, &cfg, &e), 0);
+  assert_string_equal(cfg.proposer->name, "coordinate");
+  snprintf(c->search.proposer, sizeof c->search.proposer, "annealing");
+  assert_int_equal(search_config_of(c, 0, &cfg, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "key 'search.proposer': no proposer 'annealing' (known: coordinate)"));
+  free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(search_should_measure_single_moves_from_the_start, setup, teardown),
@@ -681,6 +700,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(search_should_resume_as_the_live_run_left_off, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_resume_mid_duel, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_refuse_records_it_could_not_have_written, setup, teardown),
+      cmocka_unit_test(search_should_take_the_proposer_the_campaign_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,7 +146,12 @@ static void complete_generation(cJSON *o) {
   fill(o, "compile_ms", cJSON_CreateNumber(0));
   fill(o, "cache_hit", cJSON_CreateFalse());
   fill(o, "wall_s", cJSON_CreateNumber(0));
-  fill(o, "job", minimal_job());
+  if (!cJSON_GetObjectItemCaseSensitive(o, "job")) { /* its id counts as the generations do */
+    cJSON *jobj = minimal_job();
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
+    if (cJSON_IsNumber(g)) cJSON_ReplaceItemInObject(jobj, "id", cJSON_CreateNumber(g->valuedouble));
+    cJSON_AddItemToObject(o, "job", jobj);
+  }
 }
 
 cJSON *test_record_json(const char *partial) {
