@@ -19,9 +19,6 @@
 #define TF_DATA_DIR "/usr/local/share/tunefarm"
 #endif
 
-const char *const measure_layout_names[] = {"shared", "per_arm", "swap", NULL};
-const char *const measure_code_names[] = {"shared", "per_arm", NULL};
-const char *const measure_order_names[] = {"rotate", "fixed", NULL};
 
 void campaign_defaults(campaign *c) {
   c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6,

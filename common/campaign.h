@@ -14,6 +14,7 @@
 #define TF_CAMPAIGN_H
 
 #include "common/err.h"
+#include "common/opts.h"
 #include "common/spec.h"
 
 typedef struct search_opts {
@@ -29,63 +30,6 @@ typedef struct search_opts {
                         * refuses a name it does not know */
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;
-
-/* Where each arm's buffers and code sit (docs/DECISIONS.md, "Placement"). Only the defaults
- * are for tuning: the others exist to measure what placement does, and are what the A/A
- * benchmark compares against. */
-typedef enum {
-  LAYOUT_SHARED = 0, /* every arm reads and writes the same buffers: no arm has a placement */
-  LAYOUT_PER_ARM,    /* each arm its own buffers (placement may favour one arm) */
-  LAYOUT_SWAP        /* per-arm buffers, best and new exchange them every round */
-} measure_layout;
-typedef enum {
-  CODE_SHARED = 0,   /* the three arms are symbols of one loaded module */
-  CODE_PER_ARM       /* new runs from a second load of the same module (its own code addresses) */
-} measure_code;
-typedef enum {
-  ORDER_ROTATE = 0,  /* the arm order cycles through all six permutations */
-  ORDER_FIXED        /* best, new, control in every round */
-} measure_order;
-extern const char *const measure_layout_names[]; /* "shared", "per_arm", "swap", NULL */
-extern const char *const measure_code_names[];   /* "shared", "per_arm", NULL */
-extern const char *const measure_order_names[];  /* "rotate", "fixed", NULL */
-
-typedef struct measure_opts {
-  int burn_in;         /* unrecorded rounds, every arm launched */
-  int rounds;          /* recorded rounds (the cap, for sequential rules) */
-  int samples;         /* launches per arm per round; the round's value is their median */
-  int input_sets;      /* input sets per arm, alternated by round */
-  int flush_l2;        /* write 2x L2 before every sample */
-  double deadline_s;   /* the worker kills the child past this, for one job */
-  unsigned long long seed;
-  int layout;          /* measure_layout */
-  int code;            /* measure_code */
-  int order;           /* measure_order */
-} measure_opts;
-
-/* The A/A canary (docs/DECISIONS.md, "The canary"): in the same measure process and with the
- * same placement rules as a generation, best against a second loaded copy of itself in new's
- * place. A process whose canary shows a bias above `threshold` decides nothing: its
- * generation is measured again in a fresh process. */
-typedef struct canary_opts {
-  int rounds;          /* paired rounds of one canary; 0 turns the canary off */
-  int every;           /* a canary every this many generations, besides every fresh process */
-  int max_restarts;    /* biased processes in a row before the GPU's search ends */
-  double threshold;    /* |median ratio - 1| above this is a bias (default: min_gain / 4) */
-} canary_opts;
-
-typedef struct decide_opts {
-  char rule[16];          /* "median" (baseline) or "sequential" */
-  double min_gain;        /* keep only if new is faster by more than this fraction */
-  double drift_tolerance; /* control max/min over rounds above 1 + this: noisy */
-  int max_requeue;        /* a noisy generation is measured again at most this often */
-  /* sequential rule (issue 6); ignored by "median" */
-  double alpha, beta;     /* false-keep and false-reject rates the test is built for */
-  int min_rounds;         /* never stop before this many recorded rounds */
-  double clock_skew;      /* screen a round whose arms' SM clocks differ by more than this fraction */
-  double throttle_mhz;    /* screen a round whose SM clock falls below this (0: off) */
-  int max_screened;       /* more screened rounds than this: refused as noisy */
-} decide_opts;
 
 /* A fault injected on a matching configuration, for tests: "crash", "hang" or "wrong". */
 typedef struct inject_rule {

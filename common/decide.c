@@ -75,19 +75,6 @@ const char *const decision_names[] = {"keep", "reject", "refused", "ambiguous", 
 #define SEQ_SIGN_LEVEL 0.10 /* the sign-test gate's one-sided level */
 #define SEQ_MIN_FLOOR 1e-4  /* the scale floor when min_gain is 0 */
 
-void decide_defaults(decide_opts *o) {
-  memset(o, 0, sizeof *o);
-  snprintf(o->rule, sizeof o->rule, "sequential");
-  o->min_gain = 0.01;
-  o->drift_tolerance = 0.03;
-  o->max_requeue = 2;
-  o->alpha = 0.01;
-  o->beta = 0.05;
-  o->min_rounds = 4;
-  o->clock_skew = 0.02;
-  o->throttle_mhz = 0.0;
-  o->max_screened = 4;
-}
 
 
 /* ---- statistics ---- */

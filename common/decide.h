@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/campaign.h"
 #include "common/msg.h"
+#include "common/opts.h"
 
 typedef enum {
   DECISION_KEEP = 0,
@@ -60,11 +60,6 @@ int decide_screen_round(const decide_opts *o, const round_rec *r);
 /* Known rule name? */
 int decide_rule_known(const char *name);
 
-/* The documented defaults of every decide option (docs/DECISIONS.md says why
- * each value): rule "median", min_gain 0.01, drift_tolerance 0.03,
- * max_requeue 2; sequential: alpha 0.01, beta 0.05, min_rounds 4,
- * clock_skew 0.02, throttle_mhz 0 (off), max_screened 4. */
-void decide_defaults(decide_opts *o);
 
 /* The canary's verdict on one measure process (docs/DECISIONS.md, "The canary"): on each
  * instrument, the mean over the input sets of each set's median ratio copy/best, with a 95%

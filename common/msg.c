@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "common/jsonio.h"
-#include "common/decide.h"
-#include "common/simcost.h"
 
 const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
 
@@ -149,116 +147,6 @@ void device_uuid8(const device_record *d, char out[9]) {
 }
 
 /* ---- jobs ---- */
-
-static int build_arm(job_arm *a, const campaign *c, const spec *s, const config *cfg,
-                     tf_err *e) {
-  static const config none = {0, {0}};
-  const config *use = cfg ? cfg : &none;
-  a->from_template = cfg != NULL;
-  a->cfg = *use;
-  if (spec_name_expr(s, use, a->name_expr, sizeof a->name_expr))
-    return tf_fail(e, TF_EXIT_FAIL, "name expression too long for '%s'", s->name);
-  if (spec_launch(s, c->dims, use, &a->geom, e)) return -1;
-  a->sim_us = simcost_us(s, c->dims, use, c->measure.seed);
-  const char *fault = cfg ? campaign_fault_for(c, cfg) : NULL;
-  snprintf(a->fault, sizeof a->fault, "%s", fault ? fault : "");
-  return 0;
-}
-
-/* The committed kernel's source (sources[1]) is compiled only while some arm is that kernel. */
-static void update_nsources(job *j) {
-  j->nsources = 1;
-  for (int a = 0; a < ARM_COUNT; a++)
-    if (!j->arm[a].from_template && j->arm[a].name_expr[0]) j->nsources = 2;
-  if (j->nsources == 1) j->sources[1][0] = '\0';
-}
-
-int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e) {
-  if (!cfg) return tf_fail(e, TF_EXIT_FAIL, "job %lld: arm '%s' has no configuration", j->id,
-                           arm_names[arm]);
-  if (build_arm(&j->arm[arm], c, &c->tmpl, cfg, e)) return -1;
-  update_nsources(j);
-  return 0;
-}
-
-static void build_layout(job *j, const campaign *c) {
-  const spec *s = &c->tmpl;
-  j->ndims = s->ndims;
-  for (int d = 0; d < s->ndims; d++) {
-    snprintf(j->dim_names[d], SPEC_NAME, "%s", s->dims[d].name);
-    j->dims[d] = c->dims[d];
-  }
-  j->nbuffers = s->nbuffers;
-  for (int b = 0; b < s->nbuffers; b++) {
-    snprintf(j->buf_names[b], SPEC_NAME, "%s", s->bufs[b].name);
-    j->buf_output[b] = s->bufs[b].output;
-  }
-  j->nargs = s->nargs;
-  for (int a = 0; a < s->nargs; a++) {
-    j->arg_kind[a] = s->args[a].kind;
-    j->arg_buffer[a] = s->args[a].buffer;
-    j->arg_float[a] = s->args[a].f;
-  }
-}
-
-/* A committed kernel stands in for a template arm only where it computes the same thing
- * from the same buffers in the same order: the job's layout is the template's. */
-static int check_kernel_layout(const campaign *c, const spec *k, tf_err *e) {
-  const spec *t = &c->tmpl;
-  int same = strcmp(t->family, k->family) == 0 && t->ndims == k->ndims &&
-             t->nbuffers == k->nbuffers && t->nargs == k->nargs;
-  for (int d = 0; same && d < t->ndims; d++) same = strcmp(t->dims[d].name, k->dims[d].name) == 0;
-  for (int b = 0; same && b < t->nbuffers; b++)
-    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0;
-  for (int a = 0; same && a < t->nargs; a++)
-    same = t->args[a].kind == k->args[a].kind &&
-           (t->args[a].kind != SPEC_ARG_BUFFER || t->args[a].buffer == k->args[a].buffer);
-  if (!same)
-    return tf_fail(e, TF_EXIT_INPUT,
-                   "campaign '%s': kernel '%s' ('%s') takes other dimensions, buffers or "
-                   "arguments than template '%s', or computes another family",
-                   c->path, k->name, k->path, t->name);
-  return 0;
-}
-
-int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e) {
-  if (check_kernel_layout(c, k, e)) return -1;
-  for (int a = 0; a < ARM_COUNT; a++)
-    if (a != arm && !j->arm[a].from_template && j->arm[a].name_expr[0] &&
-        strcmp(j->sources[1], k->source_path) != 0)
-      return tf_fail(e, TF_EXIT_FAIL, "job %lld: arm '%s' already holds committed kernel '%s'; "
-                     "a job compiles one committed kernel at most", j->id, arm_names[a],
-                     j->arm[a].name_expr);
-  if (build_arm(&j->arm[arm], c, k, NULL, e)) return -1;
-  snprintf(j->sources[1], SPEC_PATH, "%s", k->source_path);
-  update_nsources(j);
-  return 0;
-}
-
-void job_init(job *j, const campaign *c, long long id, int generation) {
-  memset(j, 0, sizeof *j);
-  j->id = id;
-  j->generation = generation;
-  snprintf(j->campaign, sizeof j->campaign, "%s", c->name);
-  snprintf(j->family, sizeof j->family, "%s", c->tmpl.family);
-  snprintf(j->root, sizeof j->root, "%s", c->root);
-  snprintf(j->sources[0], SPEC_PATH, "%s", c->tmpl.source_path);
-  j->nsources = 1;
-  build_layout(j, c);
-  j->tolerance = c->tmpl.tolerance;
-  j->measure = c->measure;
-  j->decide = c->decide;
-}
-
-int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
-              const config *new_cfg, tf_err *e) {
-  job_init(j, c, id, generation);
-  if (job_set_template_arm(j, c, ARM_BEST, best, e) ||
-      job_set_template_arm(j, c, ARM_NEW, new_cfg, e))
-    return -1;
-  if (c->control_is_kernel) return job_set_kernel_arm(j, c, ARM_CONTROL, &c->control_kernel, e);
-  return job_set_template_arm(j, c, ARM_CONTROL, &c->control_cfg, e);
-}
 
 static cJSON *measure_to_json(const measure_opts *m) {
   cJSON *o = cJSON_CreateObject();

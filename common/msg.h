@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/campaign.h"
 #include "common/err.h"
+#include "common/opts.h"
 #include "common/spec.h"
 
 enum { ARM_BEST = 0, ARM_NEW = 1, ARM_CONTROL = 2, ARM_COUNT = 3 };
@@ -85,20 +85,6 @@ typedef struct job {
   int fresh_child;             /* 1: the worker measures this job in a fresh measure process */
 } job;
 
-/* Build the job for one generation of campaign c (geometry evaluated, sim times computed):
- * job_init, then best and new from the template, then the campaign's control. */
-int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
-              const config *new_cfg, tf_err *e);
-/* A job for campaign c (its dims, layout, protocol and decision parameters) whose arms are
- * still empty: fill all three with the two setters below before using it. */
-void job_init(job *j, const campaign *c, long long id, int generation);
-/* Set one arm to a configuration of the template (the audit's correctness sweep, the bench). */
-int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e);
-/* Set one arm to committed kernel k (kernels/NAME.json), which must compute the template's
- * family from the same dimensions, buffers and arguments in the same order (TF_EXIT_INPUT
- * naming both files otherwise). A job compiles at most one committed kernel: several arms may
- * hold the same one, never two different ones. k's source becomes sources[1]. */
-int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e);
 cJSON *job_to_json(const job *j);
 int job_from_json(const cJSON *o, job *j, tf_err *e);
 

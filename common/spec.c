@@ -10,7 +10,10 @@
 
 #include "common/compile.h" /* defines: compile_check_source */
 #include "common/jsonio.h"
-#include "kernels/reference.h" /* defines: reference_layout */
+#include "kernels/reference.h" /* defines: reference_layout, REFERENCE_SEED_STRIDE */
+
+_Static_assert(REFERENCE_SEED_STRIDE == SPEC_MAX_BUFFERS,
+               "the reference's input seeds must give every buffer of a spec its own stream");
 
 #define WHAT "spec"
 

@@ -11,6 +11,7 @@
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
+#include "coordinator/job.h"
 #include "coordinator/search.h" /* defines: search_config_of */
 #include "worker/backend.h"
 #include <cuda_runtime_api.h>

@@ -32,6 +32,7 @@
 #include "common/campaign.h"
 #include "common/err.h"
 #include "common/msg.h"
+#include "coordinator/job.h"
 
 #define BENCH_MAX_LEDGERS 16
 #define BENCH_MAX_KERNELS 16

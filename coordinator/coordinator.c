@@ -16,6 +16,7 @@
 #include "common/decide.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
+#include "coordinator/job.h"
 #include "coordinator/audit.h"
 #include "coordinator/ledger.h"
 #include "coordinator/record.h"

@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/spec.h" /* defines: SPEC_MAX_BUFFERS (the stride between input sets' seeds) */
-
 /* ---------------------------------------------------------------- generator */
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -41,7 +39,7 @@ void reference_fill(float *x, size_t n, unsigned long long seed) {
 /* splitmix64's finaliser over (set, buffer): the inputs recorded in ledgers depend on it, so
  * it must not change. */
 unsigned long long reference_input_seed(unsigned long long seed, int set, int buffer) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(set * SPEC_MAX_BUFFERS + buffer + 1);
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(set * REFERENCE_SEED_STRIDE + buffer + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);

@@ -26,6 +26,9 @@ void reference_fill(float *x, size_t n, unsigned long long seed);
  * path that feeds a kernel (the cuda backend's arms, the bench's cuBLAS arm) fills with
  * reference_fill(x, n, reference_input_seed(...)), so they all see the same inputs. */
 unsigned long long reference_input_seed(unsigned long long seed, int set, int buffer);
+/* The stride of `set` in those seeds: a spec's most buffers (SPEC_MAX_BUFFERS, which
+ * common/spec.c checks it equals), so that no two (set, buffer) pairs share a stream. */
+#define REFERENCE_SEED_STRIDE 8
 
 /* The family's output for the given inputs. `bufs` and `names` list every buffer
  * (inputs and outputs) of the job; the output buffer(s) are written as double into `out`

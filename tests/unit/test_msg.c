@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/msg.h"
+#include "coordinator/job.h"
 #include "tests/unit/testutil.h"
 
 

@@ -1,0 +1,28 @@
+/* job: the job of one generation, built from its campaign: the template's layout, the arms'
+ * name expressions and launch geometry, the protocol and the decision parameters, every
+ * expression evaluated, so that the job alone reruns it (`tunefarm measure`, common/msg.h).
+ * The coordinator builds each generation's job here; bench and audit build theirs the same
+ * way. The caller owns the job (a large value: keep it off the stack). */
+#ifndef TF_JOB_H
+#define TF_JOB_H
+
+#include "common/campaign.h"
+#include "common/err.h"
+#include "common/msg.h"
+
+/* The job for one generation of campaign c: job_init, then best and new from the template,
+ * then the campaign's control. */
+int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
+              const config *new_cfg, tf_err *e);
+/* A job for campaign c (its dims, layout, protocol and decision parameters) whose arms are
+ * still empty: fill all three with the two setters below before using it. */
+void job_init(job *j, const campaign *c, long long id, int generation);
+/* Set one arm to a configuration of the template (the audit's correctness sweep, the bench). */
+int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e);
+/* Set one arm to committed kernel k (kernels/NAME.json), which must compute the template's
+ * family from the same dimensions, buffers and arguments in the same order (TF_EXIT_INPUT
+ * naming both files otherwise). A job compiles at most one committed kernel: several arms may
+ * hold the same one, never two different ones. k's source becomes sources[1]. */
+int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e);
+
+#endif
