@@ -1,14 +1,15 @@
 /* tunefarm: a tuning farm for GPU kernels. This file only dispatches commands.
  *
  *   run      (under mpirun)  coordinator/coordinator.h, worker/worker.h
- *   audit    (mpirun or not) coordinator/audit.h
- *   bench                    coordinator/bench.h
- *   check                    coordinator/audit.h
+ *   audit    (mpirun or not) tools/audit.h
+ *   bench                    tools/bench.h
+ *   check                    tools/audit.h
  *   measure  (the child)     worker/child.h
+ *   compile  (the worker's)  worker/compile_pool.h
  *   devices                  worker/devices.h
  *   report                   coordinator/report.h
  *   study                    coordinator/study.c
- *   verify                   coordinator/verify.h */
+ *   verify                   tools/verify.h */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -18,13 +19,14 @@
 
 #include "common/err.h"
 #include "common/mpimsg.h"
-#include "coordinator/audit.h"        // defines: check_main, audit_main
-#include "coordinator/bench.h"        // defines: bench_main
+#include "tools/audit.h"              // defines: check_main, audit_main
+#include "tools/bench.h"              // defines: bench_main
 #include "coordinator/coordinator.h"  // defines: coordinator_run
 #include "coordinator/report.h"       // defines: report_main
-#include "coordinator/verify.h"       // defines: verify_main
+#include "tools/verify.h"             // defines: verify_main
 #include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main, child_default_backend
+#include "worker/compile_pool.h"      // defines: compile_main
 #include "worker/devices.h"           // defines: devices_main
 #include "worker/worker.h"            // defines: worker_run
 
@@ -51,7 +53,7 @@ static void usage(FILE *f) {
 static void run_usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np G+1 tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
-          "                                   [--quiet] CAMPAIGN\n\n"
+          "                                   [--quiet] [--compile-jobs N] CAMPAIGN\n\n"
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
           "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
@@ -61,6 +63,9 @@ static void run_usage(FILE *f) {
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
           "  --quiet       no progress lines on stderr\n"
+          "  --compile-jobs N  compiles ahead at once per worker, on the node's spare cores,\n"
+          "                of the programs the search may ask for next (default: the node's\n"
+          "                cores per worker less one); 0: none, every job compiles its own\n"
           "Exit status: 0 done, 1 failure, 2 bad input (campaign, template, ledger).\n");
 }
 
@@ -74,6 +79,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                          {"ledgers", required_argument, 0, 'l'},
                                          {"fresh", no_argument, 0, 'f'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"compile-jobs", required_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
@@ -85,6 +91,13 @@ static int parse_run(int argc, char **argv, run_args *a) {
       case 'l': a->o.ledgers = optarg; break;
       case 'f': a->o.fresh = 1; break;
       case 'q': a->o.quiet = 1; break;
+      case 'j': {
+        char *end = NULL;
+        long n = strtol(optarg, &end, 10);
+        if (end == optarg || *end || n < 0 || n > 1024) return -1;
+        a->o.compile_jobs = (int)n;
+        break;
+      }
       case 'h': a->help = 1; return 0;
       default: return -1;
     }
@@ -145,7 +158,8 @@ static int run_farm(int rank, int size, run_args *a) {
   share_reference_threads(on_node);
   char exe[4096];
   if (self_exe(exe, sizeof exe)) snprintf(exe, sizeof exe, "tunefarm");
-  worker_opts w = {.exe = exe, .backend = a->o.backend, .device = index, .hello_s = 120.0};
+  worker_opts w = {.exe = exe, .backend = a->o.backend, .device = index, .hello_s = 120.0,
+                   .compile_jobs = a->o.compile_jobs, .workers_on_node = on_node};
   (void)size;
   if (worker_run(MPI_COMM_WORLD, &w, &e) == 0) return 0;
   fprintf(stderr, "tunefarm run: worker rank %d: %s\n", rank, e.msg);
@@ -153,7 +167,7 @@ static int run_farm(int rank, int size, run_args *a) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr}};
+  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1}};
   int bad = parse_run(argc, argv, &a);
   if (a.help) {
     run_usage(stdout);
@@ -204,6 +218,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "audit")) return cmd_audit(argc, argv);
   if (!strcmp(cmd, "check")) return check_main(argc, argv);
   if (!strcmp(cmd, "measure")) return child_main(argc, argv);
+  if (!strcmp(cmd, "compile")) return compile_main(argc, argv);
   if (!strcmp(cmd, "devices")) return devices_main(argc, argv);
   if (!strcmp(cmd, "report")) return report_main(argc, argv);
   if (!strcmp(cmd, "study")) return study_main(argc, argv);

@@ -21,6 +21,8 @@ typedef struct run_opts {
   const char *backend;   /* what the workers were told to use */
   int fresh;             /* start new ledgers instead of resuming */
   int quiet;             /* no progress lines */
+  int compile_jobs;      /* --compile-jobs: -1 the default, 0 no compiles ahead (then the jobs
+                          * carry no "prefetch" list) */
   FILE *progress;        /* where progress goes (stderr) */
 } run_opts;
 

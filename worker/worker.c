@@ -1,10 +1,14 @@
 #include "worker/worker.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/mpimsg.h"
 #include "common/msg.h"
+#include "worker/backend.h"      /* defines: sim_compile_seconds */
+#include "worker/compile_pool.h" /* defines: compile_pool_start, compile_pool_want, ... */
 #include "worker/spawn.h"
 
 typedef struct worker_state {
@@ -14,6 +18,8 @@ typedef struct worker_state {
   childproc child;
   int nchild;  /* children started so far: the current one's instance number */
   char uuid[64];
+  char arch[16];        /* the device's, from its record: what the compile pool compiles for */
+  compile_pool *pool;   /* compiles ahead; NULL when off */
 } worker_state;
 
 /* Start a child and ask its device: the device record on success, else NULL and *why. */
@@ -52,6 +58,8 @@ static int send_hello(worker_state *w, tf_err *e) {
   if (dev) {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(dev, "uuid");
     if (cJSON_IsString(u)) snprintf(w->uuid, sizeof w->uuid, "%s", u->valuestring);
+    const char *arch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "arch"));
+    if (arch) snprintf(w->arch, sizeof w->arch, "%s", arch);
     cJSON_AddItemToObject(msg, "device", dev);
   } else {
     cJSON_AddStringToObject(msg, "error", why);
@@ -118,19 +126,66 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   return reply;
 }
 
+/* The compile pool, when this worker compiles ahead: a device that compiles (the GPU, or the
+ * simulated device with TUNEFARM_SIM_COMPILE), and compiles allowed (--compile-jobs). A pool
+ * that cannot start is said and done without: the measure child compiles as before. */
+static void start_pool(worker_state *w) {
+  double simulate_s = 0.0;
+  tf_err e = {0};
+  int sim = strcmp(w->o->backend, "sim") == 0;
+  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate_s, &e) || simulate_s <= 0))) return;
+  int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
+                               w->o->workers_on_node);
+  if (jobs <= 0) return;
+  compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate_s = simulate_s,
+                          .jobs = jobs};
+  w->pool = compile_pool_start(&po, &e);
+  if (!w->pool)
+    fprintf(stderr, "tunefarm: worker rank %d compiles nothing ahead: %s\n", w->rank, e.msg);
+}
+
+/* Hand a job's "prefetch" list (taken out of the job: the measure child and the ledger never
+ * see it) to the compile pool, with the job's own program, which the child compiles now. */
+static void prefetch(worker_state *w, const cJSON *jobmsg, const cJSON *list) {
+  job *j = malloc(sizeof *j);
+  program_ref *next = calloc(COMPILE_POOL_MAX_WANT, sizeof *next), current;
+  tf_err e = {0};
+  int n = 0;
+  if (j && next && job_from_json(jobmsg, j, &e) == 0) {
+    program_of_job(j, &current);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+      if (n < COMPILE_POOL_MAX_WANT && program_from_json(it, j->root, &next[n], &e) == 0) n++;
+    }
+    compile_pool_want(w->pool, &current, next, n);
+  }
+  free(next);
+  free(j);
+}
+
+static void stop_worker(worker_state *w) {
+  compile_pool_stop(w->pool, 0.0);
+  w->pool = NULL;
+  childproc_stop(&w->child, 5.0);
+}
+
 int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   worker_state w = {.o = o, .comm = comm};
   MPI_Comm_rank(comm, &w.rank);
   if (send_hello(&w, e)) return -1;
+  start_pool(&w);
   for (;;) {
     int tag, from;
     cJSON *msg = mpimsg_recv(comm, 0, &tag, &from, e);
     if (!msg) break;
     if (tag == TAG_STOP) {
       cJSON_Delete(msg);
-      childproc_stop(&w.child, 5.0);
+      stop_worker(&w);
       return 0;
     }
+    cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(msg, "prefetch");
+    if (list && w.pool) prefetch(&w, msg, list);
+    cJSON_Delete(list);
     cJSON *res = run_job(&w, msg);
     cJSON_Delete(msg);
     cJSON_AddNumberToObject(res, "rank", w.rank);
@@ -140,6 +195,7 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
     cJSON_Delete(res);
     if (rc) break;
   }
+  compile_pool_stop(w.pool, 0.0);
   childproc_kill(&w.child);
   return -1;
 }

@@ -2,7 +2,9 @@
  * keeps one measure child alive for it, and relays jobs and results between
  * the coordinator and the child. It never exits because a child failed: a
  * crash, a sticky error or a hang past the job's deadline becomes a `fault`
- * result naming the cause, and the next job gets a fresh child. */
+ * result naming the cause, and the next job gets a fresh child. While the
+ * child measures, the worker's compile pool (worker/compile_pool.h) compiles
+ * the programs of the jobs the coordinator listed as likely next. */
 #ifndef TF_WORKER_H
 #define TF_WORKER_H
 
@@ -15,6 +17,9 @@ typedef struct worker_opts {
   const char *backend;  /* "cuda" or "sim" */
   int device;           /* node-local worker index = device ordinal */
   double hello_s;       /* how long the child may take to open its device */
+  int compile_jobs;     /* compiles ahead at once (worker/compile_pool.h); -1: the node's cores
+                         * per worker less one; 0: none */
+  int workers_on_node;  /* for that default */
 } worker_opts;
 
 /* Serve the coordinator (rank 0 of comm) until STOP. */
