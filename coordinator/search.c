@@ -405,6 +405,108 @@ int search_apply(search *s, const search_fact *f, tf_err *e) {
   }
 }
 
+/* ---------------------------------------------------------------- peek */
+
+/* Why this order, rejected path first and then the kept one: most generations reject (at
+ * 1024^3 on the H200, 1 in 9 measured generations kept), and the guesses of one generation
+ * overlap with the next one's (the same best, one candidate further), so by the time a
+ * rejection comes the rejected path's programs are mostly compiled already; what a compile
+ * pool still has to start after a list arrives is the deepest rejected guess and the kept
+ * path, in the order a keep would need them. Each path assumes every later candidate is
+ * rejected: after a rejection the coordinate search's next moves are known, after a near
+ * miss or a keep they are not. */
+
+/* A copy of s that can be changed: its own tried set. */
+static int clone(const search *s, search *c, tf_err *e) {
+  *c = *s;
+  c->tried.v = NULL;
+  c->tried.n = c->tried.cap = 0;
+  for (int i = 0; i < s->tried.n; i++)
+    if (tried_add(&c->tried, &s->tried.v[i])) {
+      tried_release(&c->tried);
+      return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+    }
+  return 0;
+}
+
+/* The fact of step st had it been decided `d` in a process the canary cleared. */
+static void assumed(const search *s, const search_step *st, decision_kind d, search_fact *f) {
+  memset(f, 0, sizeof *f);
+  f->kind = st->kind;
+  f->generation = st->generation;
+  f->segment = st->segment;
+  f->duel = st->duel;
+  f->best = st->best;
+  f->cand = st->cand;
+  if (st->kind == SEARCH_RESTART) {
+    f->restart = st->restart;
+    f->champion = st->champion;
+    f->champion_us = st->champion_us;
+    f->start = st->start;
+  }
+  if (st->kind != SEARCH_MEASURE) return;
+  f->decision = d;
+  f->status = RESULT_OK;
+  f->correct = 1;
+  f->ratio = f->best_us = f->new_us = NAN;
+  f->canary = st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
+  f->child = st->canary ? s->vetted_child + 1 : s->vetted_child;
+  f->asked_canary = st->canary;
+  f->asked_fresh = st->fresh;
+  f->job_id = st->job_id;
+}
+
+static int guessed(const search_guess *out, int n, const config *best, const config *cand) {
+  for (int i = 0; i < n; i++)
+    if (config_equal(&out[i].best, best) && config_equal(&out[i].cand, cand)) return 1;
+  return 0;
+}
+
+/* From c (changed), every candidate rejected: up to n guesses appended to out[*k]. Static
+ * refusals and restarts are followed, bounded so that a space of refusals ends the walk. */
+static void follow(search *c, const search_step *pending, int n, search_guess *out, int *k) {
+  tf_err ignored = {0};
+  for (int got = 0, steps = 0; got < n && steps < 8 * n + 64; steps++) {
+    search_step st;
+    search_fact f;
+    if (search_next(c, &st, &ignored) || st.kind == SEARCH_END || st.kind == SEARCH_DONE) return;
+    if (st.kind == SEARCH_MEASURE) {
+      int mine = pending && config_equal(&st.best, &pending->best) &&
+                 config_equal(&st.cand, &pending->cand);
+      if (!mine && !guessed(out, *k, &st.best, &st.cand)) {
+        out[(*k)++] = (search_guess){st.best, st.cand};
+        got++;
+      }
+    }
+    assumed(c, &st, DECISION_REJECT, &f);
+    if (search_apply(c, &f, &ignored)) return;
+  }
+}
+
+/* s with pending decided d (or s itself without a pending step), then followed. */
+static int path(const search *s, const search_step *pending, decision_kind d, int n,
+                search_guess *out, int *k, tf_err *e) {
+  search c;
+  if (clone(s, &c, e)) return -1;
+  search_fact f;
+  tf_err ignored = {0};
+  if (pending) assumed(s, pending, d, &f);
+  if (!pending || search_apply(&c, &f, &ignored) == 0) follow(&c, pending, n, out, k);
+  tried_release(&c.tried);
+  return 0;
+}
+
+int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
+                tf_err *e) {
+  int k = 0;
+  if (n <= 0 || !s->cfg.tmpl || s->done) return 0;
+  if (path(s, pending, DECISION_REJECT, n, out, &k, e)) return -1;
+  if (pending && pending->kind == SEARCH_MEASURE &&
+      path(s, pending, DECISION_KEEP, n, out, &k, e))
+    return -1;
+  return k;
+}
+
 int search_trusts(const search *s, const search_fact *f) {
   if (s->cfg.canary.rounds == 0 || f->status != RESULT_OK || !f->correct) return 1;
   if (f->canary != SEARCH_NO_CANARY) return f->canary == SEARCH_CANARY_OK;

@@ -167,6 +167,20 @@ int search_trusts(const search *s, const search_fact *f);
  * record is not one the search could have written; e names the key. */
 int search_apply(search *s, const search_fact *f, tf_err *e);
 
+/* A job the search may ask for: its program is best's, cand's and the control's. */
+typedef struct search_guess {
+  config best, cand;
+} search_guess;
+
+/* What the search would measure next, without changing it, for compiling those jobs'
+ * programs ahead (which changes no proposal and no decision: nothing here is applied to s).
+ * `pending` (NULL: none) is the step whose job is in flight, its record not yet applied. Up
+ * to n guesses assuming pending is rejected, then up to n assuming it is kept, each path
+ * followed with every later candidate rejected; pending's own pair and repeats left out.
+ * Returns how many were written to out (room for 2n), -1 only when out of memory. */
+int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
+                tf_err *e);
+
 /* The search's answer: the champion once it has restarted, else its best; *us and *gen (may
  * be NULL) the median that measured it and its generation (NAN and -1 before any). */
 const config *search_answer(const search *s, double *us, long long *gen);

@@ -662,6 +662,72 @@ static void search_should_refuse_records_it_could_not_have_written(void **state)
 }
 
 /* A campaign names its proposer (search.proposer); one there is none of is refused. */
+/* ---- peek: what the search would measure next, without changing it ---- */
+
+/* Apply pending decided d (ratio unknown, as search_peek assumes), then follow the search
+ * with every candidate rejected: the first n measured candidates into out. */
+static int decided_path(search *s, const search_step *pending, decision_kind d, int n,
+                        search_guess *out) {
+  tf_err e = {0};
+  int k = 0;
+  search_step st = *pending;
+  while (k < n) {
+    search_fact f = fact_of(s->cfg.tmpl, &st, PLAIN);
+    if (st.kind == SEARCH_MEASURE) {
+      f.decision = st.generation == pending->generation ? d : DECISION_REJECT;
+      f.ratio = NAN;
+      f.untrusted = !search_trusts(s, &f);
+      if (st.generation != pending->generation) out[k++] = (search_guess){st.best, st.cand};
+    }
+    if (search_apply(s, &f, &e)) fail_msg("apply: %s", e.msg);
+    if (search_next(s, &st, &e)) fail_msg("next: %s", e.msg);
+    if (st.kind == SEARCH_END || st.kind == SEARCH_DONE) break;
+  }
+  return k;
+}
+
+static void search_peek_should_guess_both_paths_and_change_nothing(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  search *s = new_search(&f->cfg), *twin = new_search(&f->cfg);
+  drive(s, plain, 7, NULL, NULL);
+  drive(twin, plain, 7, NULL, NULL);
+  search_step pending;
+  if (search_next(s, &pending, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(pending.kind, SEARCH_MEASURE);
+  search_guess g[8], want[4];
+  int n = search_peek(s, &pending, 4, g, &e);
+  assert_true(n >= 5);
+  assert_same_search(s, twin); /* nothing applied */
+  search_step again;
+  if (search_next(s, &again, &e)) fail_msg("%s", e.msg);
+  assert_true(config_equal(&again.cand, &pending.cand));
+  /* rejected: the next four candidates, in order */
+  assert_int_equal(decided_path(s, &pending, DECISION_REJECT, 4, want), 4);
+  for (int i = 0; i < 4; i++) {
+    assert_true(config_equal(&g[i].best, &want[i].best));
+    assert_true(config_equal(&g[i].cand, &want[i].cand));
+  }
+  /* kept: then best is pending's candidate, and the first guess of that path comes next */
+  assert_true(decided_path(twin, &pending, DECISION_KEEP, 1, want) == 1);
+  assert_true(config_equal(&g[4].best, &pending.cand));
+  assert_true(config_equal(&g[4].cand, &want[0].cand));
+  free_search(s);
+  free_search(twin);
+}
+
+static void search_peek_should_guess_nothing_after_the_end(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  f->cfg.search.budget = 3;
+  search *s = new_search(&f->cfg);
+  drive(s, plain, 100, NULL, NULL);
+  assert_true(s->done);
+  search_guess g[8];
+  assert_int_equal(search_peek(s, NULL, 4, g, &e), 0);
+  free_search(s);
+}
+
 static void search_should_take_the_proposer_the_campaign_names(void **state) {
   (void)state;
   campaign *c = calloc(1, sizeof *c);
@@ -700,6 +766,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(search_should_resume_as_the_live_run_left_off, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_resume_mid_duel, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_refuse_records_it_could_not_have_written, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_peek_should_guess_both_paths_and_change_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_peek_should_guess_nothing_after_the_end, setup, teardown),
       cmocka_unit_test(search_should_take_the_proposer_the_campaign_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
