@@ -1,8 +1,9 @@
-/* report: Markdown from ledgers (coordinator/report.h).
+/* report: Markdown, JSON, CSV, T4 and HTML from ledgers (coordinator/report.h).
  *
- * Every ledger is read whole into a summary before anything is printed, so bad
- * input never leaves half a report on stdout. Numbers come from the records'
- * own rounds; nothing is combined across ledgers. */
+ * Every ledger is read whole (coordinator/report_model.h) before anything is printed, so
+ * bad input never leaves half a report on stdout or a half page on disk. Numbers come from
+ * the records' own rounds; nothing is combined across ledgers. This file holds the command
+ * and the Markdown; report_data.c the JSON, CSV and T4; report_html.c the page. */
 #include "coordinator/report.h"
 
 #include <dirent.h>
@@ -13,93 +14,55 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/decide.h"
 #include "common/err.h"
-#include "common/jsonio.h" /* defines: jsonio_whole */
-#include "common/msg.h"
-#include "coordinator/ledger.h"
-#include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
-#include "coordinator/study.h"
+#include "coordinator/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
+#include "coordinator/study.h"        /* defines: study_wilson */
 
 #define REASON_TOP 3
-
-typedef struct keep_row {
-  long long gen;
-  char change[512];
-  double before_us, after_us, ratio; /* NAN when the record lacks them */
-  char decision[16];
-} keep_row;
-
-typedef struct reason_group {
-  char text[256]; /* the reason with its numbers replaced by N */
-  int count;
-  size_t first;   /* order of first appearance: ties are listed in it */
-} reason_group;
-
-/* The generations that ended in one dec, and why. */
-typedef struct outcome {
-  const char *name;
-  int count;
-  reason_group *groups;
-  size_t ngroups, cap;
-} outcome;
-
-enum { OUT_REJECT, OUT_REFUSED, OUT_AMBIGUOUS, OUT_COUNT };
-
-/* One measure process (a run's child): its latest canary and, in an A/A study, the ratios
- * new/best of every round it measured (both arms the same configuration). */
-typedef struct process_row {
-  char run[32];
-  int child;
-  int generations;            /* measured generations, the untrusted ones included */
-  int canaries;
-  double canary[2], lo[2], hi[2]; /* the latest canary: median ratio and 95% interval */
-  char verdict[16];           /* of the latest canary; "" when none ran */
-  double *aa[2];              /* A/A rounds: [0] event span, [1] kernel time (NAN if absent) */
-  int naa, capaa;
-  int keeps, decided;         /* A/A: keeps among the decided (trusted) generations */
-} process_row;
-
-typedef struct ledger_sum {
-  const char *path;
-  device_record dev;
-  char campaign[64], backend[16];
-  long long generations, rounds;
-  keep_row *keeps;
-  size_t nkeeps, capkeeps;
-  outcome out[OUT_COUNT];
-  double start_us;        /* the first measured best: the start configuration */
-  ledger_best best;       /* the search read back, as bench reads it (coordinator/replay.h) */
-  int has_best;           /* a generation was recorded: then the final best and its time */
-  record_cfg best_cfg;
-  double best_us;         /* NAN when never measured */
-  long long best_gen;
-  int ended;
-  char end_reason[512];
-  int restarts;           /* "restart" records: searches begun again from a random point */
-  process_row *procs;
-  size_t nprocs, capprocs;
-  int aa;                 /* every measured generation compared a configuration with itself */
-} ledger_sum;
 
 typedef struct path_list {
   char **v;
   size_t n, cap;
 } path_list;
 
+/* What to write: one text format on stdout (Markdown unless another is asked for) and, with
+ * --html, the page. */
+typedef enum { OUT_MARKDOWN, OUT_JSON, OUT_CSV, OUT_T4, OUT_NONE } out_format;
+
+typedef struct report_opts {
+  out_format format;
+  int formats;       /* text formats asked for: at most one */
+  const char *html;  /* the page's file, or NULL */
+} report_opts;
+
 static void usage(FILE *f) {
-  fputs("usage: tunefarm report LEDGER|DIR ...\n"
+  fputs("usage: tunefarm report [--json | --csv | --t4] [--html FILE] LEDGER|DIR ...\n"
         "\n"
-        "Markdown on stdout: per device, the generations that kept a change, the rejected,\n"
-        "refused and ambiguous ones with their commonest reasons, the final best and how the\n"
-        "search ended; with several ledgers, a table with the devices side by side.\n"
-        "A folder is searched recursively for *.jsonl ledgers. Every ledger is one device in\n"
-        "one campaign; ledgers are never merged.\n"
+        "Markdown on stdout: per device, the control's time, the final best (with restarts,\n"
+        "the champion) and its speed-up over the start and over the control, the generations\n"
+        "that kept a change (the winner marked), the rejected, refused and ambiguous ones\n"
+        "with a representative reason of each kind, how the search ended and its measure\n"
+        "processes; with several ledgers, a table with the devices side by side, each one's\n"
+        "winner the fastest on its own GPU. A folder is searched recursively for *.jsonl\n"
+        "ledgers. Every ledger is one device in one campaign; ledgers are never merged.\n"
+        "docs/REPORT.md defines every number and field.\n"
         "\n"
+        "  --json       tunefarm's JSON instead: per ledger the device, the campaign, every\n"
+        "               generation with its decision, the keeps, the final best, the canaries\n"
+        "  --csv        one row per generation, every ledger's rows tagged with its device\n"
+        "  --t4         the Open Autotuning Results Schema (T4 1.0.0) of one ledger: one\n"
+        "               result per measured or statically refused configuration\n"
+        "  --html FILE  one self-contained page (inline SVG, no network) per campaign: the\n"
+        "               best so far, the paired ratios of every decision, the control, the\n"
+        "               canaries, the GPUs side by side; nothing else on stdout unless a\n"
+        "               text format is asked for too\n"
         "  -h, --help   this text\n"
         "\n"
-        "Exit status: 0, or 2 for bad input (a missing file, not a ledger, a corrupt line).\n",
+        "Exit status: 0, 1 when the page cannot be written, or 2 for bad input (a missing\n"
+        "file, not a ledger, a corrupt line, --t4 with more than one ledger).\n",
         f);
 }
 
@@ -168,236 +131,23 @@ static int collect(const char *arg, path_list *out, tf_err *e) {
   return 0;
 }
 
-/* ---------------------------------------------------------------- values */
-
-/* Append text to buf without overflowing it. */
-static void cat(char *buf, size_t len, const char *text) {
-  size_t n = strlen(buf);
-  if (n + 1 < len) snprintf(buf + n, len - n, "%s", text);
-}
-
-/* best -> new as "BK 64→32, ...", or a dash when they are the same. */
-static void change_text(const record_cfg *from, const record_cfg *to, char *buf, size_t len) {
-  buf[0] = '\0';
-  for (int k = 0; k < from->n && k < to->n; k++) {
-    if (from->v[k] == to->v[k]) continue;
-    char item[256];
-    snprintf(item, sizeof item, "%s%s %lld→%lld", buf[0] ? ", " : "", from->name[k], from->v[k],
-             to->v[k]);
-    cat(buf, len, item);
-  }
-  if (!buf[0]) snprintf(buf, len, "—");
-}
-
-/* A reason with its numbers replaced by N, so that "new is 2.1% slower" and
- * "new is 0.4% slower" count as one reason. A sign is part of the number. */
-static void reason_pattern(const char *in, char *out, size_t len) {
-  size_t o = 0;
-  for (size_t i = 0; in[i] && o + 2 < len;) {
-    int digit = in[i] >= '0' && in[i] <= '9';
-    int sign = (in[i] == '-' || in[i] == '+') && in[i + 1] >= '0' && in[i + 1] <= '9' &&
-               (i == 0 || in[i - 1] == ' ' || in[i - 1] == '(');
-    if (!digit && !sign) {
-      out[o++] = in[i++];
-      continue;
-    }
-    i++;
-    while ((in[i] >= '0' && in[i] <= '9') ||
-           (in[i] == '.' && in[i + 1] >= '0' && in[i + 1] <= '9'))
-      i++;
-    out[o++] = 'N';
-  }
-  out[o] = '\0';
-}
-
-static int outcome_add(outcome *oc, const char *reason) {
-  char pat[256];
-  reason_pattern(reason ? reason : "(no reason given)", pat, sizeof pat);
-  oc->count++;
-  for (size_t i = 0; i < oc->ngroups; i++)
-    if (strcmp(oc->groups[i].text, pat) == 0) {
-      oc->groups[i].count++;
-      return 0;
-    }
-  if (oc->ngroups == oc->cap) {
-    size_t cap = oc->cap ? oc->cap * 2 : 8;
-    reason_group *g = realloc(oc->groups, cap * sizeof *g);
-    if (!g) return -1;
-    oc->groups = g;
-    oc->cap = cap;
-  }
-  reason_group *g = &oc->groups[oc->ngroups++];
-  tf_escape(g->text, sizeof g->text, pat); /* a ledger's text: one line, no terminal codes */
-  g->count = 1;
-  g->first = oc->ngroups - 1;
-  return 0;
-}
-
-/* ---------------------------------------------------------------- reading */
-
-static int add_keep(ledger_sum *s, const record_gen *g, double before, double after) {
-  if (s->nkeeps == s->capkeeps) {
-    size_t cap = s->capkeeps ? s->capkeeps * 2 : 8;
-    keep_row *k = realloc(s->keeps, cap * sizeof *k);
-    if (!k) return -1;
-    s->keeps = k;
-    s->capkeeps = cap;
-  }
-  keep_row *k = &s->keeps[s->nkeeps++];
-  k->gen = g->generation;
-  /* a keep after a restart moved that segment's best; a duel's keep moved the champion */
-  int n = 0;
-  if (g->duel)
-    n = snprintf(k->change, sizeof k->change, "duel, restart %d's best over the champion: ",
-                 g->restart);
-  else if (g->restart > 0)
-    n = snprintf(k->change, sizeof k->change, "restart %d: ", g->restart);
-  change_text(&g->best, &g->new_cfg, k->change + n, sizeof k->change - (size_t)n);
-  k->before_us = before;
-  k->after_us = after;
-  k->ratio = g->measured ? g->median_ratio : NAN;
-  snprintf(k->decision, sizeof k->decision, "%s", decision_names[g->decision]);
-  return 0;
-}
-
-static process_row *process_of(ledger_sum *s, const record_gen *g) {
-  int child = g->res.child;
-  for (size_t i = 0; i < s->nprocs; i++)
-    if (s->procs[i].child == child && strcmp(s->procs[i].run, g->run) == 0) return &s->procs[i];
-  if (s->nprocs == s->capprocs) {
-    size_t cap = s->capprocs ? s->capprocs * 2 : 8;
-    process_row *p = realloc(s->procs, cap * sizeof *p);
-    if (!p) return NULL;
-    s->procs = p;
-    s->capprocs = cap;
-  }
-  process_row *p = &s->procs[s->nprocs++];
-  memset(p, 0, sizeof *p);
-  snprintf(p->run, sizeof p->run, "%s", g->run);
-  p->child = child;
-  for (int k = 0; k < 2; k++) p->canary[k] = p->lo[k] = p->hi[k] = NAN;
-  return p;
-}
-
-static int aa_push(process_row *p, double span, double kernel) {
-  if (p->naa == p->capaa) {
-    int cap = p->capaa ? 2 * p->capaa : 64;
-    for (int k = 0; k < 2; k++) {
-      double *v = realloc(p->aa[k], (size_t)cap * sizeof *v);
-      if (!v) return -1;
-      p->aa[k] = v;
-    }
-    p->capaa = cap;
-  }
-  p->aa[0][p->naa] = span;
-  p->aa[1][p->naa] = kernel;
-  p->naa++;
-  return 0;
-}
-
-/* What one measured generation says about the process that measured it. */
-static int process_add(ledger_sum *s, const record_gen *g, int aa, int keep) {
-  process_row *p = process_of(s, g);
-  if (!p) return -1;
-  p->generations++;
-  if (g->has_canary) {
-    const canary_verdict *v = &g->canary;
-    p->canaries++;
-    snprintf(p->verdict, sizeof p->verdict, "%s", v->biased ? "biased" : "ok");
-    for (int k = 0; k < 2; k++) {
-      p->canary[k] = v->ratio[k];
-      p->lo[k] = isfinite(v->lo[k]) ? v->lo[k] : NAN;
-      p->hi[k] = isfinite(v->hi[k]) ? v->hi[k] : NAN;
-    }
-  }
-  if (!aa || g->untrusted) return 0;
-  p->decided++;
-  p->keeps += keep;
-  for (int i = 0; i < g->res.nrounds; i++) {
-    const round_rec *r = &g->res.rounds[i];
-    if (r->screened) continue;
-    double kb = r->kernel_us[ARM_BEST], kn = r->kernel_us[ARM_NEW];
-    if (aa_push(p, r->us[ARM_NEW] / r->us[ARM_BEST], kb >= 0 && kn >= 0 ? kn / kb : NAN))
-      return -1;
-  }
-  return 0;
-}
-
-static int generation(ledger_sum *s, const record_gen *g, tf_err *e) {
-  double before = record_rounds_median(g, ARM_BEST, 0);
-  double after = record_rounds_median(g, ARM_NEW, 0);
-  int keep = g->decision == DECISION_KEEP;
-  s->generations++;
-  s->rounds += g->res.nrounds;
-  int aa = record_cfg_equal(&g->best, &g->new_cfg);
-  if (g->measured) { /* not statically refused */
-    s->aa = s->aa && aa;
-    if (process_add(s, g, aa, keep)) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
-  }
-  if (isnan(s->start_us) && !isnan(before)) s->start_us = before;
-  int rc;
-  if (keep)
-    rc = add_keep(s, g, before, after);
-  else if (g->decision == DECISION_REJECT)
-    rc = outcome_add(&s->out[OUT_REJECT], g->reason);
-  else if (g->decision == DECISION_REFUSED)
-    rc = outcome_add(&s->out[OUT_REFUSED], g->reason);
-  else
-    rc = outcome_add(&s->out[OUT_AMBIGUOUS], g->reason);
-  return rc ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
-}
-
-static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
-  ledger_sum *s = ctx;
-  if (ledger_best_add(&s->best, rec, e)) return tf_wrap(e, "ledger '%s': line %ld", s->path, line);
-  switch (rec->kind) {
-    case RECORD_DEVICE:
-      tf_escape(s->campaign, sizeof s->campaign, rec->device.campaign);
-      tf_escape(s->backend, sizeof s->backend, rec->device.backend);
-      s->dev = rec->device.dev;
-      return 0;
-    case RECORD_GENERATION: return generation(s, &rec->gen, e);
-    case RECORD_RESTART: s->restarts++; return 0;
-    default:
-      s->ended = 1;
-      tf_escape(s->end_reason, sizeof s->end_reason, rec->end.reason);
-      return 0;
-  }
-}
-
-static void sum_init(ledger_sum *s, const char *path) {
-  static const char *const names[OUT_COUNT] = {"rejected", "refused", "ambiguous"};
-  memset(s, 0, sizeof *s);
-  s->path = path;
-  s->start_us = NAN;
-  s->aa = 1;
-  ledger_best_init(&s->best, NULL, path);
-  s->best_us = NAN;
-  s->best_gen = -1;
-  for (int i = 0; i < OUT_COUNT; i++) s->out[i].name = names[i];
-}
-
-static void sum_release(ledger_sum *s) {
-  free(s->keeps);
-  for (size_t i = 0; i < s->nprocs; i++) {
-    free(s->procs[i].aa[0]);
-    free(s->procs[i].aa[1]);
-  }
-  free(s->procs);
-  for (int i = 0; i < OUT_COUNT; i++) free(s->out[i].groups);
-  ledger_best_release(&s->best);
-}
-
-/* ---------------------------------------------------------------- printing */
+/* ---------------------------------------------------------------- Markdown */
 
 /* Text for a Markdown table cell: '|' would end the cell, and a control character from the
  * ledger would end the row or reach the terminal. */
 static void cell(FILE *f, const char *text) {
-  char esc[2048];
+  char esc[4096];
   for (const char *p = tf_escape(esc, sizeof esc, text); *p; p++) {
     if (*p == '|') fputc('\\', f);
     fputc(*p, f);
   }
+}
+
+/* A ledger's text on one line: a newline or an escape sequence would forge a line of the
+ * report or reach the terminal. */
+static void text(FILE *f, const char *t) {
+  char esc[4096];
+  fputs(tf_escape(esc, sizeof esc, t ? t : ""), f);
 }
 
 /* v with `digits` decimals and an optional unit, or a dash when it is unknown. */
@@ -409,22 +159,28 @@ static const char *fmt_num(char *buf, size_t len, int digits, const char *unit, 
   return buf;
 }
 
-static void device_label(FILE *f, const ledger_sum *s) {
-  fprintf(f, "%s gpu%d %s (%s)", s->dev.host, s->dev.ordinal, s->dev.name, s->dev.uuid);
+static void device_label(FILE *f, const report_ledger *l) {
+  fprintf(f, "%s gpu%d %s (%s)", l->dev.host, l->dev.ordinal, l->dev.name, l->dev.uuid);
 }
 
-static int cmp_group(const void *a, const void *b) {
-  const reason_group *x = a, *y = b;
-  if (x->count != y->count) return x->count < y->count ? 1 : -1;
-  return (x->first > y->first) - (x->first < y->first);
-}
-
-static void print_outcome(FILE *f, outcome *oc) {
+/* "2× "new is 2.5% slower than best (needed > 1.0%)" (the first of 2; its numbers over the
+ * group: 0.1–2.5, 1)": a whole reason, never cut, and where its numbers ranged. */
+static void print_outcome(FILE *f, report_outcome *oc) {
   fprintf(f, "- %s: %d", oc->name, oc->count);
-  if (oc->ngroups > 1) qsort(oc->groups, oc->ngroups, sizeof *oc->groups, cmp_group);
-  for (size_t i = 0; i < oc->ngroups && i < REASON_TOP; i++)
-    fprintf(f, "%s %d× \"%s\"", i ? ";" : " — commonest:", oc->groups[i].count,
-            oc->groups[i].text);
+  report_outcome_sort(oc);
+  for (size_t i = 0; i < oc->ngroups && i < REASON_TOP; i++) {
+    const report_reason *r = &oc->groups[i];
+    fprintf(f, "%s %d× \"", i ? ";" : " — commonest:", r->count);
+    text(f, r->first);
+    fputc('"', f);
+    if (r->count > 1 && r->nnum > 0) {
+      char ranges[512];
+      report_reason_ranges(r, ranges, sizeof ranges);
+      fprintf(f, " (the first of %d; its numbers over them: %s)", r->count, ranges);
+    }
+  }
+  if (oc->ngroups > REASON_TOP)
+    fprintf(f, "; %zu other kinds", oc->ngroups - REASON_TOP);
   fputc('\n', f);
 }
 
@@ -441,7 +197,7 @@ static const char *fmt_bias(char *buf, size_t len, double r, double lo, double h
 
 /* Every measure process of the ledger: what its canary said and, in an A/A study, the median
  * of new/best over every round it measured, with the median's 95% interval. */
-static void print_processes(FILE *f, const ledger_sum *s) {
+static void print_processes(FILE *f, const report_ledger *s) {
   if (s->nprocs == 0) return;
   fputs("Measure processes (canary: a second copy of best in new's place; A/A: new/best over "
         "every round the process measured; bias = median ratio - 1, 95% interval):\n\n", f);
@@ -449,7 +205,7 @@ static void print_processes(FILE *f, const ledger_sum *s) {
           s->aa ? " A/A rounds | A/A event span | A/A kernel | keeps |" : "");
   fprintf(f, "|---|---:|---:|---:|---:|---|%s\n", s->aa ? "---:|---:|---:|---:|" : "");
   for (size_t i = 0; i < s->nprocs; i++) {
-    const process_row *p = &s->procs[i];
+    const report_process *p = &s->procs[i];
     char a[64], b[64];
     fprintf(f, "| %s | %d | %d | %s | ", p->run[0] ? p->run : "—", p->child, p->generations,
             fmt_bias(a, sizeof a, p->canary[0], p->lo[0], p->hi[0]));
@@ -475,105 +231,202 @@ static void print_processes(FILE *f, const ledger_sum *s) {
           n ? 100.0 * study_wilson(keeps, n, 1) : 100.0);
 }
 
-static void print_section(FILE *f, ledger_sum *s) {
-  char a[32], b[32], r[32];
-  fputs("## ", f);
-  device_label(f, s);
-  fprintf(f, " — campaign %s, backend %s\n\n", s->campaign, s->backend);
-  fprintf(f, "ledger: `%s`\n\n", s->path);
-  if (s->nkeeps == 0) {
-    fputs("No generation kept a change.\n\n", f);
-  } else {
-    fputs("| gen | change | before µs | after µs | ratio | decision |\n", f);
-    fputs("|---:|---|---:|---:|---:|---|\n", f);
-    for (size_t i = 0; i < s->nkeeps; i++) {
-      const keep_row *k = &s->keeps[i];
-      fprintf(f, "| %lld | ", k->gen);
-      cell(f, k->change);
-      fprintf(f, " | %s | %s | %s | ", fmt_num(a, sizeof a, 2, "", k->before_us),
-              fmt_num(b, sizeof b, 2, "", k->after_us), fmt_num(r, sizeof r, 3, "", k->ratio));
-      cell(f, k->decision);
-      fputs(" |\n", f);
-    }
-    fputc('\n', f);
-  }
-  for (int i = 0; i < OUT_COUNT; i++) print_outcome(f, &s->out[i]);
-  char cfg[1024];
+/* The control, the final best and what it is worth: the numbers a reader looks for first. */
+static void print_answer(FILE *f, const report_ledger *s) {
+  char a[32], b[32], c[32], cfg[1024];
+  fputs("- control: `", f);
+  cell(f, s->control[0] ? s->control : "—");
+  fprintf(f, "`: %s µs beside the final best (same rounds); over the campaign %s–%s µs, "
+             "median %s\n", fmt_num(a, sizeof a, 2, "", s->control_us),
+          fmt_num(b, sizeof b, 2, "", s->control_lo), fmt_num(c, sizeof c, 2, "", s->control_hi),
+          fmt_num(cfg, sizeof cfg, 2, "", s->control_median));
   record_cfg_text(&s->best_cfg, cfg, sizeof cfg);
-  if (!s->has_best)
+  if (!s->has_best) {
     fputs("- final best: none yet (no generation recorded)\n", f);
-  else if (s->best_gen < 0)
-    fprintf(f, "- final best: %s (never measured)\n", cfg[0] ? cfg : "—");
+    return;
+  }
+  fprintf(f, "- final best (winner%s, fastest on its own GPU): ", s->nrestarts ? ": the champion of "
+          "the searches, decided by duels" : "");
+  text(f, cfg[0] ? cfg : "—");
+  if (s->best_gen < 0) {
+    fputs(" (never measured)\n", f);
+    return;
+  }
+  fprintf(f, " — %s µs (measured in generation %lld; ", fmt_num(a, sizeof a, 2, "", s->best_us),
+          s->best_gen);
+  if (s->winner_gen >= 0)
+    fprintf(f, "kept in generation %lld)\n", s->winner_gen);
   else
-    fprintf(f, "- final best: %s — %s µs (measured in generation %lld)\n", cfg[0] ? cfg : "—",
-            fmt_num(a, sizeof a, 2, "", s->best_us), s->best_gen);
-  if (s->restarts)
-    fprintf(f, "- restarts: %d (the final best is the champion of the searches, "
-               "decided by duels)\n", s->restarts);
-  fprintf(f, "- ended: %s\n", s->ended ? s->end_reason : "running or interrupted");
-  fprintf(f, "- generations: %lld, rounds recorded: %lld\n\n", s->generations, s->rounds);
-  print_processes(f, s);
+    fputs("the start configuration)\n", f);
+  fprintf(f, "- speed-up: %s over the start (%s µs), %s over the control\n",
+          fmt_num(a, sizeof a, 3, "×", s->start_us / s->best_us),
+          fmt_num(b, sizeof b, 2, "", s->start_us),
+          fmt_num(c, sizeof c, 3, "×", s->control_us / s->best_us));
 }
 
-static void print_side_by_side(FILE *f, const ledger_sum *s, size_t n) {
-  fputs("## Side by side\n\n"
-        "One row per ledger; each row's numbers come from that device alone.\n\n"
-        "| device | campaign | generations | keeps | final best µs | start µs | speed-up | "
-        "ledger |\n"
-        "|---|---|---:|---:|---:|---:|---:|---|\n",
-        f);
-  for (size_t i = 0; i < n; i++) {
-    char a[32], b[32], c[32];
-    char u8[9];
-    device_uuid8(&s[i].dev, u8);
-    fprintf(f, "| %s gpu%d %s (%s) | %s | %lld | %zu | %s | %s | ", s[i].dev.host,
-            s[i].dev.ordinal, s[i].dev.name, u8, s[i].campaign, s[i].generations, s[i].nkeeps,
-            fmt_num(a, sizeof a, 2, "", s[i].best_us),
-            fmt_num(b, sizeof b, 2, "", s[i].start_us));
-    double up = s[i].start_us / s[i].best_us;
-    fmt_num(c, sizeof c, 3, "×", up);
-    fprintf(f, "%s | `%s` |\n", c, s[i].path);
+static void print_keeps(FILE *f, const report_ledger *s) {
+  if (s->keeps == 0) {
+    fputs("No generation kept a change.\n\n", f);
+    return;
+  }
+  fputs("| gen | search | change | before µs | after µs | control µs | ratio | decision |\n", f);
+  fputs("|---:|---|---|---:|---:|---:|---:|---|\n", f);
+  for (size_t i = 0; i < s->ngens; i++) {
+    const report_gen *g = &s->gens[i];
+    if (g->decision != DECISION_KEEP) continue;
+    char a[32], b[32], c[32], r[32], label[32], change[1024];
+    report_search_label(g, label, sizeof label);
+    report_change_text(&g->best, &g->new_cfg, change, sizeof change);
+    fprintf(f, "| %lld | %s | ", g->generation, label);
+    cell(f, change);
+    fprintf(f, " | %s | %s | %s | %s | keep%s |\n", fmt_num(a, sizeof a, 2, "", g->before_us),
+            fmt_num(b, sizeof b, 2, "", g->after_us), fmt_num(c, sizeof c, 2, "", g->control_us),
+            fmt_num(r, sizeof r, 3, "", g->median_ratio),
+            g->generation == s->winner_gen ? ", **winner**" : "");
   }
   fputc('\n', f);
 }
 
-static void print_report(FILE *f, ledger_sum *s, size_t n) {
+static void print_section(FILE *f, report_ledger *s) {
+  fputs("## ", f);
+  device_label(f, s);
+  fputs(" — campaign ", f);
+  text(f, s->campaign);
+  fputs(", backend ", f);
+  text(f, s->backend);
+  fputs("\n\nledger: `", f);
+  cell(f, s->path);
+  fputs("`\n\n", f);
+  print_answer(f, s);
+  fputc('\n', f);
+  print_keeps(f, s);
+  for (int i = 0; i < REPORT_OUTCOMES; i++) print_outcome(f, &s->out[i]);
+  for (size_t i = 0; i < s->nrestarts; i++) {
+    char a[32];
+    fprintf(f, "- restart %d after generation %lld (champion %s µs): ", s->restarts[i].restart,
+            s->restarts[i].after, fmt_num(a, sizeof a, 2, "", s->restarts[i].champion_us));
+    text(f, s->restarts[i].reason);
+    fputc('\n', f);
+  }
+  fputs("- ended: ", f);
+  text(f, s->ended ? s->end_reason : "running or interrupted");
+  fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);
+  print_processes(f, s);
+}
+
+static void print_side_by_side(FILE *f, const report_ledger *s, size_t n) {
+  fputs("## Side by side\n\n"
+        "One row per ledger; each row's numbers come from that device alone, and each winner "
+        "is the fastest on its own GPU: times of two GPUs are never compared or pooled.\n\n"
+        "| device | campaign | generations | keeps | final best µs | start µs | control µs | "
+        "over start | over control | winner (fastest on its own GPU) | ledger |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        f);
+  for (size_t i = 0; i < n; i++) {
+    char a[32], b[32], c[32], d[32], e[32], u8[9], cfg[1024];
+    device_uuid8(&s[i].dev, u8);
+    record_cfg_text(&s[i].best_cfg, cfg, sizeof cfg);
+    fprintf(f, "| %s gpu%d %s (%s) | ", s[i].dev.host, s[i].dev.ordinal, s[i].dev.name, u8);
+    cell(f, s[i].campaign);
+    fprintf(f, " | %zu | %d | %s | %s | %s | %s | %s | ", s[i].ngens, s[i].keeps,
+            fmt_num(a, sizeof a, 2, "", s[i].best_us), fmt_num(b, sizeof b, 2, "", s[i].start_us),
+            fmt_num(c, sizeof c, 2, "", s[i].control_us),
+            fmt_num(d, sizeof d, 3, "×", s[i].start_us / s[i].best_us),
+            fmt_num(e, sizeof e, 3, "×", s[i].control_us / s[i].best_us));
+    cell(f, s[i].has_best && cfg[0] ? cfg : "—");
+    fputs(" | `", f);
+    cell(f, s[i].path);
+    fputs("` |\n", f);
+  }
+  fputc('\n', f);
+}
+
+static void print_markdown(FILE *f, report_ledger *s, size_t n) {
   fputs("# tunefarm report\n\n"
-        "before/after µs: the median over a generation's recorded rounds (screened ones left out) of best's and new's "
-        "time per launch (event span); ratio: the median of the per-round ratios new/best, "
-        "which the decision rule judged. Final best: its latest such median; speed-up: start "
-        "µs / final best µs, on the same device.\n\n",
+        "before/after/control µs: the median over a generation's recorded rounds (screened "
+        "ones left out) of best's, new's and the control's time per launch (event span); "
+        "ratio: the median of the per-round ratios new/best, which the decision rule judged. "
+        "Final best: the search's answer (with restarts, the champion) at its latest such "
+        "median; speed-up over the start: start µs / final best µs; over the control: the "
+        "control's µs in the same rounds / final best µs; all on the same device "
+        "(docs/REPORT.md).\n\n",
         f);
   for (size_t i = 0; i < n; i++) print_section(f, &s[i]);
   if (n > 1) print_side_by_side(f, s, n);
-  fflush(f);
 }
 
 /* ---------------------------------------------------------------- main */
 
-static int run(path_list *paths, tf_err *e) {
-  ledger_sum *sums = calloc(paths->n, sizeof *sums);
+/* The page goes to a temporary file first: a failed write never leaves half a page. */
+static int write_page(const char *file, report_ledger *s, size_t n, tf_err *e) {
+  char tmp[PATH_MAX];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", file, (long)getpid()) >= (int)sizeof tmp)
+    return tf_fail(e, TF_EXIT_INPUT, "report: --html '%s': path too long", file);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+  int rc = report_write_html(f, s, n, e);
+  if (fclose(f) != 0 && rc == 0)
+    rc = tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+  if (rc == 0 && rename(tmp, file) != 0)
+    rc = tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+  if (rc) unlink(tmp);
+  return rc;
+}
+
+static int write_text(const report_opts *o, report_ledger *s, size_t n, tf_err *e) {
+  switch (o->format) {
+    case OUT_JSON: return report_write_json(stdout, s, n, e);
+    case OUT_CSV: return report_write_csv(stdout, s, n, e);
+    case OUT_T4: return report_write_t4(stdout, s, n, e);
+    case OUT_MARKDOWN: print_markdown(stdout, s, n); return 0;
+    default: return 0;
+  }
+}
+
+static int run(const report_opts *o, path_list *paths, tf_err *e) {
+  if (o->format == OUT_T4 && paths->n != 1)
+    return tf_fail(e, TF_EXIT_INPUT, "report --t4 takes one ledger, %zu given: T4 results name "
+                   "no device, and tunefarm never pools two GPUs' results (one --t4 per ledger)",
+                   paths->n);
+  report_ledger *sums = calloc(paths->n, sizeof *sums);
   if (!sums) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   size_t n = 0;
   int rc = 0;
-  for (; n < paths->n; n++) {
-    ledger_sum *s = &sums[n];
-    sum_init(s, paths->v[n]);
-    if (ledger_scan(paths->v[n], stderr, read_line, s, e)) {
-      rc = -1;
-      n++;
-      break;
-    }
-    s->has_best = ledger_best_get(&s->best, &s->best_cfg, &s->best_us, &s->best_gen);
-  }
-  if (rc == 0) print_report(stdout, sums, n);
-  for (size_t i = 0; i < n; i++) sum_release(&sums[i]);
+  for (; n < paths->n && rc == 0; n++) rc = report_ledger_read(&sums[n], paths->v[n], stderr, e);
+  if (rc == 0 && o->html) rc = write_page(o->html, sums, n, e);
+  if (rc == 0) rc = write_text(o, sums, n, e);
+  fflush(stdout);
+  if (rc == 0 && o->html && o->format == OUT_NONE)
+    fprintf(stderr, "tunefarm report: wrote %s (%zu ledger%s)\n", o->html, n, n == 1 ? "" : "s");
+  for (size_t i = 0; i < n; i++) report_ledger_release(&sums[i]);
   free(sums);
   return rc;
 }
 
+/* One option; *i moves past its argument. */
+static int parse_opt(int argc, char **argv, int *i, report_opts *o, tf_err *e) {
+  const char *a = argv[*i];
+  out_format fmt = OUT_NONE;
+  if (strcmp(a, "--json") == 0) fmt = OUT_JSON;
+  else if (strcmp(a, "--csv") == 0) fmt = OUT_CSV;
+  else if (strcmp(a, "--t4") == 0) fmt = OUT_T4;
+  else if (strcmp(a, "--html") == 0) {
+    if (*i + 1 >= argc || !argv[*i + 1][0])
+      return tf_fail(e, TF_EXIT_INPUT, "option '--html' needs a file (see --help)");
+    o->html = argv[++*i];
+    return 0;
+  } else {
+    return tf_fail(e, TF_EXIT_INPUT, "unknown option '%s' (see --help)", a);
+  }
+  if (o->formats++)
+    return tf_fail(e, TF_EXIT_INPUT, "one of --json, --csv and --t4 at a time (see --help)");
+  o->format = fmt;
+  return 0;
+}
+
 int report_main(int argc, char **argv) {
   path_list paths = {0};
+  report_opts o = {.format = OUT_MARKDOWN};
   tf_err e;
   tf_err_clear(&e);
   int rc = 0, opts = 1;
@@ -588,13 +441,14 @@ int report_main(int argc, char **argv) {
       continue;
     }
     if (opts && argv[i][0] == '-' && argv[i][1])
-      rc = tf_fail(&e, TF_EXIT_INPUT, "unknown option '%s' (see --help)", argv[i]);
+      rc = parse_opt(argc, argv, &i, &o, &e);
     else
       rc = collect(argv[i], &paths, &e);
   }
+  if (rc == 0 && o.html && o.formats == 0) o.format = OUT_NONE;
   if (rc == 0 && paths.n == 0)
     rc = tf_fail(&e, TF_EXIT_INPUT, "no ledger given (usage: tunefarm report LEDGER|DIR ...)");
-  if (rc == 0) rc = run(&paths, &e);
+  if (rc == 0) rc = run(&o, &paths, &e);
   path_list_free(&paths);
   if (rc == 0) return TF_EXIT_OK;
   fflush(stdout);

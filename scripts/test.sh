@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 # mpirun refuses root unless told; CI runs as root on two cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TUNEFARM_CACHE="$PWD/build/test-cache"

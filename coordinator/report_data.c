@@ -1,0 +1,391 @@
+/* report_data: `report --json`, `--csv` and `--t4` (coordinator/report_model.h).
+ *
+ * docs/REPORT.md lists every field. JSON and T4 are built as one tree and printed whole; a
+ * number that is not finite is written null (JSON, cJSON does so) or left empty (CSV). T4
+ * (the Open Autotuning Results Schema, 1.0.0; docs/t4.schema.json) times are milliseconds,
+ * as Kernel Tuner, which writes the format, gives them. */
+#include "coordinator/report_model.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- JSON helpers */
+
+/* A tree being built; the first failed allocation sets oom and every later add is skipped. */
+typedef struct tree {
+  int oom;
+} tree;
+
+static cJSON *add(tree *t, cJSON *parent, const char *key, cJSON *item) {
+  if (!item) {
+    t->oom = 1;
+    return NULL;
+  }
+  if (!parent || (key ? !cJSON_AddItemToObject(parent, key, item)
+                      : !cJSON_AddItemToArray(parent, item))) {
+    cJSON_Delete(item);
+    t->oom = 1;
+    return NULL;
+  }
+  return item;
+}
+
+static void num(tree *t, cJSON *o, const char *key, double v) {
+  add(t, o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static void str(tree *t, cJSON *o, const char *key, const char *v) {
+  add(t, o, key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
+}
+
+static void flag(tree *t, cJSON *o, const char *key, int v) { add(t, o, key, cJSON_CreateBool(v)); }
+
+static void numbers(tree *t, cJSON *o, const char *key, const double *v, int n) {
+  cJSON *a = add(t, o, key, cJSON_CreateArray());
+  for (int i = 0; a && i < n; i++) num(t, a, NULL, v[i]);
+}
+
+/* {"BK": [64, 32], ...}: every knob best and new set differently. */
+static void change(tree *t, cJSON *o, const record_cfg *from, const record_cfg *to) {
+  cJSON *c = add(t, o, "change", cJSON_CreateObject());
+  for (int k = 0; c && k < from->n && k < to->n; k++) {
+    if (from->v[k] == to->v[k]) continue;
+    double pair[2] = {(double)from->v[k], (double)to->v[k]};
+    numbers(t, c, from->name[k], pair, 2);
+  }
+}
+
+/* Print the tree on one line and free it. */
+static int emit(FILE *f, tree *t, cJSON *root, tf_err *e) {
+  char *text = t->oom ? NULL : cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!text) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  int rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
+  free(text);
+  return rc ? tf_fail(e, TF_EXIT_FAIL, "report: cannot write stdout") : 0;
+}
+
+/* ---------------------------------------------------------------- --json */
+
+static void canary_json(tree *t, cJSON *o, const double ratio[2], const double lo[2],
+                        const double hi[2], const char *verdict) {
+  num(t, o, "ratio", ratio[0]);
+  num(t, o, "kernel_ratio", ratio[1]);
+  double a[2] = {lo[0], hi[0]}, b[2] = {lo[1], hi[1]};
+  numbers(t, o, "interval", a, 2);
+  numbers(t, o, "kernel_interval", b, 2);
+  str(t, o, "verdict", verdict);
+}
+
+static void gen_json(tree *t, cJSON *arr, const report_gen *g) {
+  cJSON *o = add(t, arr, NULL, cJSON_CreateObject());
+  if (!o) return;
+  char label[32];
+  report_search_label(g, label, sizeof label);
+  num(t, o, "generation", (double)g->generation);
+  str(t, o, "search", label);
+  num(t, o, "restart", g->restart);
+  flag(t, o, "duel", g->duel);
+  str(t, o, "decision", decision_names[g->decision]);
+  str(t, o, "reason", g->reason ? g->reason : "");
+  flag(t, o, "measured", g->measured);
+  if (g->measured) {
+    static const char *const status[] = {"ok", "fault", "compile_error", "error"};
+    str(t, o, "status", status[g->status]);
+    if (g->detail) str(t, o, "detail", g->detail);
+    flag(t, o, "correct", g->correct);
+    flag(t, o, "untrusted", g->untrusted);
+  } else {
+    str(t, o, "constraint", g->constraint);
+  }
+  add(t, o, "best", record_cfg_to_json(&g->best));
+  add(t, o, "new", record_cfg_to_json(&g->new_cfg));
+  change(t, o, &g->best, &g->new_cfg);
+  num(t, o, "best_us", g->before_us);
+  num(t, o, "new_us", g->after_us);
+  num(t, o, "control_us", g->control_us);
+  num(t, o, "best_kernel_us", g->before_kernel_us);
+  num(t, o, "new_kernel_us", g->after_kernel_us);
+  num(t, o, "control_kernel_us", g->control_kernel_us);
+  num(t, o, "median_ratio", g->median_ratio);
+  num(t, o, "kernel_median_ratio", g->kernel_median_ratio);
+  num(t, o, "control_drift", g->control_drift);
+  numbers(t, o, "ratios", g->ratios, g->nratios);
+  num(t, o, "best_so_far_us", g->answer_us);
+  num(t, o, "search_best_us", g->search_best_us);
+  if (g->child) {
+    num(t, o, "child", g->child);
+    str(t, o, "run", g->run);
+  }
+  if (g->has_canary)
+    canary_json(t, add(t, o, "canary", cJSON_CreateObject()), g->canary_ratio, g->canary_lo,
+                g->canary_hi, g->canary_biased ? "biased" : "ok");
+  num(t, o, "compile_ms", g->compile_ms);
+  num(t, o, "wall_s", g->wall_s);
+  str(t, o, "time", g->time);
+}
+
+static void reasons_json(tree *t, cJSON *o, report_ledger *l) {
+  cJSON *r = add(t, o, "reasons", cJSON_CreateObject());
+  for (int i = 0; r && i < REPORT_OUTCOMES; i++) {
+    report_outcome *oc = &l->out[i];
+    report_outcome_sort(oc);
+    cJSON *a = add(t, r, oc->name, cJSON_CreateArray());
+    for (size_t j = 0; a && j < oc->ngroups; j++) {
+      const report_reason *g = &oc->groups[j];
+      cJSON *x = add(t, a, NULL, cJSON_CreateObject());
+      num(t, x, "count", g->count);
+      str(t, x, "first", g->first);
+      cJSON *ranges = add(t, x, "numbers", cJSON_CreateArray());
+      for (int k = 0; ranges && k < g->nnum; k++) {
+        double pair[2] = {g->lo[k], g->hi[k]};
+        numbers(t, ranges, NULL, pair, 2);
+      }
+    }
+  }
+}
+
+static void answer_json(tree *t, cJSON *o, const report_ledger *l) {
+  cJSON *c = add(t, o, "control", cJSON_CreateObject());
+  str(t, c, "kernel", l->control[0] ? l->control : NULL);
+  num(t, c, "us", l->control_us);
+  num(t, c, "min_us", l->control_lo);
+  num(t, c, "max_us", l->control_hi);
+  num(t, c, "median_us", l->control_median);
+  if (!l->has_best) {
+    add(t, o, "final_best", cJSON_CreateNull());
+    return;
+  }
+  cJSON *b = add(t, o, "final_best", cJSON_CreateObject());
+  add(t, b, "config", record_cfg_to_json(&l->best_cfg));
+  num(t, b, "us", l->best_us);
+  num(t, b, "generation", l->best_gen >= 0 ? (double)l->best_gen : NAN);
+  num(t, b, "kept_in", l->winner_gen >= 0 ? (double)l->winner_gen : NAN);
+  num(t, b, "start_us", l->start_us);
+  num(t, b, "speedup_over_start", l->start_us / l->best_us);
+  num(t, b, "speedup_over_control", l->control_us / l->best_us);
+  str(t, b, "winner", l->nrestarts ? "the champion of the searches; fastest on its own GPU"
+                                   : "fastest on its own GPU");
+}
+
+static void processes_json(tree *t, cJSON *o, const report_ledger *l) {
+  cJSON *a = add(t, o, "processes", cJSON_CreateArray());
+  for (size_t i = 0; a && i < l->nprocs; i++) {
+    const report_process *p = &l->procs[i];
+    cJSON *x = add(t, a, NULL, cJSON_CreateObject());
+    str(t, x, "run", p->run);
+    num(t, x, "child", p->child);
+    num(t, x, "generations", p->generations);
+    num(t, x, "canaries", p->canaries);
+    if (p->canaries)
+      canary_json(t, add(t, x, "canary", cJSON_CreateObject()), p->canary, p->lo, p->hi,
+                  p->verdict);
+  }
+}
+
+static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
+  cJSON *o = add(t, arr, NULL, cJSON_CreateObject());
+  if (!o) return;
+  str(t, o, "ledger", l->path);
+  add(t, o, "device", device_to_json(&l->dev));
+  cJSON *c = add(t, o, "campaign", cJSON_CreateObject());
+  str(t, c, "name", l->campaign);
+  str(t, c, "path", l->campaign_path);
+  str(t, c, "backend", l->backend);
+  str(t, c, "mode", l->mode);
+  str(t, c, "created", l->created);
+  answer_json(t, o, l);
+  cJSON *k = add(t, o, "keeps", cJSON_CreateArray());
+  for (size_t i = 0; k && i < l->ngens; i++)
+    if (l->gens[i].decision == DECISION_KEEP) num(t, k, NULL, (double)l->gens[i].generation);
+  cJSON *r = add(t, o, "restarts", cJSON_CreateArray());
+  for (size_t i = 0; r && i < l->nrestarts; i++) {
+    cJSON *x = add(t, r, NULL, cJSON_CreateObject());
+    num(t, x, "restart", l->restarts[i].restart);
+    num(t, x, "after", (double)l->restarts[i].after);
+    num(t, x, "champion_us", l->restarts[i].champion_us);
+    str(t, x, "reason", l->restarts[i].reason);
+  }
+  str(t, o, "ended", l->ended ? l->end_reason : NULL);
+  num(t, o, "rounds", (double)l->rounds);
+  reasons_json(t, o, l);
+  processes_json(t, o, l);
+  cJSON *g = add(t, o, "generations", cJSON_CreateArray());
+  for (size_t i = 0; g && i < l->ngens; i++) gen_json(t, g, &l->gens[i]);
+}
+
+int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e) {
+  tree t = {0};
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  str(&t, root, "format", "tunefarm-report");
+  num(&t, root, "version", 1);
+  cJSON *a = add(&t, root, "ledgers", cJSON_CreateArray());
+  for (size_t i = 0; a && i < n; i++) ledger_json(&t, a, &l[i]);
+  return emit(f, &t, root, e);
+}
+
+/* ---------------------------------------------------------------- --csv */
+
+/* RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled. */
+static void csv_text(FILE *f, const char *s) {
+  if (!s) s = "";
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.10g", v);
+}
+
+static void csv_cfg(FILE *f, const record_cfg *c) {
+  char buf[1024];
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < c->n && n < sizeof buf; k++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s=%lld", k ? " " : "", c->name[k], c->v[k]);
+  csv_text(f, buf);
+}
+
+static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
+  static const char *const status[] = {"ok", "fault", "compile_error", "error"};
+  char label[32], change_s[1024];
+  report_search_label(g, label, sizeof label);
+  report_change_text(&g->best, &g->new_cfg, change_s, sizeof change_s);
+  csv_text(f, l->path);
+  fprintf(f, ",%s,%d,", l->dev.host, l->dev.ordinal);
+  csv_text(f, l->dev.uuid);
+  fputc(',', f);
+  csv_text(f, l->campaign);
+  fprintf(f, ",%lld,%s,%s,%s,%d,%d,", g->generation, label, decision_names[g->decision],
+          g->measured ? status[g->status] : "refused", g->correct, g->untrusted);
+  csv_text(f, change_s);
+  fputc(',', f);
+  csv_cfg(f, &g->best);
+  fputc(',', f);
+  csv_cfg(f, &g->new_cfg);
+  const double v[] = {g->before_us, g->after_us, g->control_us, g->before_kernel_us,
+                      g->after_kernel_us, g->control_kernel_us, g->median_ratio,
+                      g->kernel_median_ratio, g->control_drift};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) fputc(',', f), csv_num(f, v[i]);
+  fprintf(f, ",%d,", g->nratios);
+  csv_num(f, g->answer_us);
+  fputc(',', f);
+  if (g->child) fprintf(f, "%d", g->child);
+  fputc(',', f);
+  csv_text(f, g->run);
+  fputc(',', f);
+  csv_num(f, g->canary_ratio[0]);
+  fputc(',', f);
+  csv_num(f, g->canary_ratio[1]);
+  fprintf(f, ",%s,", g->has_canary ? (g->canary_biased ? "biased" : "ok") : "");
+  csv_num(f, g->compile_ms);
+  fputc(',', f);
+  csv_num(f, g->wall_s);
+  fputc(',', f);
+  csv_text(f, g->time);
+  fputc(',', f);
+  csv_text(f, g->reason);
+  fputc('\n', f);
+}
+
+int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e) {
+  fputs("ledger,host,gpu,uuid,campaign,generation,search,decision,status,correct,untrusted,"
+        "change,best,new,best_us,new_us,control_us,best_kernel_us,new_kernel_us,"
+        "control_kernel_us,median_ratio,kernel_median_ratio,control_drift,rounds,"
+        "best_so_far_us,child,run,canary_ratio,canary_kernel_ratio,canary_verdict,compile_ms,"
+        "wall_s,time,reason\n",
+        f);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < l[i].ngens; j++) csv_row(f, &l[i], &l[i].gens[j]);
+  return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "report: cannot write stdout") : 0;
+}
+
+/* ---------------------------------------------------------------- --t4 */
+
+/* T4's invalidity of one evaluation: why the configuration gave no valid time, or "correct". */
+static const char *t4_invalidity(const report_gen *g) {
+  if (!g->measured) return "constraints";
+  switch (g->status) {
+    case RESULT_COMPILE_ERROR: return "compile";
+    case RESULT_FAULT: return g->detail && strncmp(g->detail, "timeout", 7) == 0 ? "timeout"
+                                                                                 : "runtime";
+    case RESULT_ERROR: return "runtime";
+    default: return g->correct ? "correct" : "correctness";
+  }
+}
+
+/* A measurement that has a value (T4 has no null: one the record lacks is left out). */
+static void t4_measure(tree *t, cJSON *a, const char *name, double v, const char *unit) {
+  if (!isfinite(v)) return;
+  cJSON *m = add(t, a, NULL, cJSON_CreateObject());
+  str(t, m, "name", name);
+  num(t, m, "value", v);
+  str(t, m, "unit", unit);
+}
+
+/* One evaluation: the generation's candidate (new) with its times; runtimes are new's round
+ * medians, screened rounds left out (as every reader does). */
+static void t4_result(tree *t, cJSON *arr, const report_gen *g) {
+  cJSON *o = add(t, arr, NULL, cJSON_CreateObject());
+  if (!o) return;
+  double *runtimes_ms = malloc(((size_t)g->nratios + 1) * sizeof *runtimes_ms);
+  if (!runtimes_ms) {
+    t->oom = 1;
+    return;
+  }
+  for (int i = 0; i < g->nratios; i++) runtimes_ms[i] = g->new_rounds_us[i] / 1000.0;
+  const char *inv = t4_invalidity(g);
+  str(t, o, "timestamp", g->time);
+  add(t, o, "configuration", record_cfg_to_json(&g->new_cfg));
+  cJSON *times = add(t, o, "times", cJSON_CreateObject());
+  num(t, times, "compilation_time", g->measured && isfinite(g->compile_ms) ? g->compile_ms : 0);
+  numbers(t, times, "runtimes", runtimes_ms, g->nratios);
+  free(runtimes_ms);
+  /* the measure process's time for the job besides compiling: inputs, the correctness gate,
+   * burn-in and every arm's rounds; the proposal and the gate are not timed apart */
+  double wall_ms = g->measured && isfinite(g->wall_s) ? 1000.0 * g->wall_s : 0;
+  double compile = g->measured && isfinite(g->compile_ms) ? g->compile_ms : 0;
+  num(t, times, "framework", wall_ms > compile ? wall_ms - compile : 0);
+  num(t, times, "search_algorithm", 0);
+  num(t, times, "validation", 0);
+  str(t, o, "invalidity", inv);
+  num(t, o, "correctness", g->correct ? 1 : 0);
+  cJSON *m = add(t, o, "measurements", cJSON_CreateArray());
+  if (g->measured) {
+    t4_measure(t, m, "time", g->after_us / 1000.0, "ms");
+    t4_measure(t, m, "kernel_time", g->after_kernel_us / 1000.0, "ms");
+    t4_measure(t, m, "best_time", g->before_us / 1000.0, "ms");
+    t4_measure(t, m, "control_time", g->control_us / 1000.0, "ms");
+    t4_measure(t, m, "median_ratio", g->median_ratio, "");
+    t4_measure(t, m, "rel_err", g->rel_err_new, "");
+  } else {
+    cJSON *c = add(t, m, NULL, cJSON_CreateObject());
+    str(t, c, "name", "constraint");
+    str(t, c, "value", g->constraint);
+    str(t, c, "unit", "");
+  }
+  cJSON *obj = add(t, o, "objectives", cJSON_CreateArray());
+  str(t, obj, NULL, "time");
+}
+
+int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e) {
+  tree t = {0};
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  str(&t, root, "schema_version", "1.0.0");
+  cJSON *a = add(&t, root, "results", cJSON_CreateArray());
+  for (size_t i = 0; a && i < n; i++)
+    for (size_t j = 0; j < l[i].ngens; j++) t4_result(&t, a, &l[i].gens[j]);
+  return emit(f, &t, root, e);
+}

@@ -1,0 +1,153 @@
+/* report_model: ledgers read whole for the writers of `tunefarm report` (coordinator/report.h).
+ *
+ * report_ledger_read reads one ledger through the record codec and the search machine
+ * (ledger_scan, ledger_best): every generation's numbers, the restarts, the end, the measure
+ * processes and their canaries, the reasons grouped, the final best and what it is worth
+ * against the start and the control. The writers only print what it holds: Markdown
+ * (report.c), JSON, CSV and T4 (report_data.c), HTML (report_html.c). A ledger is one
+ * device's search; nothing here combines two.
+ *
+ * Numbers are microseconds per launch, medians over a generation's recorded rounds with the
+ * screened ones left out (as every reader does, coordinator/record.h); NAN where a record has
+ * none. docs/REPORT.md defines every number the writers print.
+ *
+ * Ownership: report_ledger_read fills a caller-owned report_ledger and allocates what it
+ * holds; report_ledger_release frees it (also after a failed read). */
+#ifndef TF_REPORT_MODEL_H
+#define TF_REPORT_MODEL_H
+
+#include <stdio.h>
+
+#include "common/decide.h"
+#include "common/err.h"
+#include "common/msg.h"
+#include "coordinator/record.h"
+
+/* One generation record. */
+typedef struct report_gen {
+  long long generation;
+  int restart;               /* the search it belongs to: 0 the first, k the one restart k began */
+  int duel;                  /* restart k's best (new) against the champion (best) */
+  int measured;              /* 0: a static refusal (no rounds) */
+  int untrusted;             /* measured by a process no canary vouched for: decided nothing */
+  int correct, cache_hit;
+  decision_kind decision;
+  result_status status;
+  char *reason;              /* the decision in words, whole; owned */
+  char *detail;              /* the status's detail, or NULL; owned */
+  char constraint[SPEC_NAME];
+  char time[32];
+  record_cfg best, new_cfg;
+  double before_us, after_us, control_us;                /* best's, new's, the control's */
+  double before_kernel_us, after_kernel_us, control_kernel_us;
+  double median_ratio, kernel_median_ratio, control_drift;
+  double *ratios;            /* new/best of every unscreened round (event span); owned */
+  double *new_rounds_us;     /* new's median of each of those rounds; owned */
+  int nratios;
+  double rel_err_new;
+  double compile_ms, wall_s;
+  int child;                 /* the measure process (0: none named) and its run */
+  char run[32];
+  int has_canary, canary_biased;
+  double canary_ratio[2], canary_lo[2], canary_hi[2]; /* [0] event span, [1] kernel time */
+  double answer_us;          /* the search's answer after this record: its time, NAN before one */
+  double search_best_us;     /* the best of the search this generation belongs to: its time */
+} report_gen;
+
+typedef struct report_restart {
+  int restart;
+  long long after;           /* the last generation before it */
+  double champion_us;
+  char *reason;              /* owned */
+} report_restart;
+
+/* Reasons of one outcome grouped by their words: two reasons are one group when they differ
+ * only in their numbers. The first reason of a group is kept whole, with the range of each of
+ * its numbers over the group. */
+#define REPORT_MAX_NUMBERS 16
+typedef struct report_reason {
+  char *first;               /* owned */
+  char *words;               /* the grouping key: the reason with every number taken out; owned */
+  int count;
+  size_t order;              /* order of first appearance: ties are listed in it */
+  int nnum;                  /* numbers in the reason (at most REPORT_MAX_NUMBERS counted) */
+  double lo[REPORT_MAX_NUMBERS], hi[REPORT_MAX_NUMBERS];
+} report_reason;
+
+typedef struct report_outcome {
+  const char *name;          /* "rejected", "refused", "ambiguous" */
+  int count;
+  report_reason *groups;
+  size_t ngroups, cap;
+} report_outcome;
+
+enum { REPORT_REJECT, REPORT_REFUSED, REPORT_AMBIGUOUS, REPORT_OUTCOMES };
+
+/* One measure process (a run's child): its latest canary and, in an A/A study, new/best of
+ * every round it measured (both arms the same configuration). */
+typedef struct report_process {
+  char run[32];
+  int child;
+  int generations;           /* measured generations, the untrusted ones included */
+  int canaries;
+  double canary[2], lo[2], hi[2]; /* the latest canary: ratio copy/best and 95% interval */
+  char verdict[16];          /* of the latest canary; "" when none ran */
+  double *aa[2];             /* A/A rounds: [0] event span, [1] kernel time (NAN if absent) */
+  int naa, capaa;
+  int keeps, decided;        /* A/A: keeps among the decided (trusted) generations */
+} report_process;
+
+typedef struct report_ledger {
+  const char *path;          /* borrowed */
+  device_record dev;
+  char campaign[64], campaign_path[SPEC_PATH], backend[16], mode[16], created[32];
+  char control[256];         /* the control arm: a committed kernel or an instantiation */
+  report_gen *gens;
+  size_t ngens, capgens;
+  report_restart *restarts;
+  size_t nrestarts, caprestarts;
+  report_outcome out[REPORT_OUTCOMES];
+  report_process *procs;
+  size_t nprocs, capprocs;
+  long long rounds;          /* recorded rounds, screened ones included */
+  int keeps;
+  int aa;                    /* every measured generation compared a configuration with itself */
+  int ended;
+  char *end_reason;          /* owned; NULL while running or interrupted */
+  /* the answer: the final best (with restarts, the champion) */
+  int has_best;              /* a generation was recorded */
+  record_cfg best_cfg;
+  double best_us;            /* its latest median (NAN: never measured) */
+  long long best_gen;        /* the generation that measured it (-1) */
+  long long winner_gen;      /* the keep that made it the answer (-1: it is the start) */
+  double start_us;           /* the start configuration's first measured median */
+  double control_us;         /* the control's median in best_gen's rounds: paired with best_us */
+  double control_lo, control_hi; /* the control's per-generation medians over the campaign */
+  double control_median;     /* and their median */
+} report_ledger;
+
+/* Read the ledger at path (ledger_scan's checks: bad input is TF_EXIT_INPUT naming the file
+ * and the line; a torn last line is a note on log). */
+int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e);
+void report_ledger_release(report_ledger *l);
+
+/* The generation record of gen, or NULL. */
+const report_gen *report_gen_at(const report_ledger *l, long long gen);
+
+/* "search 1", "restart 2", "duel 2": the search a generation belongs to, in words. */
+void report_search_label(const report_gen *g, char *buf, size_t len);
+/* best -> new as "BK 64→32, TM 4→8", or "—" when they are the same. */
+void report_change_text(const record_cfg *from, const record_cfg *to, char *buf, size_t len);
+
+/* The groups of an outcome, most frequent first (ties in order of first appearance). */
+void report_outcome_sort(report_outcome *oc);
+/* A group's numbers over the group: "0.1 to 2.5, 1" (a number that never varied once). */
+void report_reason_ranges(const report_reason *r, char *buf, size_t len);
+
+/* The writers: n ledgers, printed whole; -1 with e only when out of memory or a write fails. */
+int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_data.c */
+int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e);   /* report_data.c */
+int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e);    /* report_data.c */
+int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_html.c */
+
+#endif
