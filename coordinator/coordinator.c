@@ -17,7 +17,7 @@
 #include "common/mpimsg.h"
 #include "common/msg.h"
 #include "coordinator/job.h"
-#include "coordinator/audit.h"
+#include "coordinator/space.h" /* defines: space_enumerate, space_release */
 #include "coordinator/ledger.h"
 #include "coordinator/record.h"
 #include "coordinator/replay.h"

@@ -1,4 +1,4 @@
-#include "coordinator/audit.h"
+#include "tools/audit.h"
 
 #include <getopt.h>
 #include <mpi.h>
@@ -16,221 +16,10 @@
 #include "worker/backend.h"
 #include <cuda_runtime_api.h>
 
-#define SPACE_MAX (1LL << 24)
-/* The most work check and run spend on a space before anything else (space_steps): 2^30
- * steps took 3 to 6 s on this project's 2-core machine, so with room for a loaded machine or
- * a sanitizer build it stays under SPACE_MAX_SECONDS. It admits 2^24 points of up to 7 knobs
- * without constraints (6 knobs of 16 values: 3 s), and spaces with constraints in proportion. */
-#define SPACE_MAX_STEPS (1LL << 30)
-#define SPACE_MAX_SECONDS 30
-
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* ---- enumeration: configurations <-> mixed-radix indices over the domains ---- */
-
-static void index_to_config(const spec *s, long long idx, config *c) {
-  c->n = s->nknobs;
-  for (int k = s->nknobs - 1; k >= 0; k--) {
-    int nv = s->knobs[k].nvalues;
-    c->v[k] = s->knobs[k].values[idx % nv];
-    idx /= nv;
-  }
-}
-
-static long long config_to_index(const spec *s, const config *c) {
-  long long idx = 0;
-  for (int k = 0; k < s->nknobs; k++) idx = idx * s->knobs[k].nvalues + spec_value_index(s, k, c->v[k]);
-  return idx;
-}
-
-void space_at(const space_view *v, int i, config *out) { index_to_config(v->s, v->reach[i], out); }
-
-/* ---- the reachability walk ----
- *
- * Breadth first from the start over accepted configurations, a step being a move of one or
- * two knobs to any of their values (what the proposer proposes). Walked naively, a visit
- * looks at every neighbour of its point, K*V + K(K-1)/2*V^2 of them: 3,936 for 6 knobs of
- * 16 values, 6.6e10 looks over a 2^24-point space (it ran for hours). But what the two-knob
- * moves on knobs a and b reach from a point is the whole plane through it in which only a
- * and b vary, and once one visit has looked at a plane every accepted point of it is seen:
- * no later visit from the same plane can add one. So each plane (and each line, for the
- * one-knob moves) is looked at once, and a visit tests one bit per plane and line through
- * its point.
- *
- * What bounds the walk: with K knobs of two values or more there are F = K(K+1)/2 lines and
- * planes through a point. Each line or plane is looked at once, which is at most F looks
- * per point of the space, and each visited point tests F bits: at most 2 * F * size steps,
- * linear in the size of the space and quadratic in the number of knobs (2 * 21 * 2^24 for
- * 6 knobs of 16 values, seconds). Memory: two bytes per point (accepted, seen), eight per
- * reachable point (the queue, which is the result) and one bit per line and plane.
- * The order of the result is the naive walk's: the loops run in its order and a skipped
- * plane or line holds only points seen before. */
-
-typedef struct walk {
-  int k;
-  long long nv[SPEC_MAX_KNOBS], stride[SPEC_MAX_KNOBS];
-  /* the moves of knobs a <= b stay in the line or plane of the knobs among a, b with two
-   * values or more: fam[a][b] = {c, d} (c == d: a line, c < d: a plane, c < 0: none) */
-  signed char fam[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS][2];
-  long long base[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS]; /* first bit of a line (c, c) or plane */
-  long long nbits;
-  const unsigned char *ok;
-  unsigned char *seen, *done;
-  long long *queue, tail;
-} walk;
-
-/* Which line or plane the moves of a and b stay in, and where its bits start. */
-static void walk_layout(walk *w, long long size) {
-  for (int a = 0; a < w->k; a++)
-    for (int b = a; b < w->k; b++) {
-      int c = w->nv[a] > 1 ? a : b, d = w->nv[b] > 1 ? b : a;
-      if (w->nv[c] < 2) c = d = -1;
-      w->fam[a][b][0] = (signed char)c;
-      w->fam[a][b][1] = (signed char)d;
-      if (c < 0 || a != c || b != d) continue;
-      w->base[c][d] = w->nbits; /* each line and plane laid out once, from its own (a, b) */
-      w->nbits += size / (c == d ? w->nv[c] : w->nv[c] * w->nv[d]);
-    }
-}
-
-/* The bit of the line or plane (c, d) through the point whose digits before knob j form the
- * number hi[j] and after it lo[j]. */
-static long long fam_bit(const walk *w, int c, int d, const long long *hi, const long long *lo) {
-  if (c == d) return w->base[c][c] + hi[c] * w->stride[c] + lo[c];
-  long long between = w->stride[c] / (w->stride[d] * w->nv[d]); /* values of the knobs in between */
-  long long mid = hi[d] - hi[c + 1] * between;
-  return w->base[c][d] + (hi[c] * between + mid) * w->stride[d] + lo[d];
-}
-
-static void walk_add(walk *w, long long i) {
-  if (w->ok[i] && !w->seen[i]) {
-    w->seen[i] = 1;
-    w->queue[w->tail++] = i;
-  }
-}
-
-/* One visit, in the naive walk's order, skipping the lines and planes looked at before. */
-static void walk_visit(walk *w, long long idx) {
-  long long d[SPEC_MAX_KNOBS], hi[SPEC_MAX_KNOBS + 1], lo[SPEC_MAX_KNOBS];
-  unsigned char skip[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS];
-  long long bit[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS];
-  hi[0] = 0;
-  for (int j = 0; j < w->k; j++) {
-    d[j] = idx / w->stride[j] % w->nv[j];
-    hi[j + 1] = hi[j] * w->nv[j] + d[j];
-    lo[j] = idx % w->stride[j];
-  }
-  for (int a = 0; a < w->k; a++)
-    for (int b = a; b < w->k; b++) {
-      int c = w->fam[a][b][0], e = w->fam[a][b][1];
-      bit[a][b] = c < 0 ? -1 : fam_bit(w, c, e, hi, lo);
-      skip[a][b] = c < 0 || (w->done[bit[a][b] >> 3] >> (bit[a][b] & 7) & 1);
-    }
-  for (int a = 0; a < w->k; a++) {
-    int live[SPEC_MAX_KNOBS], n = 0;
-    for (int b = a; b < w->k; b++)
-      if (!skip[a][b]) live[n++] = b;
-    for (long long va = 0; n && va < w->nv[a]; va++) {
-      long long ia = idx + (va - d[a]) * w->stride[a];
-      for (int i = 0; i < n; i++) {
-        int b = live[i];
-        if (b == a) walk_add(w, ia);
-        for (long long vb = 0; b != a && vb < w->nv[b]; vb++)
-          walk_add(w, ia + (vb - d[b]) * w->stride[b]);
-      }
-    }
-  }
-  for (int a = 0; a < w->k; a++)
-    for (int b = a; b < w->k; b++)
-      if (bit[a][b] >= 0) w->done[bit[a][b] >> 3] |= (unsigned char)(1u << (bit[a][b] & 7));
-}
-
-static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_err *e) {
-  const spec *s = &c->tmpl;
-  walk w = {.k = s->nknobs, .ok = ok};
-  for (int j = w.k - 1; j >= 0; j--) {
-    w.nv[j] = s->knobs[j].nvalues;
-    w.stride[j] = j == w.k - 1 ? 1 : w.stride[j + 1] * w.nv[j + 1];
-  }
-  walk_layout(&w, v->size);
-  w.seen = calloc((size_t)v->size, 1);
-  w.done = calloc((size_t)(w.nbits / 8 + 1), 1);
-  w.queue = malloc((size_t)v->accepted * sizeof *w.queue + sizeof *w.queue);
-  if (!w.seen || !w.done || !w.queue) {
-    free(w.seen);
-    free(w.done);
-    free(w.queue);
-    return tf_fail(e, TF_EXIT_FAIL, "out of memory enumerating %lld configurations", v->size);
-  }
-  long long start = config_to_index(s, &c->start);
-  w.seen[start] = 1;
-  w.queue[w.tail++] = start;
-  for (long long head = 0; head < w.tail; head++) walk_visit(&w, w.queue[head]);
-  free(w.seen);
-  free(w.done);
-  v->reach = w.queue; /* the queue, in visiting order, is the result */
-  v->nreachable = v->nall = (int)w.tail;
-  return 0;
-}
-
-/* What looking at a space costs, in steps of about the same price (3 to 6 ns here): per point,
- * its knobs decoded, its constraints evaluated (a step per constraint and per node of its
- * expression) and the walk (two per line and plane through it, see above). */
-static long long space_steps(const spec *s, long long size) {
-  long long per_point = 1 + s->nknobs + s->nconstraints, k = 0;
-  for (int i = 0; i < s->nconstraints; i++) per_point += expr_nodes(s->cons[i].e);
-  for (int j = 0; j < s->nknobs; j++) k += s->knobs[j].nvalues > 1;
-  return size * (per_point + k * (k + 1));
-}
-
-int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
-  const spec *s = &c->tmpl;
-  memset(v, 0, sizeof *v);
-  v->s = s;
-  v->size = 1;
-  for (int k = 0; k < s->nknobs; k++) {
-    v->size *= s->knobs[k].nvalues;
-    if (v->size > SPACE_MAX)
-      return tf_fail(e, TF_EXIT_INPUT, "template '%s': the knob space has more than %lld points",
-                     s->path, SPACE_MAX);
-  }
-  long long steps = space_steps(s, v->size);
-  if (steps > SPACE_MAX_STEPS)
-    return tf_fail(e, TF_EXIT_INPUT,
-                   "template '%s': checking its %lld configurations against %d constraints and "
-                   "walking them would take %lld steps, more than the limit of %lld (about %d s "
-                   "here): fewer knobs, values or constraints",
-                   s->path, v->size, s->nconstraints, steps, SPACE_MAX_STEPS, SPACE_MAX_SECONDS);
-  unsigned char *ok = malloc((size_t)v->size);
-  if (!ok) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  for (long long i = 0; i < v->size; i++) {
-    config cfg;
-    unsigned char broken[SPEC_MAX_CONSTRAINTS];
-    index_to_config(s, i, &cfg);
-    if (spec_check_all(s, c->dims, &cfg, broken, e)) {
-      free(ok);
-      return -1;
-    }
-    ok[i] = 1;
-    for (int k = 0; k < s->nconstraints; k++)
-      if (broken[k]) {
-        v->refused_by[k]++;
-        ok[i] = 0;
-      }
-    v->accepted += ok[i];
-  }
-  int rc = reach(c, ok, v, e);
-  free(ok);
-  return rc;
-}
-
-void space_release(space_view *v) {
-  free(v->reach);
-  v->reach = NULL;
 }
 
 /* ---- shared option parsing and the check report ---- */
@@ -611,7 +400,7 @@ static void print_refusals(const campaign *c, const space_view *v) {
   for (long long i = 0; i < v->size; i++) {
     config cfg;
     int bad = -1;
-    index_to_config(&c->tmpl, i, &cfg);
+    space_config_at(&c->tmpl, i, &cfg);
     if (spec_check(&c->tmpl, c->dims, &cfg, &bad, NULL) || bad < 0) continue;
     char name[512];
     spec_config_str(&c->tmpl, &cfg, name, sizeof name);

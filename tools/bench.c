@@ -1,9 +1,9 @@
-/* bench: the command line, the inputs and the list of arms (coordinator/bench.h).
+/* bench: the command line, the inputs and the list of arms (tools/bench.h).
  *
  * Everything the user can get wrong (the campaign, a ledger, --dims, an option) is read and
  * checked here, before any device is touched, so bad input costs no GPU time and leaves
  * nothing half-printed: one message naming the file and the key, exit status 2. */
-#include "coordinator/bench.h"
+#include "tools/bench.h"
 
 #include <dirent.h>
 #include <errno.h>

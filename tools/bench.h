@@ -10,12 +10,12 @@
  * and never launched.
  *
  * Three files, one concern each:
- *   coordinator/bench.c          the command line, the inputs and the list of arms;
- *   coordinator/bench_measure.c  the device: the measure child's backend (worker/backend.h)
- *                                for template and committed arms, packed into jobs of three
- *                                arms (two template configurations and one committed kernel
- *                                at most per job: one NVRTC program), then the cuBLAS arm;
- *   coordinator/bench_print.c    the Markdown table or the JSON lines.
+ *   tools/bench.c          the command line, the inputs and the list of arms;
+ *   tools/bench_measure.c  the device: the measure child's backend (worker/backend.h)
+ *                          for template and committed arms, packed into jobs of three
+ *                          arms (two template configurations and one committed kernel
+ *                          at most per job: one NVRTC program), then the cuBLAS arm;
+ *   tools/bench_print.c    the Markdown table or the JSON lines.
  * Protocol, the same for every arm: checked against the double CPU reference on every input
  * set before any timing (a wrong arm is not timed); the campaign's burn-in rounds; then R
  * recorded rounds, each S samples of every arm of the job in rotated order (the arm order of

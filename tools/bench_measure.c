@@ -1,4 +1,4 @@
-/* bench_measure: the device side of `tunefarm bench` (coordinator/bench.h).
+/* bench_measure: the device side of `tunefarm bench` (tools/bench.h).
  *
  * Template configurations and committed kernels go through the measure child's backend
  * (worker/backend.h) in this process, as jobs built like the farm's (common/msg.h): a job
@@ -15,7 +15,7 @@
  *
  * A sticky device error (illegal address, trap) ends the bench: nothing touches the device
  * after it, and the error goes up (exit status 1). Any other failure is the arm's ERROR. */
-#include "coordinator/bench.h"
+#include "tools/bench.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* bench_print: what `tunefarm bench` prints on stdout (coordinator/bench.h).
+/* bench_print: what `tunefarm bench` prints on stdout (tools/bench.h).
  *
  * Markdown: a header naming the campaign and shape, the device (name, UUID, driver), the date
  * and the protocol, then the table, which is the last thing printed. With --json: one JSON
@@ -17,7 +17,7 @@
 
 #include "common/decide.h" /* defines: stats_median */
 #include "common/jsonio.h" /* defines: jsonio_write_line */
-#include "coordinator/bench.h"
+#include "tools/bench.h"
 
 typedef struct arm_stats {
   double median, lo, hi; /* NAN unless measured */

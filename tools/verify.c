@@ -1,4 +1,4 @@
-#include "coordinator/verify.h"
+#include "tools/verify.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 
 #include "coordinator/ledger.h"
 #include "coordinator/replay.h"
-#include "coordinator/verify.h"
+#include "tools/verify.h"
 #include "tests/fuzz/fuzzutil.h"
 
 static int on_record(void *ctx, long line, const record *rec, tf_err *e) {

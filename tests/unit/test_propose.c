@@ -1,5 +1,5 @@
 /* Unit tests of coordinator/propose.c (the next configuration to try) and of
- * coordinator/audit.c's space_enumerate (the space, what the constraints
+ * coordinator/space.c's space_enumerate (the space, what the constraints
  * accept and what a search can reach from the start).
  *
  * The proposer's specs are built by hand (it reads only the knobs); the space
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coordinator/audit.h"
+#include "coordinator/space.h"
 #include "coordinator/propose.h"
 #include "tests/unit/testutil.h"
 

@@ -1,0 +1,37 @@
+/* space: a campaign's knob space as the search can walk it: its size, what every constraint
+ * accepts and refuses, and the configurations reachable from the start by one- and two-knob
+ * moves through accepted ones. `run` enumerates it before it opens a ledger, so a template
+ * whose expressions fail somewhere (division by zero) is refused before anything is written;
+ * `check` prints it and `audit` compiles what it reaches (tools/audit.h). */
+#ifndef TF_SPACE_H
+#define TF_SPACE_H
+
+#include "common/campaign.h"
+
+/* The space as the audit sees it. Ownership: space_release frees reach; s is the
+ * campaign's template, which must outlive the view. */
+typedef struct space_view {
+  const spec *s;
+  long long size;            /* product of the knob domains */
+  long long accepted;        /* pass every constraint */
+  long long refused_by[SPEC_MAX_CONSTRAINTS];
+  int nreachable;
+  long long *reach;          /* accepted and reachable from start, start first, as indices
+                              * (8 bytes each, not a config's 136: 2^24 of them fit) */
+  int nall;                  /* reachable before audit --where kept a part of them */
+} space_view;
+
+/* Enumerate. Refuses, as bad input naming the limit, spaces over 2^24 points (not a tuning
+ * space) and spaces whose constraints and reachability walk would cost more than a bounded
+ * number of steps (about 30 s on a 2-core machine; audit.c says how the walk is bounded). */
+int space_enumerate(const campaign *c, space_view *v, tf_err *e);
+void space_release(space_view *v);
+
+/* The configuration at index idx (0 <= idx < size) of the whole space: mixed radix over the
+ * knobs' domains, the last knob turning fastest. */
+void space_config_at(const spec *s, long long idx, config *out);
+
+/* The i-th reachable configuration (0 <= i < nreachable). */
+void space_at(const space_view *v, int i, config *out);
+
+#endif
