@@ -7,8 +7,8 @@
  *   measure  (the child)     worker/child.h
  *   compile  (the worker's)  worker/compile_pool.h
  *   devices                  worker/devices.h
- *   report                   coordinator/report.h
- *   study                    coordinator/study.c
+ *   report                   tools/report.h
+ *   study                    tools/study.h, tools/study_replay.h (--ledgers)
  *   verify                   tools/verify.h */
 #include <getopt.h>
 #include <mpi.h>
@@ -19,10 +19,12 @@
 
 #include "common/err.h"
 #include "common/mpimsg.h"
+#include "coordinator/coordinator.h"  // defines: coordinator_run
 #include "tools/audit.h"              // defines: check_main, audit_main
 #include "tools/bench.h"              // defines: bench_main
-#include "coordinator/coordinator.h"  // defines: coordinator_run
-#include "coordinator/report.h"       // defines: report_main
+#include "tools/report.h"             // defines: report_main
+#include "tools/study.h"              // defines: study_main
+#include "tools/study_replay.h"       // defines: study_replay_main
 #include "tools/verify.h"             // defines: verify_main
 #include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main, child_default_backend
@@ -30,7 +32,6 @@
 #include "worker/devices.h"           // defines: devices_main
 #include "worker/worker.h"            // defines: worker_run
 
-int study_main(int argc, char **argv);   /* coordinator/study.c */
 
 #define TUNEFARM_VERSION "0.1.0"
 
@@ -206,6 +207,13 @@ static int cmd_audit(int argc, char **argv) {
   return rc;
 }
 
+/* `study` measures the rules on simulated streams, or with --ledgers on GPU ledgers. */
+static int cmd_study(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--ledgers")) return study_replay_main(argc, argv);
+  return study_main(argc, argv);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -221,7 +229,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "compile")) return compile_main(argc, argv);
   if (!strcmp(cmd, "devices")) return devices_main(argc, argv);
   if (!strcmp(cmd, "report")) return report_main(argc, argv);
-  if (!strcmp(cmd, "study")) return study_main(argc, argv);
+  if (!strcmp(cmd, "study")) return cmd_study(argc, argv);
   if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
   if (!strcmp(cmd, "bench")) return bench_main(argc, argv);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

@@ -1,5 +1,5 @@
 /* sim_noise: the noise model of the simulated device (worker/sim_backend.c),
- * exposed so that the decision study (coordinator/study.c) draws its rounds
+ * exposed so that the decision study (tools/study.c) draws its rounds
  * from exactly the streams the `sim` backend produces.
  *
  * One sample() call measures one arm for one round: `samples` launches, and

@@ -18,7 +18,7 @@
 
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
-#include "coordinator/report.h"
+#include "tools/report.h"
 #include "tests/unit/testutil.h"
 
 typedef struct fixture {

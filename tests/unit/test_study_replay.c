@@ -1,5 +1,5 @@
 /* test_study_replay: `tunefarm study --ledgers` on small synthetic ledgers
- * (coordinator/study.h), where each rule's decision on each record is known by
+ * (tools/study_replay.h), where each rule's decision on each record is known by
  * construction (the arithmetic is in the comments of each record). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coordinator/study.h"
+#include "tools/study_replay.h"
 #include "tests/unit/testutil.h"
 
 #define UUID_A "GPU-aaaaaaaa-0000-0000-0000-000000000000"
@@ -395,10 +395,10 @@ static void main_should_exit_2_on_bad_input(void **state) {
   char *a2[] = {"study", "--ledgers", empty, NULL};
   char *a3[] = {"study", "--ledgers", NULL};
   char *a4[] = {"study", "--ledgers", empty, "--seed", "3", NULL};
-  assert_int_equal(study_main(3, a1), 2);
-  assert_int_equal(study_main(3, a2), 2);
-  assert_int_equal(study_main(2, a3), 2);
-  assert_int_equal(study_main(5, a4), 2);
+  assert_int_equal(study_replay_main(3, a1), 2);
+  assert_int_equal(study_replay_main(3, a2), 2);
+  assert_int_equal(study_replay_main(2, a3), 2);
+  assert_int_equal(study_replay_main(5, a4), 2);
 }
 
 int main(void) {

@@ -1,8 +1,8 @@
-/* report_read: a ledger read whole for the report's writers (coordinator/report_model.h).
+/* report_read: a ledger read whole for the report's writers (tools/report_model.h).
  *
  * The search's answer after every record comes from the search machine (ledger_best), the
  * same code resume and bench use, so the report cannot disagree with them about what won. */
-#include "coordinator/report_model.h"
+#include "tools/report_model.h"
 
 #include <math.h>
 #include <stdlib.h>

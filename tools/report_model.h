@@ -1,4 +1,4 @@
-/* report_model: ledgers read whole for the writers of `tunefarm report` (coordinator/report.h).
+/* report_model: ledgers read whole for the writers of `tunefarm report` (tools/report.h).
  *
  * report_ledger_read reads one ledger through the record codec and the search machine
  * (ledger_scan, ledger_best): every generation's numbers, the restarts, the end, the measure

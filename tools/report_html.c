@@ -1,4 +1,4 @@
-/* report_html: `report --html FILE`, one self-contained page (coordinator/report_model.h).
+/* report_html: `report --html FILE`, one self-contained page (tools/report_model.h).
  *
  * Per campaign, a table of its GPUs (the control, the final best, its speed-ups, each winner
  * the fastest on its own GPU) and one column of plots per GPU, side by side and each on its
@@ -10,7 +10,7 @@
  * on the page and counts the marks, for the browser test), no URL of any kind, no font but
  * the reader's own. Every mark carries data attributes (data-gen, ...) and a <title> with its
  * numbers, so a test counts the points and a reader hovers over them. */
-#include "coordinator/report_model.h"
+#include "tools/report_model.h"
 
 #include <math.h>
 #include <string.h>

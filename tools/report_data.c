@@ -1,10 +1,10 @@
-/* report_data: `report --json`, `--csv` and `--t4` (coordinator/report_model.h).
+/* report_data: `report --json`, `--csv` and `--t4` (tools/report_model.h).
  *
  * docs/REPORT.md lists every field. JSON and T4 are built as one tree and printed whole; a
  * number that is not finite is written null (JSON, cJSON does so) or left empty (CSV). T4
  * (the Open Autotuning Results Schema, 1.0.0; docs/t4.schema.json) times are milliseconds,
  * as Kernel Tuner, which writes the format, gives them. */
-#include "coordinator/report_model.h"
+#include "tools/report_model.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

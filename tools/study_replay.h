@@ -1,12 +1,6 @@
-/* study: `tunefarm study`, the decision rules measured against known truth.
- *
- * Two modes of one command:
- *   simulated (coordinator/study.c): every rule on the same simulated streams
- *     of rounds, A/A pairs and pairs with a known gain;
- *   ledger replay (coordinator/study_replay.c, `--ledgers`): every rule on the
- *     same recorded rounds of GPU ledgers written by fixed-pair campaigns
- *     (search mode "aa" or "pair", rule "median", every round recorded:
- *     campaigns/decide-aa.json, campaigns/decide-gain3.json).
+/* study_replay: `tunefarm study --ledgers`, every decision rule on the same recorded rounds of
+ * GPU ledgers written by fixed-pair campaigns (search mode "aa" or "pair", rule "median",
+ * every round recorded: campaigns/decide-aa.json, campaigns/decide-gain3.json).
  *
  * Replay, what is counted. Each generation record with "status": "ok" and
  * "correct": true is one generation. Its truth is A/A when the job's best and
@@ -21,23 +15,14 @@
  *
  * Ownership: study_replay_init allocates what the struct holds,
  * study_replay_release frees it; a tally pointer stays valid until then. */
-#ifndef TF_STUDY_H
-#define TF_STUDY_H
+#ifndef TF_STUDY_REPLAY_H
+#define TF_STUDY_REPLAY_H
 
 #include <stdio.h>
 
 #include "common/decide.h"
 #include "common/err.h"
 #include "common/msg.h"
-
-/* argv[0] is "study"; returns the exit status (0, or 2 for bad input or usage). */
-int study_main(int argc, char **argv);
-
-/* The 95% Wilson score interval of the rate k/n: its upper end (upper = 1) or
- * its lower end (upper = 0); NAN when n is 0. */
-double study_wilson(long k, long n, int upper);
-
-/* ---- ledger replay ---- */
 
 #define STUDY_REPLAY_RULES 2        /* study_replay_rules: "median", "sequential" */
 #define STUDY_REPLAY_MAX_DEVICES 32

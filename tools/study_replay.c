@@ -1,5 +1,5 @@
 /* study_replay: `tunefarm study --ledgers`, the decision rules replayed on the
- * recorded rounds of GPU ledgers (coordinator/study.h says what is counted).
+ * recorded rounds of GPU ledgers (tools/study_replay.h says what is counted).
  *
  * The ledgers come from fixed-pair campaigns measured with the median rule,
  * every round recorded (campaigns/decide-aa.json, decide-gain3.json), so both
@@ -9,7 +9,7 @@
 // defines: study_replay_rules, study_replay_init, study_replay_release,
 //          study_replay_add, study_replay_print, study_replay_tally,
 //          study_replay_cell, study_ratios_median, study_replay_main
-#include "coordinator/study.h"
+#include "tools/study_replay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,8 @@
 
 // defines: ledger_scan
 #include "coordinator/ledger.h"
+// defines: study_wilson
+#include "tools/study.h"
 
 const char *const study_replay_rules[STUDY_REPLAY_RULES] = {"median", "sequential"};
 enum { RULE_MEDIAN = 0, RULE_SEQUENTIAL = 1 };

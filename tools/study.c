@@ -16,17 +16,20 @@
  *
  * Output: markdown on stdout; the time taken on stderr.
  *
- * `--ledgers` replays the rules on GPU ledgers instead (coordinator/study_replay.c). */
+ * `--ledgers` replays the rules on GPU ledgers instead (tools/study_replay.h; tunefarm.c
+ * dispatches). */
 // defines: study_main, study_wilson
-// declares: study_replay_main; through common/decide.h: decide, decide_enough,
-//           decide_screen_round, decide_defaults, decision_names
-#include "coordinator/study.h"
+// uses, through common/decide.h: decide, decide_enough, decide_screen_round, decide_defaults,
+//           decision_names
+#include "tools/study.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "common/decide.h" /* defines: decide, decide_enough, decide_screen_round, ... */
 
 // defines: sim_noise_*, SIM_NOISE_ARMS
 #include "worker/sim_noise.h"
@@ -288,14 +291,7 @@ static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_S
   }
 }
 
-static int wants_ledgers(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--ledgers") == 0) return 1;
-  return 0;
-}
-
 int study_main(int argc, char **argv) {
-  if (wants_ledgers(argc, argv)) return study_replay_main(argc, argv);
   study_opts so;
   memset(&so, 0, sizeof so);
   so.generations = 5000;

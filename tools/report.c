@@ -1,10 +1,10 @@
-/* report: Markdown, JSON, CSV, T4 and HTML from ledgers (coordinator/report.h).
+/* report: Markdown, JSON, CSV, T4 and HTML from ledgers (tools/report.h).
  *
- * Every ledger is read whole (coordinator/report_model.h) before anything is printed, so
+ * Every ledger is read whole (tools/report_model.h) before anything is printed, so
  * bad input never leaves half a report on stdout or a half page on disk. Numbers come from
  * the records' own rounds; nothing is combined across ledgers. This file holds the command
  * and the Markdown; report_data.c the JSON, CSV and T4; report_html.c the page. */
-#include "coordinator/report.h"
+#include "tools/report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 
 #include "common/decide.h"
 #include "common/err.h"
-#include "coordinator/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
-#include "coordinator/study.h"        /* defines: study_wilson */
+#include "tools/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
+#include "tools/study.h"              /* defines: study_wilson */
 
 #define REASON_TOP 3
 
