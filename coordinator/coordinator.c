@@ -6,11 +6,13 @@
 #include "coordinator/coordinator.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/campaign.h"
 #include "common/decide.h"
@@ -240,11 +242,29 @@ static int advance(farm *f, device_run *d, tf_err *e) {
   return 0;
 }
 
+/* "12 of 40, ETA 1m05s": measured generations against the budget, and the time the rest of
+ * the budget takes at this run's rate (an upper bound: max_stale may end the search sooner). */
+static void budget_text(const device_run *d, int budget, char *buf, size_t len) {
+  int done = d->s.measured, here = done - d->measured_before, left = budget - done;
+  double spent = wall_s() - d->t_first;
+  if (here <= 0 || left <= 0 || spent <= 0) {
+    snprintf(buf, len, "%d of %d", done, budget);
+    return;
+  }
+  long eta = lround(spent / here * left);
+  if (eta >= 3600)
+    snprintf(buf, len, "%d of %d, ETA %ldh%02ldm", done, budget, eta / 3600, eta % 3600 / 60);
+  else
+    snprintf(buf, len, "%d of %d, ETA %ldm%02lds", done, budget, eta / 60, eta % 60);
+}
+
 static void print_decision(const farm *f, const device_run *d, const decision *dec) {
-  char change[256];
+  char change[256], budget[64];
   change_str(&f->c.tmpl, &d->step.best, &d->step.cand, change, sizeof change);
-  progress(f, "[gpu%d %.12s] gen %lld %s: median %.4f %s (%s)\n", d->dev.ordinal, d->dev.uuid,
-           d->step.generation, change, dec->median_ratio, decision_names[dec->kind], dec->reason);
+  budget_text(d, f->c.search.budget, budget, sizeof budget);
+  progress(f, "[gpu%d %.12s] gen %lld (%s) %s: median %.4f %s (%s)\n", d->dev.ordinal,
+           d->dev.uuid, d->step.generation, budget, change, dec->median_ratio,
+           decision_names[dec->kind], dec->reason);
 }
 
 static device_run *device_of_rank(farm *f, int rank) {
@@ -483,9 +503,16 @@ static void release(farm *f) {
 /* The campaign, with every constraint evaluated over the whole space: a template whose
  * expressions fail somewhere (division by zero) is refused before any ledger is touched. */
 static int load(farm *f, tf_err *e) {
+  progress(f, "tunefarm: loading campaign %s\n", f->o->campaign);
   if (campaign_load(&f->c, f->o->campaign, e)) return -1;
+  double size = 1, t = wall_s();
+  for (int k = 0; k < f->c.tmpl.nknobs; k++) size *= f->c.tmpl.knobs[k].nvalues;
+  progress(f, "tunefarm: enumerating its space: %.0f configurations against %d constraints\n",
+           size, f->c.tmpl.nconstraints);
   space_view v;
   if (space_enumerate(&f->c, &v, e) == 0) {
+    progress(f, "tunefarm: %lld accepted, %d reachable from the start (%.1f s)\n", v.accepted,
+             v.nreachable, wall_s() - t);
     space_release(&v);
     return 0;
   }
@@ -495,6 +522,7 @@ static int load(farm *f, tf_err *e) {
 
 static int run(farm *f, tf_err *e) {
   int usable = 0;
+  progress(f, "tunefarm: opening the ledgers in %s/%s/\n", f->o->ledgers, f->c.name);
   for (int i = 0; i < f->ndev; i++) {
     device_run *d = &f->d[i];
     if (!d->usable) continue;
@@ -504,7 +532,41 @@ static int run(farm *f, tf_err *e) {
   if (usable == 0) return tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
   progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f->c.name, usable,
            f->o->backend, f->c.decide.rule);
+  progress(f, "tunefarm: measuring, %d generations per device at most; Ctrl-C stops, the same "
+           "command resumes\n", f->c.search.budget);
   return serve(f, e);
+}
+
+/* ---- interrupted ---- */
+
+/* Said on SIGINT or SIGTERM (mpirun turns a Ctrl-C into SIGTERM for every rank): the ledgers
+ * hold every record written, fsync'd, and the same command resumes them. Built before the run,
+ * since a signal handler may only write. */
+static char interrupted_msg[2048];
+
+static void on_signal(int sig) {
+  const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+  ssize_t w = write(STDERR_FILENO, "\ntunefarm: stopped by ", 22);
+  w = write(STDERR_FILENO, name, strlen(name));
+  w = write(STDERR_FILENO, interrupted_msg, strlen(interrupted_msg));
+  (void)w;
+  signal(sig, SIG_DFL); /* then end as the signal would have */
+  raise(sig);
+}
+
+static void catch_signals(const run_opts *o, int ranks) {
+  char jobs[32] = "";
+  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
+  snprintf(interrupted_msg, sizeof interrupted_msg,
+           "; the ledgers in %s/ hold every generation recorded. Resume with the same command "
+           "(without --fresh):\n  mpirun -np %d tunefarm run --backend %s --ledgers %s%s %s\n",
+           o->ledgers, ranks, o->backend, o->ledgers, jobs, o->campaign);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
 }
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
@@ -513,6 +575,7 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   int size;
   MPI_Comm_size(comm, &size);
   f.ndev = size - 1;
+  catch_signals(o, size);
   f.d = calloc((size_t)f.ndev, sizeof *f.d);
   f.rec = record_new();
   f.res = calloc(1, sizeof *f.res);

@@ -1,17 +1,46 @@
 #!/usr/bin/env bash
 # Set up, then tune CAMPAIGN on every GPU of this node: one coordinator + one worker per GPU.
-# Without a GPU the farm runs on the simulated device with two workers, and says so.
+# Without a GPU the farm runs on the simulated device with two workers, and says so. Ends
+# with the report on stdout and the same report as a page, LEDGERS/<campaign>.html.
+#   bash scripts/run.sh [CAMPAIGN [tunefarm run options...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 campaign="${1:-campaigns/matmul-1024.json}"
 shift || true
-bash scripts/setup.sh >/dev/null
+ledgers=ledgers
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  [ "${args[i]}" = "--ledgers" ] && [ $((i + 1)) -lt ${#args[@]} ] && ledgers="${args[i + 1]}"
+done
+
+say() { echo "run.sh: $*" >&2; }
+
+# setup is quiet when it works; its whole output is kept, and shown when it does not
+say "installing what is missing, configuring and building build/ (a minute the first time)"
+log=$(mktemp)
+if ! bash scripts/setup.sh >"$log" 2>&1; then
+  cat "$log" >&2
+  rm -f "$log"
+  say "setup failed (above)"
+  exit 1
+fi
+rm -f "$log"
+say "built build/tunefarm"
+
 gpus=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid || true)
-args=()
+mpi=()
 if [ "$gpus" -eq 0 ]; then
   gpus=2
-  args=(--oversubscribe)
+  mpi=(--oversubscribe)
+  say "no GPU here: the farm runs on the simulated device with two workers"
+else
+  say "$gpus GPU(s): one worker each"
 fi
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun -np $((gpus + 1)) "${args[@]}" build/tunefarm run "$campaign" "$@"
-build/tunefarm report ledgers/"$(basename "$campaign" .json)"
+# tunefarm announces its own phases: loading, enumerating the space, ledgers, measuring
+say "mpirun -np $((gpus + 1)) build/tunefarm run $campaign ${args[*]}"
+mpirun -np $((gpus + 1)) "${mpi[@]}" build/tunefarm run "$campaign" "${args[@]}"
+name="$(basename "$campaign" .json)"
+build/tunefarm report --html "$ledgers/$name.html" "$ledgers/$name"
+build/tunefarm report "$ledgers/$name"
+say "the report as a page: $ledgers/$name.html (open it in a browser)"
