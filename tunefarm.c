@@ -154,7 +154,7 @@ static int run_farm(int rank, int size, run_args *a) {
   if (rank == 0) {
     if (coordinator_run(MPI_COMM_WORLD, &a->o, &e) == 0) return 0;
     fprintf(stderr, "tunefarm run: %s\n", e.msg);
-    return e.code ? e.code : 1;
+    return tf_exit_status(&e);
   }
   share_reference_threads(on_node);
   char exe[4096];

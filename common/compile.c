@@ -11,7 +11,7 @@
  * NVRTC calls go through NVRTC_CHECK, which fetches the program log before it
  * judges the result (the log is the only account of why a compile failed).
  * A program NVRTC refuses is a normal outcome for a tuning farm (a variant
- * that does not compile): it comes back as e->code = COMPILE_REFUSED with the
+ * that does not compile): it comes back as e->code = TF_COMPILE_REFUSED with the
  * full log in out->log, distinct from a broken toolchain (TF_EXIT_FAIL). Its log is
  * kept as "<key>.refused": NVRTC refuses the same program the same way every time.
  *
@@ -100,7 +100,7 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
   if (rc == NVRTC_ERROR_COMPILATION) {
     char summary[400];
     first_error(out->log, summary, sizeof summary);
-    return tf_fail(e, COMPILE_REFUSED, "nvrtc refused the program: %s", summary);
+    return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program: %s", summary);
   }
   return tf_fail(e, TF_EXIT_FAIL, "%s:%d: %s: %s", file, line, call, nvrtcGetErrorString(rc));
 }
@@ -450,7 +450,7 @@ static int refusal_lookup(const program *p, compile_result *out, tf_err *e) {
   out->cache_hit = 1;
   char summary[400];
   first_error(text, summary, sizeof summary);
-  tf_fail(e, COMPILE_REFUSED, "nvrtc refused the program: %s", summary);
+  tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program: %s", summary);
   return 1;
 }
 
@@ -651,7 +651,7 @@ static int build_locked(const compile_req *req, const program *p, compile_result
   }
   rc = req->simulate_s > 0 ? simulated_build(req, p, out, e) : nvrtc_build(req, p, out, e);
   if (rc == 0) cache_store(p, req->nexprs, out);
-  else if (e && e->code == COMPILE_REFUSED) refusal_store(p, out);
+  else if (e && e->code == TF_COMPILE_REFUSED) refusal_store(p, out);
   unlock_program(p, fd);
   return rc;
 }

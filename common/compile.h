@@ -29,9 +29,6 @@
 
 #define COMPILE_MAX_EXPRS 64
 
-/* e->code of a compile that NVRTC refused (the log is in the result). */
-#define COMPILE_REFUSED 4
-
 typedef struct compile_req {
   const char *const *source_paths; /* files concatenated in order */
   int nsources;
@@ -58,7 +55,7 @@ typedef struct compile_result {
   double wait_ms;   /* of which waiting for another process compiling the same program */
 } compile_result;
 
-/* Compile (or fetch). On an NVRTC refusal returns -1 with e->code = COMPILE_REFUSED and the
+/* Compile (or fetch). On an NVRTC refusal returns -1 with e->code = TF_COMPILE_REFUSED and the
  * log kept in out->log. */
 int compile_program(const compile_req *req, compile_result *out, tf_err *e);
 void compile_release(compile_result *r);

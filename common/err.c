@@ -68,3 +68,8 @@ void tf_err_clear(tf_err *e) {
   e->code = 0;
   e->msg[0] = '\0';
 }
+
+int tf_exit_status(const tf_err *e) {
+  if (!e || e->code < TF_EXIT_FAIL || e->code > TF_NO_DEVICE) return TF_EXIT_FAIL;
+  return e->code;
+}

@@ -120,7 +120,7 @@ int check_main(int argc, char **argv) {
   space_view v;
   if (campaign_load(&c, o.campaign, &e)) {
     fprintf(stderr, "tunefarm check: %s\n", e.msg);
-    return e.code ? e.code : 1;
+    return tf_exit_status(&e);
   }
   search_config sc; /* what `run` would refuse: a proposer there is none of */
   rc = search_config_of(&c, 0, &sc, &e);
@@ -130,7 +130,7 @@ int check_main(int argc, char **argv) {
   else fprintf(stderr, "tunefarm check: %s\n", e.msg);
   space_release(&v);
   campaign_release(&c);
-  return rc ? (e.code ? e.code : 1) : 0;
+  return rc ? tf_exit_status(&e) : 0;
 }
 
 /* ---- audit: compile every reachable configuration ---- */
@@ -249,7 +249,7 @@ static void check_arms(const backend_ops *ops, void *self, const job *j, const c
       spec_config_str(&c->tmpl, cfg[a], name, sizeof name);
       placement p = placement_of(&j->measure, 0, a);
       if (ops->check(self, &p, set, &err, &e)) {
-        *sticky = e.code == BACKEND_STICKY;
+        *sticky = e.code == TF_STICKY;
         add_failure(t, name, e.msg, "");
       } else if (!(err <= j->tolerance)) {
         snprintf(msg, sizeof msg, "wrong result: relative error %.3g over tolerance %.3g (set %d)",
@@ -276,7 +276,7 @@ static int run_triple(const backend_ops *ops, void *self, const campaign *c, con
     char name[512];
     spec_config_str(&c->tmpl, cfg[0], name, sizeof name);
     add_failure(t, name, e.msg, "");
-    sticky = e.code == BACKEND_STICKY;
+    sticky = e.code == TF_STICKY;
   } else {
     check_arms(ops, self, &j, cfg, c, t, &sticky);
   }
@@ -446,13 +446,13 @@ int audit_main(int argc, char **argv) {
   space_view v = {0};
   if (campaign_load(&c, o.campaign, &e)) {
     if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
-    return e.code ? e.code : 1;
+    return tf_exit_status(&e);
   }
   if (space_enumerate(&c, &v, &e) || (o.where && filter_where(&c, o.where, &v, &e))) {
     if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
     space_release(&v);
     campaign_release(&c);
-    return e.code ? e.code : 1;
+    return tf_exit_status(&e);
   }
   if (o.list) {
     for (int i = 0; rank == 0 && i < v.nreachable; i++) {

@@ -457,7 +457,7 @@ int bench_main(int argc, char **argv) {
   int rc = load_inputs(b, &o, &e) ? -1 : 0, device_failed = 0;
   if (rc == 0 && bench_measure(b, &o, &e)) {
     rc = -1;
-    device_failed = e.code == TF_EXIT_FAIL; /* not BENCH_EXIT_NO_DEVICE: it opened */
+    device_failed = e.code == TF_EXIT_FAIL; /* not TF_NO_DEVICE: it opened */
   }
   if (device_failed) {
     /* The device failed mid-way: what was measured before still goes out, and the arms it
@@ -476,7 +476,7 @@ int bench_main(int argc, char **argv) {
   } else {
     fflush(stdout);
     fprintf(stderr, "tunefarm bench: %s\n", e.msg);
-    rc = e.code ? e.code : TF_EXIT_FAIL;
+    rc = tf_exit_status(&e);
   }
   release(b);
   return rc;

@@ -102,9 +102,9 @@ typedef struct bench {
 int bench_main(int argc, char **argv);
 
 /* bench_measure.c: open the device (b->dev, b->driver), run every job and the cuBLAS arm,
- * close it. -1 with e->code 3 (no usable device) or 1 (the device failed mid-way: the arms
- * measured before stay measured, the others are left pending). */
-#define BENCH_EXIT_NO_DEVICE 3
+ * close it. -1 with e->code TF_NO_DEVICE (no usable device: exit status 3) or TF_EXIT_FAIL
+ * (the device failed mid-way: the arms measured before stay measured, the others are left
+ * pending). */
 int bench_measure(bench *b, const bench_opts *o, tf_err *e);
 
 /* bench_print.c: the table (or JSON lines) on f. */

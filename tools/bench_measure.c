@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "worker/backend.h"   /* defines: backend_ops, backend_find, BACKEND_STICKY */
+#include "worker/backend.h"   /* defines: backend_ops, backend_find, TF_STICKY */
 #include "worker/child.h"     /* defines: child_default_backend */
 #include "worker/cublas.h"    /* defines: tf_cublas, cublas_load, cublas_sgemm_* */
 #include "worker/nvml.h"      /* defines: nvml_load, nvml_driver_version */
@@ -51,7 +51,7 @@ static int arm_failed(bench_arm *a, const char *what, const tf_err *e) {
   fputs("tunefarm bench: ", stderr);
   print_arm(stderr, a);
   fprintf(stderr, ": %s failed: %s\n", what, e->msg);
-  return e->code == BACKEND_STICKY ? -1 : 0;
+  return e->code == TF_STICKY ? -1 : 0;
 }
 
 /* Every arm on every input set against the CPU reference; the worst error counts. */
@@ -205,7 +205,7 @@ static int run_job(bench *b, const bench_opts *o, const backend_ops *ops, void *
   job_progress(slot, n, of);
   memset(&r, 0, sizeof r);
   if (build_job(b, o, slots, n, &j, e) || ops->prepare(self, &j, &r, e)) {
-    int sticky = e->code == BACKEND_STICKY, arms = 0;
+    int sticky = e->code == TF_STICKY, arms = 0;
     for (int k = 0; k < ARM_COUNT; k++) arms += slots[k] >= 0;
     if (!sticky && arms > 1) return run_arms_alone(b, o, ops, self, slots, n, of, e);
     for (int k = 0; k < ARM_COUNT; k++)
@@ -324,7 +324,7 @@ static int open_device(bench *b, const bench_opts *o, const backend_ops *ops, vo
                        tf_err *e) {
   backend_opts bo = {.ordinal = o->device, .cache_dir = NULL};
   if (ops->open(self, &bo, e)) {
-    if (strcmp(ops->name, "cuda") == 0) e->code = BENCH_EXIT_NO_DEVICE;
+    if (strcmp(ops->name, "cuda") == 0) e->code = TF_NO_DEVICE;
     return tf_wrap(e, "cannot open %s device %d", ops->name, o->device);
   }
   if (ops->describe(*self, &b->dev, e)) {
@@ -353,7 +353,7 @@ int bench_measure(bench *b, const bench_opts *o, tf_err *e) {
     return 0;
   }
   /* A sticky error: the process ends without touching the device again, and it is a failure of
-   * the bench (exit status 1), not the absence of a device (3, which BACKEND_STICKY equals). */
+   * the bench (exit status 1), not the absence of a device (3). */
   e->code = TF_EXIT_FAIL;
   return -1;
 }

@@ -453,5 +453,5 @@ int report_main(int argc, char **argv) {
   if (rc == 0) return TF_EXIT_OK;
   fflush(stdout);
   fprintf(stderr, "tunefarm report: %s\n", e.msg);
-  return e.code ? e.code : TF_EXIT_FAIL;
+  return tf_exit_status(&e);
 }

@@ -566,5 +566,5 @@ int study_replay_main(int argc, char **argv) {
   }
   if (rc == 0) return 0;
   fprintf(stderr, "tunefarm study: %s\n", e.msg);
-  return e.code ? e.code : TF_EXIT_FAIL;
+  return tf_exit_status(&e);
 }

@@ -9,7 +9,7 @@
  *
  * Contract: every function returns 0 or -1 with *e filled. A failure the
  * device cannot recover from (a sticky CUDA error: illegal address, trap)
- * sets e->code = BACKEND_STICKY: the child reports a fault and exits, and the
+ * sets e->code = TF_STICKY: the child reports a fault and exits, and the
  * worker starts a fresh child. A `self` is owned by the backend: open
  * allocates it, close frees it; prepare's resources are freed by finish. */
 #ifndef TF_BACKEND_H
@@ -18,11 +18,6 @@
 #include "common/err.h"
 #include "common/msg.h"
 #include "worker/placement.h"
-
-/* e->code for errors after which this process must not touch the device again. */
-#define BACKEND_STICKY 3
-/* e->code for a program NVRTC refused (the job's result is RESULT_COMPILE_ERROR). */
-#define BACKEND_COMPILE 4
 
 typedef struct backend_opts {
   int ordinal;              /* device index among the visible ones */

@@ -444,8 +444,8 @@ int compile_main(int argc, char **argv) {
   compile_cached(&pr.req, key, NULL);
   rc = compile_program(&pr.req, &cr, &e);
   const char *status = rc == 0 ? (cr.cache_hit ? "cached" : "compiled")
-                       : e.code == COMPILE_REFUSED ? "refused" : "error";
+                       : e.code == TF_COMPILE_REFUSED ? "refused" : "error";
   say(key, status, cr.ms, rc ? e.msg : NULL);
   compile_release(&cr);
-  return rc == 0 || e.code == COMPILE_REFUSED ? 0 : 1;
+  return rc == 0 || e.code == TF_COMPILE_REFUSED ? 0 : 1;
 }

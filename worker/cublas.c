@@ -10,7 +10,7 @@
 #include "common/decide.h"      /* defines: stats_median */
 #include "common/spec.h"        /* defines: SPEC_MAX_ELEMENTS */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
-#include "worker/backend.h"     /* defines: BACKEND_STICKY */
+#include "worker/backend.h"     /* defines: TF_STICKY */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_begin, cupti_timer_collect */
 
@@ -122,7 +122,7 @@ struct cublas_sgemm {
 };
 
 static int sg_failed(cublas_sgemm *s, tf_err *e) {
-  if (e && e->code == BACKEND_STICKY) s->sticky = 1;
+  if (e && e->code == TF_STICKY) s->sticky = 1;
   return -1;
 }
 
@@ -232,13 +232,13 @@ static int sg_gemm(cublas_sgemm *s, int set, tf_err *e) {
    * does, so that the bench stops touching the device. */
   tf_err ce;
   tf_err_clear(&ce);
-  if (CUDA_CHECK(cudaStreamSynchronize(s->stream), &ce) && ce.code == BACKEND_STICKY) *e = ce;
+  if (CUDA_CHECK(cudaStreamSynchronize(s->stream), &ce) && ce.code == TF_STICKY) *e = ce;
   return -1;
 }
 
 static int sg_usable(const cublas_sgemm *s, int set, tf_err *e) {
   if (s->sticky)
-    return tf_fail(e, BACKEND_STICKY, "cublas sgemm: the CUDA context is unusable after an "
+    return tf_fail(e, TF_STICKY, "cublas sgemm: the CUDA context is unusable after an "
                                       "earlier error");
   if (set < 0 || set >= s->o.input_sets)
     return tf_fail(e, TF_EXIT_FAIL, "cublas sgemm: no input set %d", set);

@@ -19,7 +19,7 @@
  *           opens it), as the sum of the kernels of one SGEMM call; -1 otherwise.
  *
  * Errors: CUBLAS_CHECK for cuBLAS statuses and CUDA_CHECK for the runtime fill *e and return
- * -1; e->code is BACKEND_STICKY after an error that leaves the CUDA context unusable.
+ * -1; e->code is TF_STICKY after an error that leaves the CUDA context unusable.
  * Ownership: a tf_cublas is a caller-owned value (cublas_load fills it, cublas_unload closes
  * the library). cublas_sgemm_open allocates the arm and everything it uses (host inputs and
  * references, device buffers, stream, events, handle); cublas_sgemm_close frees all of it.

@@ -42,7 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/compile.h"     /* defines: compile_program, compile_release, COMPILE_REFUSED */
+#include "common/compile.h"     /* defines: compile_program, compile_release, TF_COMPILE_REFUSED */
 #include "common/program.h"     /* defines: program_of_job, program_request */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
@@ -153,13 +153,13 @@ static void cb_note(cuda_backend *s, unsigned which, const char *fmt, ...) {
 
 /* Remember a sticky failure so that nothing touches the device again; returns -1. */
 static int cb_failed(cuda_backend *s, tf_err *e) {
-  if (e && e->code == BACKEND_STICKY) s->sticky = 1;
+  if (e && e->code == TF_STICKY) s->sticky = 1;
   return -1;
 }
 
 static int cb_usable(cuda_backend *s, const placement *p, int set, tf_err *e) {
   if (s->sticky)
-    return tf_fail(e, BACKEND_STICKY, "cuda device %d: the context is unusable after an earlier "
+    return tf_fail(e, TF_STICKY, "cuda device %d: the context is unusable after an earlier "
                                       "error", s->ordinal);
   if (!s->job.active) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no job prepared");
   if (p->arm < 0 || p->arm >= ARM_COUNT || p->code < 0 || p->code >= s->job.nlib ||
@@ -326,10 +326,10 @@ static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
     r->times.compile_wait_s = b->cr.wait_ms / 1e3;
   }
   if (rc == 0) return 0;
-  if (e && e->code == COMPILE_REFUSED) {
+  if (e && e->code == TF_COMPILE_REFUSED) {
     char excerpt[CB_LOG_EXCERPT + 1];
     snprintf(excerpt, sizeof excerpt, "%s", b->cr.log ? b->cr.log : "(no log)");
-    return tf_fail(e, BACKEND_COMPILE, "nvrtc refused the program for %s: %s", s->dev.arch,
+    return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program for %s: %s", s->dev.arch,
                    excerpt);
   }
   return tf_wrap(e, "compiling job %lld for %s", b->j.id, s->dev.arch);
@@ -564,7 +564,7 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
 static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
   cuda_backend *s = self;
   if (s->sticky)
-    return tf_fail(e, BACKEND_STICKY, "cuda device %d: the context is unusable", s->ordinal);
+    return tf_fail(e, TF_STICKY, "cuda device %d: the context is unusable", s->ordinal);
   cb_finish(s);
   if (cb_validate(j, e)) return -1;
   cb_job *b = &s->job;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common/compile.h" /* defines: compile_nvrtc_version */
-#include "worker/backend.h" /* defines: BACKEND_STICKY */
+#include "worker/backend.h" /* defines: TF_STICKY */
 
 /* Errors about the machine rather than the work: no driver, no device. They are never sticky
  * in our sense (there was no context to lose), and probing after them is meaningless. */
@@ -61,7 +61,7 @@ int cuda_error_is_sticky(cudaError_t r) {
 int cuda_check(cudaError_t r, const char *call, const char *file, int line, tf_err *e) {
   if (r == cudaSuccess) return 0;
   int sticky = cuda_error_is_sticky(r);
-  return tf_fail(e, sticky ? BACKEND_STICKY : TF_EXIT_FAIL, "%s failed: %s (%s)%s [%s:%d]", call,
+  return tf_fail(e, sticky ? TF_STICKY : TF_EXIT_FAIL, "%s failed: %s (%s)%s [%s:%d]", call,
                  cudaGetErrorString(r), cudaGetErrorName(r),
                  sticky ? "; the CUDA context is unusable" : "", file, line);
 }

@@ -15,7 +15,7 @@
 #include "worker/nvml.h"
 
 /* One check for every CUDA runtime call: fills *e with "<call> failed: <text> (<name>)
- * [file:line]" and returns -1 unless r is cudaSuccess. e->code is BACKEND_STICKY
+ * [file:line]" and returns -1 unless r is cudaSuccess. e->code is TF_STICKY
  * (worker/backend.h) when the error leaves the context unusable, else TF_EXIT_FAIL. */
 int cuda_check(cudaError_t r, const char *call, const char *file, int line, tf_err *e);
 #define CUDA_CHECK(call, e) cuda_check((call), #call, __FILE__, __LINE__, (e))

@@ -30,8 +30,8 @@ static double now_s(void) {
 
 /* A backend error becomes the job's status; only a sticky one goes up. */
 static int job_failed(result *r, tf_err *e) {
-  if (e->code == BACKEND_STICKY) return -1;
-  r->status = e->code == BACKEND_COMPILE ? RESULT_COMPILE_ERROR : RESULT_ERROR;
+  if (e->code == TF_STICKY) return -1;
+  r->status = e->code == TF_COMPILE_REFUSED ? RESULT_COMPILE_ERROR : RESULT_ERROR;
   snprintf(r->detail, sizeof r->detail, "%s", e->msg);
   return 0;
 }

@@ -10,7 +10,7 @@
  * again; more than decide.max_screened of them end the measurement (the
  * decision then refuses the generation as noisy).
  * Returns 0 with *r filled (status says ok / compile_error / error), or -1 when
- * the device is unusable (e->code == BACKEND_STICKY): the caller reports a
+ * the device is unusable (e->code == TF_STICKY): the caller reports a
  * fault and must not touch the device again. */
 #ifndef TF_PROTOCOL_H
 #define TF_PROTOCOL_H

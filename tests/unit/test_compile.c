@@ -148,7 +148,7 @@ static void compile_should_refuse_a_syntax_error_with_the_log(void **state) {
   compile_result r;
   tf_err e = {0};
   assert_int_equal(compile_program(&req, &r, &e), -1);
-  assert_int_equal(e.code, COMPILE_REFUSED);
+  assert_int_equal(e.code, TF_COMPILE_REFUSED);
   assert_non_null(r.log);
   assert_non_null(strstr(r.log, "bad.cu(5)")); /* the '}' after the missing ';' */
   assert_non_null(strstr(r.log, "error"));
@@ -169,7 +169,7 @@ static void compile_should_refuse_again_from_the_cache_with_the_same_log(void **
   tf_err ea = {0}, eb = {0};
   assert_int_equal(compile_program(&req, &a, &ea), -1);
   assert_int_equal(compile_program(&req, &b, &eb), -1);
-  assert_int_equal(eb.code, COMPILE_REFUSED);
+  assert_int_equal(eb.code, TF_COMPILE_REFUSED);
   assert_int_equal(a.cache_hit, 0);
   assert_int_equal(b.cache_hit, 1);
   assert_string_equal(ea.msg, eb.msg); /* the generation's record says the same either way */
@@ -256,7 +256,7 @@ static void compile_should_refuse_an_unknown_name_expression(void **state) {
   compile_result r;
   tf_err e = {0};
   assert_int_equal(compile_program(&req, &r, &e), -1);
-  assert_int_equal(e.code, COMPILE_REFUSED);
+  assert_int_equal(e.code, TF_COMPILE_REFUSED);
   assert_non_null(strstr(r.log, "saxpy"));
   compile_release(&r);
 }
@@ -270,7 +270,7 @@ static void compile_should_name_a_missing_source_file(void **state) {
   compile_result r;
   tf_err e = {0};
   assert_int_equal(compile_program(&req, &r, &e), -1);
-  assert_int_not_equal(e.code, COMPILE_REFUSED);
+  assert_int_not_equal(e.code, TF_COMPILE_REFUSED);
   assert_int_not_equal(e.code, 0);
   assert_non_null(strstr(e.msg, "no-such-kernel.cu"));
   compile_release(&r);

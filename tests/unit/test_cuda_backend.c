@@ -45,7 +45,7 @@ static void cuda_open_should_refuse_without_a_device(void **state) {
   assert_int_equal(backend_cuda.open(&self, &o, &e), -1);
   assert_null(self);
   assert_int_not_equal(e.code, 0);
-  assert_int_not_equal(e.code, BACKEND_STICKY);
+  assert_int_not_equal(e.code, TF_STICKY);
   /* a clear message that names the reason */
   assert_int_equal(strncmp(e.msg, "no CUDA device: ", 16), 0);
   assert_true(strlen(e.msg) > 16);
@@ -202,7 +202,7 @@ static void cuda_check_should_name_the_call_and_flag_sticky_errors(void **state)
   assert_int_equal(cuda_check(cudaSuccess, "cudaFree(p)", "x.c", 1, &e), 0);
   assert_int_equal(cuda_check(cudaErrorIllegalAddress, "cudaStreamSynchronize(s)", "x.c", 42, &e),
                    -1);
-  assert_int_equal(e.code, BACKEND_STICKY);
+  assert_int_equal(e.code, TF_STICKY);
   assert_non_null(strstr(e.msg, "cudaStreamSynchronize(s) failed"));
   assert_non_null(strstr(e.msg, "cudaErrorIllegalAddress"));
   assert_non_null(strstr(e.msg, "x.c:42"));

@@ -47,12 +47,29 @@ static void escape_should_truncate_whole_escapes(void **state) {
   assert_string_equal(a, "abc"); /* "\x01" needs 4 */
 }
 
+/* One status for every tf_err: an exit status where it is one, else 1. */
+static void exit_status_should_pass_exit_statuses_and_map_the_rest_to_1(void **state) {
+  (void)state;
+  tf_err e = {0};
+  assert_int_equal(tf_exit_status(&e), TF_EXIT_FAIL); /* failed without saying how */
+  static const int pass[] = {TF_EXIT_FAIL, TF_EXIT_INPUT, TF_NO_DEVICE};
+  for (int i = 0; i < 3; i++) {
+    tf_fail(&e, pass[i], "x");
+    assert_int_equal(tf_exit_status(&e), pass[i]);
+  }
+  tf_fail(&e, TF_STICKY, "x");
+  assert_int_equal(tf_exit_status(&e), TF_EXIT_FAIL);
+  tf_fail(&e, TF_COMPILE_REFUSED, "x");
+  assert_int_equal(tf_exit_status(&e), TF_EXIT_FAIL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fail_should_escape_control_characters_of_user_text),
       cmocka_unit_test(wrap_should_escape_its_prefix_and_keep_one_line),
       cmocka_unit_test(escape_should_keep_utf8_and_backslashes_and_be_idempotent),
       cmocka_unit_test(escape_should_truncate_whole_escapes),
+      cmocka_unit_test(exit_status_should_pass_exit_statuses_and_map_the_rest_to_1),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
