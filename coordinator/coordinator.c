@@ -237,6 +237,7 @@ static int advance(farm *f, device_run *d, tf_err *e) {
         if (write_restart(f, d, &st, e)) return -1;
         break;
       case SEARCH_END: return write_end(f, d, &st, e);
+      case SEARCH_REOPEN: return tf_fail(e, TF_EXIT_FAIL, "search: a reopen is no next step");
     }
   }
   return 0;
@@ -389,6 +390,27 @@ static int resume_line(void *ctx, long line, const record *rec, tf_err *e) {
   return 0;
 }
 
+/* A search that ended goes on when the campaign now lets it (a larger search.budget or
+ * max_stale, more restarts; none of them is in the campaign's identity): its ledger gains a
+ * reopen record after the end record, and the search continues where it stood. */
+static int reopen(farm *f, device_run *d, tf_err *e) {
+  search_step st;
+  int go = search_would_go_on(&d->s, &st, e);
+  if (go <= 0) return go;
+  const search_opts *so = &f->c.search;
+  record *rec = f->rec;
+  record_release(rec);
+  rec->kind = RECORD_REOPEN;
+  rec->reopen.generation = d->s.generation;
+  snprintf(rec->reopen.reason, sizeof rec->reopen.reason, "it had ended (%.300s); the campaign "
+           "now has search.budget %d, max_stale %d and restarts %d, so it goes on",
+           d->s.end_reason, so->budget, so->max_stale, so->restarts);
+  if (commit(f, d, e)) return -1;
+  d->ended_before = 0;
+  progress(f, "[gpu%d %.12s] %s\n", d->dev.ordinal, d->dev.uuid, rec->reopen.reason);
+  return 0;
+}
+
 static int open_search(farm *f, device_run *d, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   search_config cfg;
@@ -403,7 +425,7 @@ static int open_search(farm *f, device_run *d, tf_err *e) {
     progress(f, "[gpu%d %.12s] resuming %s at generation %lld (%d measured, %d kept)%s\n",
              d->dev.ordinal, d->dev.uuid, ledger_path(d->l), d->s.generation + 1, d->s.measured,
              d->s.keeps, d->s.done ? ": search already ended" : "");
-  return 0;
+  return d->s.done ? reopen(f, d, e) : 0;
 }
 
 /* ---- the loop ---- */

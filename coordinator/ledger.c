@@ -127,11 +127,16 @@ static int next_number(const char *path, long line, const cJSON *rec, const char
 
 static int check_order(const char *path, long line, const cJSON *rec, order *o, tf_err *e) {
   const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring; /* check_type */
-  if (o->end_line)
+  int reopen = strcmp(type, "reopen") == 0;
+  if (o->end_line && !reopen)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line %ld: a \"%s\" record after the search's end (line %ld); "
-                   "nothing follows an end record",
+                   "nothing but a reopen record follows an end record",
                    path, line, type, o->end_line);
+  if (reopen && !o->end_line)
+    return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: a \"reopen\" record where the "
+                   "line before is no end record", path, line);
+  if (reopen) o->end_line = 0; /* the search goes on */
   if (strcmp(type, "generation") == 0)
     return next_number(path, line, rec, "generation", &o->generation, e);
   if (strcmp(type, "restart") == 0) return next_number(path, line, rec, "restart", &o->restart, e);

@@ -13,7 +13,8 @@
 
 #include "common/jsonio.h" /* defines: jsonio_int, jsonio_str, jsonio_child, jsonio_only_keys, ... */
 
-const char *const record_kind_names[RECORD_KINDS] = {"device", "generation", "restart", "end"};
+const char *const record_kind_names[RECORD_KINDS] = {"device", "generation", "restart", "end",
+                                                     "reopen"};
 
 static const char *const status_names[] = {"ok", "fault", "compile_error", "error", NULL};
 
@@ -29,13 +30,14 @@ static const char *const gen_keys[] = {
 static const char *const restart_keys[] = {"type", "restart", "generation", "champion",
                                            "champion_us", "start", "reason", NULL};
 static const char *const end_keys[] = {"type", "reason", "generation", "best", NULL};
+static const char *const reopen_keys[] = {"type", "generation", "reason", NULL};
 static const char *const canary_keys[] = {"child", "verdict", "ratio", "kernel_ratio",
                                           "interval", "kernel_interval", "threshold", "reason",
                                           "rounds", NULL};
 
 const char *const *record_keys(record_kind kind) {
   static const char *const *const keys[RECORD_KINDS] = {device_keys, gen_keys, restart_keys,
-                                                         end_keys};
+                                                         end_keys, reopen_keys};
   return kind >= 0 && kind < RECORD_KINDS ? keys[kind] : NULL;
 }
 
@@ -189,7 +191,7 @@ static int choice(const cJSON *o, const char *where, const char *key, const char
 static int type_of(const cJSON *o, record_kind *kind, tf_err *e) {
   int k = 0;
   static const char *const names[RECORD_KINDS + 1] = {"device", "generation", "restart", "end",
-                                                      NULL};
+                                                      "reopen", NULL};
   if (choice(o, "", "type", names, &k, e)) return -1;
   *kind = (record_kind)k;
   return 0;
@@ -549,6 +551,20 @@ static int end_from(const cJSON *o, record_end *r, tf_err *e) {
              : 0;
 }
 
+static cJSON *reopen_to(const record_reopen *r) {
+  cJSON *o = typed(RECORD_REOPEN);
+  cJSON_AddNumberToObject(o, "generation", (double)r->generation);
+  cJSON_AddStringToObject(o, "reason", r->reason);
+  return o;
+}
+
+static int reopen_from(const cJSON *o, record_reopen *r, tf_err *e) {
+  return int_into(o, "generation", 1, 0, LLONG_MAX, &r->generation, e) ||
+                 str_into(o, "", "reason", 1, r->reason, sizeof r->reason, e)
+             ? -1
+             : 0;
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 cJSON *record_to_json(const record *r) {
@@ -557,6 +573,7 @@ cJSON *record_to_json(const record *r) {
     case RECORD_GENERATION: return gen_to(&r->gen);
     case RECORD_RESTART: return restart_to(&r->restart);
     case RECORD_END: return end_to(&r->end);
+    case RECORD_REOPEN: return reopen_to(&r->reopen);
     default: return NULL;
   }
 }
@@ -570,6 +587,7 @@ int record_from_json(const cJSON *o, record *r, tf_err *e) {
     case RECORD_DEVICE: return device_from(o, &r->device, e);
     case RECORD_GENERATION: return gen_from(o, &r->gen, e);
     case RECORD_RESTART: return restart_from(o, &r->restart, e);
+    case RECORD_REOPEN: return reopen_from(o, &r->reopen, e);
     default: return end_from(o, &r->end, e);
   }
 }

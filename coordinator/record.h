@@ -1,7 +1,8 @@
 /* record: the ledger line codec, the only code that writes or reads one.
  *
  * A ledger (coordinator/ledger.h) is one JSON object per line: a device record first, then
- * generation records, restart records when a search begins again, and an end record.
+ * generation records, restart records when a search begins again, and an end record (and a
+ * reopen record after it when a resumed search goes on past its end).
  * docs/SCHEMA.md lists every key of every kind; tests/unit/test_record.c checks that list
  * against record_keys in both directions.
  *
@@ -31,7 +32,14 @@
 /* The schema this code writes (a device record's "schema_version"). */
 #define RECORD_SCHEMA_VERSION 2
 
-typedef enum { RECORD_DEVICE, RECORD_GENERATION, RECORD_RESTART, RECORD_END, RECORD_KINDS } record_kind;
+typedef enum {
+  RECORD_DEVICE,
+  RECORD_GENERATION,
+  RECORD_RESTART,
+  RECORD_END,
+  RECORD_REOPEN, /* an ended search goes on: the campaign now allows more (docs/SCHEMA.md) */
+  RECORD_KINDS
+} record_kind;
 extern const char *const record_kind_names[RECORD_KINDS]; /* "device", "generation", ... */
 
 /* A configuration as a ledger holds it: {"BM": 64, ...}, knob names and values in order. */
@@ -100,12 +108,20 @@ typedef struct record_end {
   record_cfg best;
 } record_end;
 
+/* After an end record: the search goes on, since a resumable key of the campaign changed
+ * (search.budget, max_stale, restarts) so that it would not have ended. */
+typedef struct record_reopen {
+  long long generation;          /* the last generation, the end record's */
+  char reason[512];
+} record_reopen;
+
 typedef struct record {
   record_kind kind;
   record_device device;
   record_gen gen;
   record_restart restart;
   record_end end;
+  record_reopen reopen;
 } record;
 
 record *record_new(void);

@@ -68,6 +68,10 @@ int replay_fact(const record *r, const spec *tmpl, const char *file, search_fact
                      cfg_of(tmpl, &r->restart.start, file, "start", &f->start, e)
                  ? -1
                  : 0;
+    case RECORD_REOPEN:
+      f->kind = SEARCH_REOPEN;
+      f->generation = r->reopen.generation;
+      return 0;
     case RECORD_END:
       f->kind = SEARCH_END;
       f->generation = r->end.generation;

@@ -381,6 +381,9 @@ static int apply_end(search *s, const search_fact *f, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %lld, the last generation",
                    s->generation);
   if (s->segment > 0) { /* the answer is the champion, not the last segment's best */
+    s->ended_best = s->best;
+    s->ended_best_us = s->best_us;
+    s->ended_best_gen = s->best_gen;
     s->best = s->champion;
     s->best_us = s->champion_us;
     s->best_gen = s->champion_gen;
@@ -393,7 +396,37 @@ static int apply_end(search *s, const search_fact *f, tf_err *e) {
   return 0;
 }
 
+/* The search as it stood before its end: a restarted search takes its own best back. */
+static void unend(search *s) {
+  if (s->segment > 0) {
+    s->best = s->ended_best;
+    s->best_us = s->ended_best_us;
+    s->best_gen = s->ended_best_gen;
+  }
+  s->done = 0;
+  s->end_reason[0] = '\0';
+}
+
+static int apply_reopen(search *s, const search_fact *f, tf_err *e) {
+  if (!s->done)
+    return tf_fail(e, TF_EXIT_INPUT, "a reopen record where the search had not ended");
+  if (f->generation != s->generation)
+    return tf_fail(e, TF_EXIT_INPUT, "key 'generation' must be %lld, the last generation",
+                   s->generation);
+  unend(s);
+  return 0;
+}
+
+int search_would_go_on(const search *s, search_step *st, tf_err *e) {
+  if (!s->done) return 0;
+  search t = *s; /* search_next reads the state only: the tried set may be shared */
+  unend(&t);
+  if (search_next(&t, st, e)) return -1;
+  return st->kind != SEARCH_END && st->kind != SEARCH_DONE;
+}
+
 int search_apply(search *s, const search_fact *f, tf_err *e) {
+  if (f->kind == SEARCH_REOPEN) return apply_reopen(s, f, e);
   if (s->done)
     return tf_fail(e, TF_EXIT_INPUT, "a record after the search's end record");
   switch (f->kind) {

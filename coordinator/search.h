@@ -59,6 +59,7 @@ typedef enum {
   SEARCH_REFUSE,  /* cand breaks a constraint: a static refusal, no job */
   SEARCH_RESTART, /* begin restart `restart` at `start` */
   SEARCH_END,     /* the search ends: `reason`, its answer `best` */
+  SEARCH_REOPEN,  /* fact only: an ended search goes on (a reopen record, search_would_go_on) */
   SEARCH_DONE     /* next only: nothing more to do, the search has ended */
 } search_kind;
 
@@ -136,6 +137,9 @@ typedef struct search {
   long long champion_gen;
   char seg_why[160];     /* why the segment stalled, for the restart after its duel */
   char end_reason[512];
+  config ended_best;     /* at the end of a restarted search, its own best (the answer became */
+  double ended_best_us;  /* the champion): a reopened search goes on from it */
+  long long ended_best_gen;
   /* the measure processes */
   int vetted_child;      /* the process the last canary cleared; 0: none in this run */
   int canary_due;        /* the next job runs the canary first */
@@ -180,6 +184,12 @@ typedef struct search_guess {
  * Returns how many were written to out (room for 2n), -1 only when out of memory. */
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e);
+
+/* Would an ended search go on under its configuration now (a campaign resumed with a larger
+ * search.budget or max_stale, or more restarts)? 1 with *st its next step: the caller writes a
+ * reopen record, applies its fact (SEARCH_REOPEN, the last generation) and goes on; 0 when it
+ * would end again, or has not ended. The search does not change. */
+int search_would_go_on(const search *s, search_step *st, tf_err *e);
 
 /* The search's answer: the champion once it has restarted, else its best; *us and *gen (may
  * be NULL) the median that measured it and its generation (NAN and -1 before any). */

@@ -245,19 +245,21 @@ static void print_answer(FILE *f, const report_ledger *s) {
     fputs("- final best: none yet (no generation recorded)\n", f);
     return;
   }
-  fprintf(f, "- final best (winner%s, fastest on its own GPU): ", s->nrestarts ? ": the champion of "
-          "the searches, decided by duels" : "");
+  fputs("- final best: ", f);
   text(f, cfg[0] ? cfg : "—");
   if (s->best_gen < 0) {
-    fputs(" (never measured)\n", f);
-    return;
+    fputs(" (never measured)", f);
+  } else {
+    fprintf(f, " — %s µs (measured in generation %lld; ", fmt_num(a, sizeof a, 2, "", s->best_us),
+            s->best_gen);
+    if (s->winner_gen >= 0)
+      fprintf(f, "kept in generation %lld)", s->winner_gen);
+    else
+      fputs("the start configuration)", f);
   }
-  fprintf(f, " — %s µs (measured in generation %lld; ", fmt_num(a, sizeof a, 2, "", s->best_us),
-          s->best_gen);
-  if (s->winner_gen >= 0)
-    fprintf(f, "kept in generation %lld)\n", s->winner_gen);
-  else
-    fputs("the start configuration)\n", f);
+  fprintf(f, " — **the winner**%s, fastest on its own GPU\n",
+          s->nrestarts ? ", the champion of the searches (decided by duels)" : "");
+  if (s->best_gen < 0) return;
   fprintf(f, "- speed-up: %s over the start (%s µs), %s over the control\n",
           fmt_num(a, sizeof a, 3, "×", s->start_us / s->best_us),
           fmt_num(b, sizeof b, 2, "", s->start_us),
@@ -301,6 +303,9 @@ static void print_section(FILE *f, report_ledger *s) {
   fputc('\n', f);
   print_keeps(f, s);
   for (int i = 0; i < REPORT_OUTCOMES; i++) print_outcome(f, &s->out[i]);
+  if (s->nrestarts)
+    fprintf(f, "- restarts: %zu (the final best is the champion of the searches, decided by "
+               "duels)\n", s->nrestarts);
   for (size_t i = 0; i < s->nrestarts; i++) {
     char a[32];
     fprintf(f, "- restart %d after generation %lld (champion %s µs): ", s->restarts[i].restart,
@@ -308,6 +313,9 @@ static void print_section(FILE *f, report_ledger *s) {
     text(f, s->restarts[i].reason);
     fputc('\n', f);
   }
+  if (s->reopens)
+    fprintf(f, "- reopened: %d time%s (a later run's campaign let the ended search go on)\n",
+            s->reopens, s->reopens == 1 ? "" : "s");
   fputs("- ended: ", f);
   text(f, s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);

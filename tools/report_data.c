@@ -209,6 +209,7 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
     str(t, x, "reason", l->restarts[i].reason);
   }
   str(t, o, "ended", l->ended ? l->end_reason : NULL);
+  num(t, o, "reopens", l->reopens);
   num(t, o, "rounds", (double)l->rounds);
   reasons_json(t, o, l);
   processes_json(t, o, l);

@@ -114,6 +114,7 @@ typedef struct report_ledger {
   int aa;                    /* every measured generation compared a configuration with itself */
   int ended;
   char *end_reason;          /* owned; NULL while running or interrupted */
+  int reopens;               /* reopen records: a later run let the ended search go on */
   /* the answer: the final best (with restarts, the champion) */
   int has_best;              /* a generation was recorded */
   record_cfg best_cfg;

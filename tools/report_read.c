@@ -345,8 +345,15 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
       if (rc == 0) note_answer(x);
       break;
     case RECORD_RESTART: rc = restart(l, &rec->restart); break;
+    case RECORD_REOPEN: /* a later run let the search go on past its end */
+      l->ended = 0;
+      l->reopens++;
+      free(l->end_reason);
+      l->end_reason = NULL;
+      break;
     default:
       l->ended = 1;
+      free(l->end_reason);
       l->end_reason = strdup(rec->end.reason);
       rc = l->end_reason ? 0 : -1;
   }

@@ -11,8 +11,8 @@ report_farm
 
 "$TF" report ledgers/ln >report.md || fail "report failed"
 for want in "- control: \`tf_layernorm_twowarp\`: " " over the start (" " over the control" \
-  "- final best (winner" "fastest on its own GPU" ", **winner** |" "winner (fastest on its own GPU)" \
-  "| duel 1 |" "the champion of the searches"; do
+  "- final best: " "**the winner**, the champion of the searches (decided by duels), fastest on its own GPU" "- restarts: " ", **winner** |" "winner (fastest on its own GPU)" \
+  "| duel 1 |"; do
   grep -qF -- "$want" report.md || { cat report.md; fail "the report lacks '$want'"; }
 done
 grep -q ' "new is [0-9.]*% slower than best (sequential test: LLR -[0-9.]* <= -[0-9.]* after [0-9]* rounds)"' report.md ||

@@ -198,7 +198,8 @@ static int listed(char keys[][64], int n, const char *key) {
 static void record_keys_should_be_the_keys_schema_md_lists(void **state) {
   (void)state;
   static const char *const headings[RECORD_KINDS] = {"### Device record", "### Generation record",
-                                                      "### Restart record", "### End record"};
+                                                      "### Restart record", "### End record",
+                                                      "### Reopen record"};
   char path[1024];
   snprintf(path, sizeof path, "%s/docs/SCHEMA.md", source_dir());
   tf_err e = {0};

@@ -252,10 +252,10 @@ static void report_should_count_the_other_decisions_by_reason(void **state) {
   assert_non_null(strstr(f->out, "- ambiguous: 0\n"));
   assert_non_null(strstr(f->out, "- ambiguous: 1 — commonest: 1× \"event span says 2.5% faster, "
                                  "kernel time says 0.3% slower\""));
-  assert_non_null(strstr(f->out, "- final best (winner, fastest on its own GPU): BM=64, BK=128 — "
-                                 "71.00 µs (measured in generation 5; kept in generation 5)"));
-  assert_non_null(strstr(f->out, "- final best (winner, fastest on its own GPU): BM=128 — "
-                                 "40.00 µs (measured in generation 3; kept in generation 2)"));
+  assert_non_null(strstr(f->out, "- final best: BM=64, BK=128 — 71.00 µs (measured in generation "
+                                 "5; kept in generation 5) — **the winner**, fastest on its own GPU\n"));
+  assert_non_null(strstr(f->out, "- final best: BM=128 — 40.00 µs (measured in generation 3; kept "
+                                 "in generation 2) — **the winner**, fastest on its own GPU\n"));
   assert_non_null(strstr(f->out, "- speed-up: 1.144× over the start (81.20 µs), 1.113× over "
                                  "the control"));
   assert_non_null(strstr(f->out, "- control: `k`: 79.00 µs beside the final best (same rounds); "
