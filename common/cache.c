@@ -8,7 +8,7 @@
  * buffer, so it matches the published test vectors.
  *
  * An entry is "<dir>/<key><suffix>". cache_put writes
- * "<dir>/.<key><suffix>.<host>.<pid>.<n>.tmp" (unique across ranks and nodes
+ * "<dir>/.<key><suffix>.<host>.<pid>.XXXXXX" (mkstemp: unique across ranks and nodes
  * sharing a directory, and across calls in one process), fsyncs it and
  * renames it over the entry, so a reader sees either nothing or a whole file;
  * two writers of the same key simply both win with identical content. */
@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,16 +174,15 @@ static int write_all(int fd, const void *data, size_t len) {
   return 0;
 }
 
-/* "<dir>/.<key><suffix>.<host>.<pid>.<n>.tmp": distinct for every writer and every call. */
+/* The template of "<dir>/.<key><suffix>.<host>.<pid>.XXXXXX": mkstemp makes the name distinct
+ * for every writer and every call (threads, processes, hosts sharing the folder). */
 static int temp_path(char *buf, size_t len, const char *dir, const char *key, const char *suffix) {
-  static atomic_ulong counter;
   char host[64] = "host";
   if (gethostname(host, sizeof host) != 0) strcpy(host, "host");
   host[sizeof host - 1] = '\0';
   for (char *c = host; *c; c++)
     if (*c == '/') *c = '_';
-  unsigned long n = atomic_fetch_add(&counter, 1);
-  int w = snprintf(buf, len, "%s/.%s%s.%s.%ld.%lu.tmp", dir, key, suffix, host, (long)getpid(), n);
+  int w = snprintf(buf, len, "%s/.%s%s.%s.%ld.XXXXXX", dir, key, suffix, host, (long)getpid());
   return w < 0 || (size_t)w >= len ? -1 : 0;
 }
 
@@ -195,9 +193,11 @@ int cache_put(const char *dir, const char *key, const char *suffix, const void *
       temp_path(tmp, sizeof tmp, dir, key, suffix) < 0)
     return tf_fail(e, TF_EXIT_FAIL, "cache entry '%s%s' in '%s': bad key or path too long",
                    key ? key : "(null)", suffix ? suffix : "", dir ? dir : "(null)");
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = mkstemp(tmp);
   if (fd < 0)
     return tf_fail(e, TF_EXIT_FAIL, "cache entry '%s': cannot create: %s", tmp, strerror(errno));
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  (void)fchmod(fd, 0644); /* readable to every user of a shared cache, as any cubin */
   const char *step = "write";
   if (write_all(fd, data, len) < 0) goto fail;
   step = "fsync";

@@ -105,6 +105,27 @@ static void check_usage(FILE *f) {
              "Exit status: 0 valid, 2 bad input (the message names the file and the key).\n");
 }
 
+/* The campaign at o->campaign into *c (a large value: the caller allocates it); "check" or
+ * "audit" names the command in the message. */
+static int load(const audit_opts *o, const char *cmd, campaign *c, int say) {
+  tf_err e = {0};
+  if (campaign_load(c, o->campaign, &e) == 0) return 0;
+  if (say) fprintf(stderr, "tunefarm %s: %s\n", cmd, e.msg);
+  return tf_exit_status(&e);
+}
+
+static int check_campaign(campaign *c) {
+  tf_err e = {0};
+  space_view v = {0};
+  search_config sc; /* what `run` would refuse: a proposer there is none of */
+  int rc = search_config_of(c, 0, &sc, &e);
+  if (rc == 0) rc = space_enumerate(c, &v, &e);
+  if (rc == 0) print_space(stdout, c, &v);
+  else fprintf(stderr, "tunefarm check: %s\n", e.msg);
+  space_release(&v);
+  return rc ? tf_exit_status(&e) : 0;
+}
+
 int check_main(int argc, char **argv) {
   audit_opts o = {.arch = "sm_90", .batch = 16};
   int rc = parse(argc, argv, "check", &o, check_usage);
@@ -115,22 +136,18 @@ int check_main(int argc, char **argv) {
     check_usage(stderr);
     return 2;
   }
-  static campaign c;
-  tf_err e = {0};
-  space_view v;
-  if (campaign_load(&c, o.campaign, &e)) {
-    fprintf(stderr, "tunefarm check: %s\n", e.msg);
-    return tf_exit_status(&e);
+  campaign *c = malloc(sizeof *c);
+  if (!c) {
+    fprintf(stderr, "tunefarm check: out of memory\n");
+    return TF_EXIT_FAIL;
   }
-  search_config sc; /* what `run` would refuse: a proposer there is none of */
-  rc = search_config_of(&c, 0, &sc, &e);
-  if (rc == 0) rc = space_enumerate(&c, &v, &e);
-  else memset(&v, 0, sizeof v);
-  if (rc == 0) print_space(stdout, &c, &v);
-  else fprintf(stderr, "tunefarm check: %s\n", e.msg);
-  space_release(&v);
-  campaign_release(&c);
-  return rc ? tf_exit_status(&e) : 0;
+  rc = load(&o, "check", c, 1);
+  if (rc == 0) {
+    rc = check_campaign(c);
+    campaign_release(c);
+  }
+  free(c);
+  return rc;
 }
 
 /* ---- audit: compile every reachable configuration ---- */
@@ -259,26 +276,31 @@ static void check_arms(const backend_ops *ops, void *self, const job *j, const c
     }
 }
 
+/* A job and its result, reused by every triple of one rank's share (large values). */
+typedef struct triple_scratch {
+  job j;
+  result r;
+} triple_scratch;
+
 /* Three configurations a job (best, new, control arms), as a measurement would run them. */
 static int run_triple(const backend_ops *ops, void *self, const campaign *c, const config *cfg[3],
-                      long long id, audit_tally *t) {
-  static job j;
-  static result r;
+                      long long id, triple_scratch *x, audit_tally *t) {
+  job *j = &x->j;
   tf_err e = {0};
   int sticky = 0;
-  if (job_build(&j, c, id, 0, cfg[0], cfg[1], &e) ||
-      job_set_template_arm(&j, c, ARM_CONTROL, cfg[2], &e)) {
+  if (job_build(j, c, id, 0, cfg[0], cfg[1], &e) ||
+      job_set_template_arm(j, c, ARM_CONTROL, cfg[2], &e)) {
     add_failure(t, "(job)", e.msg, "");
     return 0;
   }
-  j.measure.input_sets = 2;
-  if (ops->prepare(self, &j, &r, &e)) {
+  j->measure.input_sets = 2;
+  if (ops->prepare(self, j, &x->r, &e)) {
     char name[512];
     spec_config_str(&c->tmpl, cfg[0], name, sizeof name);
     add_failure(t, name, e.msg, "");
     sticky = e.code == TF_STICKY;
   } else {
-    check_arms(ops, self, &j, cfg, c, t, &sticky);
+    check_arms(ops, self, j, cfg, c, t, &sticky);
   }
   if (!sticky) ops->finish(self);
   t->checked += 3;
@@ -292,8 +314,14 @@ static void run_checks(const campaign *c, const space_view *v, int rank, int siz
   tf_err e = {0};
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) ndev = 1;
   backend_opts bo = {.ordinal = rank % ndev, .cache_dir = NULL};
+  triple_scratch *x = malloc(sizeof *x);
+  if (!x) {
+    add_failure(t, "(audit)", "out of memory", "");
+    return;
+  }
   if (backend_cuda.open(&self, &bo, &e)) {
     add_failure(t, "(device)", e.msg, "");
+    free(x);
     return;
   }
   for (int i = 3 * rank; i < v->nreachable; i += 3 * size) {
@@ -303,11 +331,13 @@ static void run_checks(const campaign *c, const space_view *v, int rank, int siz
       space_at(v, i + k < v->nreachable ? i + k : i, &arms[k]);
       cfg[k] = &arms[k];
     }
-    if (run_triple(&backend_cuda, self, c, cfg, i, t)) {
+    if (run_triple(&backend_cuda, self, c, cfg, i, x, t)) {
       add_failure(t, "(device)", "a sticky CUDA error: the rest of this rank's share is unchecked", "");
+      free(x);
       return; /* the context is gone: never touch the device again */
     }
   }
+  free(x);
   backend_cuda.close(self);
 }
 
@@ -430,6 +460,51 @@ static void audit_usage(FILE *f) {
           "Exit status: 0 all compiled, 1 some failed, 2 bad input.\n");
 }
 
+/* The audit of the campaign loaded in *c, on this rank's share. */
+static int audit_campaign(const audit_opts *o, campaign *c, int inited, int rank, int size) {
+  tf_err e = {0};
+  space_view v = {0};
+  int rc = 0;
+  if (space_enumerate(c, &v, &e) || (o->where && filter_where(c, o->where, &v, &e))) {
+    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
+    space_release(&v);
+    return tf_exit_status(&e);
+  }
+  if (o->list) {
+    for (int i = 0; rank == 0 && i < v.nreachable; i++) {
+      char name[512];
+      config cfg;
+      space_at(&v, i, &cfg);
+      if (spec_name_expr(&c->tmpl, &cfg, name, sizeof name) == 0) printf("%s\n", name);
+    }
+    space_release(&v);
+    return 0;
+  }
+  if (rank == 0) print_space(stdout, c, &v);
+  if (rank == 0 && o->where) printf("  --where:    %d of them: %s\n", v.nreachable, o->where);
+  if (rank == 0 && o->verbose) print_refusals(c, &v);
+  if (rank == 0 && o->verbose)
+    for (int i = 0; i < v.nreachable; i++) {
+      char name[512];
+      config cfg;
+      space_at(&v, i, &cfg);
+      spec_config_str(&c->tmpl, &cfg, name, sizeof name);
+      printf("  reachable %d: %s\n", i, name);
+    }
+  fflush(stdout);
+  double t0 = now_s();
+  audit_tally t = {.failures = cJSON_CreateArray()};
+  run_share(c, &v, o, rank, size, &t);
+  if (o->run) run_checks(c, &v, rank, size, &t);
+  if (inited) gather(MPI_COMM_WORLD, rank, size, &t);
+  if (rank == 0) print_audit(&t, &v, now_s() - t0, size);
+  rc = t.failed ? 1 : 0;
+  if (inited) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  cJSON_Delete(t.failures);
+  space_release(&v);
+  return rc;
+}
+
 int audit_main(int argc, char **argv) {
   audit_opts o = {.arch = "sm_90", .batch = 16};
   int rc = parse(argc, argv, "audit", &o, audit_usage);
@@ -441,52 +516,16 @@ int audit_main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     mpimsg_init(MPI_COMM_WORLD);
   }
-  static campaign c;
-  tf_err e = {0};
-  space_view v = {0};
-  if (campaign_load(&c, o.campaign, &e)) {
-    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
-    return tf_exit_status(&e);
+  campaign *c = malloc(sizeof *c);
+  if (!c) {
+    fprintf(stderr, "tunefarm audit: out of memory\n");
+    return TF_EXIT_FAIL;
   }
-  if (space_enumerate(&c, &v, &e) || (o.where && filter_where(&c, o.where, &v, &e))) {
-    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
-    space_release(&v);
-    campaign_release(&c);
-    return tf_exit_status(&e);
+  rc = load(&o, "audit", c, rank == 0);
+  if (rc == 0) {
+    rc = audit_campaign(&o, c, inited, rank, size);
+    campaign_release(c);
   }
-  if (o.list) {
-    for (int i = 0; rank == 0 && i < v.nreachable; i++) {
-      char name[512];
-      config cfg;
-      space_at(&v, i, &cfg);
-      if (spec_name_expr(&c.tmpl, &cfg, name, sizeof name) == 0) printf("%s\n", name);
-    }
-    space_release(&v);
-    campaign_release(&c);
-    return 0;
-  }
-  if (rank == 0) print_space(stdout, &c, &v);
-  if (rank == 0 && o.where) printf("  --where:    %d of them: %s\n", v.nreachable, o.where);
-  if (rank == 0 && o.verbose) print_refusals(&c, &v);
-  if (rank == 0 && o.verbose)
-    for (int i = 0; i < v.nreachable; i++) {
-      char name[512];
-      config cfg;
-      space_at(&v, i, &cfg);
-      spec_config_str(&c.tmpl, &cfg, name, sizeof name);
-      printf("  reachable %d: %s\n", i, name);
-    }
-  fflush(stdout);
-  double t0 = now_s();
-  audit_tally t = {.failures = cJSON_CreateArray()};
-  run_share(&c, &v, &o, rank, size, &t);
-  if (o.run) run_checks(&c, &v, rank, size, &t);
-  if (inited) gather(MPI_COMM_WORLD, rank, size, &t);
-  if (rank == 0) print_audit(&t, &v, now_s() - t0, size);
-  rc = t.failed ? 1 : 0;
-  if (inited) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  cJSON_Delete(t.failures);
-  space_release(&v);
-  campaign_release(&c);
+  free(c);
   return rc;
 }

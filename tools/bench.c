@@ -233,21 +233,20 @@ static int cmp_name(const void *x, const void *y) {
 
 /* Keep kernels/NAME.json when it computes the template's family. */
 static int load_kernel(bench *b, const char *dir, const char *name, tf_err *e) {
-  static spec k; /* large: off the stack; moved into b->kernels when kept */
   char path[2 * SPEC_PATH];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (spec_load(&k, path, e)) return -1;
-  if (strcmp(k.family, b->c.tmpl.family) != 0) {
-    spec_release(&k);
-    return 0;
-  }
-  if (b->nkernels == BENCH_MAX_KERNELS) {
-    spec_release(&k);
-    return tf_fail(e, TF_EXIT_FAIL, "folder '%s': more than %d committed kernels of family '%s'",
-                   dir, BENCH_MAX_KERNELS, b->c.tmpl.family);
-  }
-  b->kernels[b->nkernels++] = k; /* the parsed expressions now belong to b */
-  return 0;
+  spec *k = malloc(sizeof *k); /* large: off the stack; moved into b->kernels when kept */
+  if (!k) return tf_fail(e, TF_EXIT_FAIL, "bench: out of memory");
+  int rc = spec_load(k, path, e), keep = rc == 0 && strcmp(k->family, b->c.tmpl.family) == 0;
+  if (keep && b->nkernels == BENCH_MAX_KERNELS)
+    rc = tf_fail(e, TF_EXIT_FAIL, "folder '%s': more than %d committed kernels of family '%s'",
+                 dir, BENCH_MAX_KERNELS, b->c.tmpl.family);
+  if (rc == 0 && keep)
+    b->kernels[b->nkernels++] = *k; /* the parsed expressions now belong to b */
+  else if (rc == 0 || keep)
+    spec_release(k);
+  free(k);
+  return rc;
 }
 
 /* Every kernels/NAME.json of the template's family, in name order. */
@@ -279,7 +278,6 @@ static int load_kernels(bench *b, tf_err *e) {
  * constraint, or a launch that cannot be built, as a job would build it. */
 static void screen_arm(const bench *b, bench_arm *a) {
   static const config none = {0, {0}};
-  static job j;
   const campaign *c = &b->c;
   int kernel = a->kind == BENCH_KERNEL, bad = -1;
   const spec *s = kernel ? a->kernel : &c->tmpl;
@@ -291,12 +289,15 @@ static void screen_arm(const bench *b, bench_arm *a) {
                s->dims[d].name, c->dims[d], s->dims[d].lo, s->dims[d].hi);
   if (!why.msg[0] && spec_check(s, c->dims, cfg, &bad, &why) == 0 && bad >= 0)
     snprintf(why.msg, sizeof why.msg, "breaks constraint '%s' at these shapes", s->cons[bad].name);
-  if (!why.msg[0]) {
-    job_init(&j, c, 0, 0);
+  job *j = why.msg[0] ? NULL : malloc(sizeof *j);
+  if (!why.msg[0] && !j) snprintf(why.msg, sizeof why.msg, "out of memory");
+  if (j) {
+    job_init(j, c, 0, 0);
     if (kernel)
-      job_set_kernel_arm(&j, c, ARM_BEST, s, &why);
+      job_set_kernel_arm(j, c, ARM_BEST, s, &why);
     else
-      job_set_template_arm(&j, c, ARM_BEST, cfg, &why);
+      job_set_template_arm(j, c, ARM_BEST, cfg, &why);
+    free(j);
   }
   if (why.msg[0]) {
     snprintf(a->note, sizeof a->note, "refused: %s", why.msg);

@@ -32,6 +32,7 @@
 #include "common/campaign.h"
 #include "common/err.h"
 #include "common/msg.h"
+#include "worker/cublas.h" /* defines: tf_cublas */
 #include "coordinator/job.h"
 
 #define BENCH_MAX_LEDGERS 16
@@ -96,6 +97,9 @@ typedef struct bench {
   char driver[64];      /* "580.65.06 (CUDA 13.0)", or what stands for it */
   char date[32];        /* UTC, when the bench started */
   char cublas_lib[32];  /* the libcublas that was used, "" if none */
+  tf_cublas cublas;     /* it, loaded when the cuBLAS arm is measured and never unloaded:
+                         * libcublas carries its own static CUDA runtime, whose teardown is
+                         * left to the end of the process, as in any program linked with it */
   int unit_flops;       /* 1: throughput in TFLOP/s (flops), 0: GB/s (bytes) */
 } bench;
 

@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "worker/backend.h"   /* defines: backend_ops, backend_find, TF_STICKY */
@@ -196,30 +197,45 @@ static int run_arms_alone(bench *b, const bench_opts *o, const backend_ops *ops,
   return 0;
 }
 
+/* A job and its result for one slot assignment (large values: the caller frees them). */
+typedef struct job_space {
+  job j;
+  result r;
+} job_space;
+
+/* The job's arms checked and timed; 1 when its job could not be built or prepared (*e says
+ * why, and the device was left as prepare left it), -1 after a sticky error. */
+static int measure_job(bench *b, const bench_opts *o, const backend_ops *ops, void *self,
+                       const int slots[ARM_COUNT], int n, bench_arm *slot[ARM_COUNT],
+                       job_space *x, tf_err *e) {
+  memset(&x->r, 0, sizeof x->r);
+  if (build_job(b, o, slots, n, &x->j, e) || ops->prepare(self, &x->j, &x->r, e)) return 1;
+  bench_runner u = {.self = self, .check = ops->check, .sample = ops->sample,
+                    .input_sets = x->j.measure.input_sets, .burn_in = x->j.measure.burn_in,
+                    .tolerance = x->j.tolerance};
+  if (measure_unit(&u, slot, o, e)) return -1; /* never touch a device after a sticky error */
+  ops->finish(self);
+  return 0;
+}
+
 static int run_job(bench *b, const bench_opts *o, const backend_ops *ops, void *self,
                    const int slots[ARM_COUNT], int n, int of, tf_err *e) {
-  static job j;
-  static result r;
   bench_arm *slot[ARM_COUNT];
   for (int k = 0; k < ARM_COUNT; k++) slot[k] = slots[k] >= 0 ? &b->arms[slots[k]] : NULL;
   job_progress(slot, n, of);
-  memset(&r, 0, sizeof r);
-  if (build_job(b, o, slots, n, &j, e) || ops->prepare(self, &j, &r, e)) {
-    int sticky = e->code == TF_STICKY, arms = 0;
-    for (int k = 0; k < ARM_COUNT; k++) arms += slots[k] >= 0;
-    if (!sticky && arms > 1) return run_arms_alone(b, o, ops, self, slots, n, of, e);
-    for (int k = 0; k < ARM_COUNT; k++)
-      if (slot[k]) arm_failed(slot[k], "preparing its job", e);
-    if (sticky) return -1;
-    ops->finish(self); /* prepare may have half-built the job */
-    tf_err_clear(e);
-    return 0;
-  }
-  bench_runner u = {.self = self, .check = ops->check, .sample = ops->sample,
-                    .input_sets = j.measure.input_sets, .burn_in = j.measure.burn_in,
-                    .tolerance = j.tolerance};
-  if (measure_unit(&u, slot, o, e)) return -1; /* never touch a device after a sticky error */
-  ops->finish(self);
+  job_space *x = malloc(sizeof *x);
+  if (!x) return tf_fail(e, TF_EXIT_FAIL, "bench: out of memory");
+  int rc = measure_job(b, o, ops, self, slots, n, slot, x, e);
+  free(x);
+  if (rc <= 0) return rc;
+  int sticky = e->code == TF_STICKY, arms = 0;
+  for (int k = 0; k < ARM_COUNT; k++) arms += slots[k] >= 0;
+  if (!sticky && arms > 1) return run_arms_alone(b, o, ops, self, slots, n, of, e);
+  for (int k = 0; k < ARM_COUNT; k++)
+    if (slot[k]) arm_failed(slot[k], "preparing its job", e);
+  if (sticky) return -1;
+  ops->finish(self); /* prepare may have half-built the job */
+  tf_err_clear(e);
   return 0;
 }
 
@@ -270,19 +286,17 @@ static int run_cublas(bench *b, const bench_opts *o, bench_arm *a, tf_err *e) {
     skip(a, "the template has no dimensions M, N, K or no buffers A, B");
     return 0;
   }
-  /* Never unloaded: libcublas carries its own static CUDA runtime, whose teardown is left to
-   * the end of the process, as in any program linked with it. */
-  static tf_cublas lib;
-  cublas_load(&lib);
-  if (!lib.ok) {
-    skip(a, lib.why);
+  tf_cublas *lib = &b->cublas; /* never unloaded (tools/bench.h) */
+  cublas_load(lib);
+  if (!lib->ok) {
+    skip(a, lib->why);
     return 0;
   }
-  snprintf(b->cublas_lib, sizeof b->cublas_lib, "%s", lib.soname);
+  snprintf(b->cublas_lib, sizeof b->cublas_lib, "%s", lib->soname);
   fprintf(stderr, "tunefarm bench: cuBLAS from %s: the CPU reference, then %d rounds\n",
-          lib.soname, o->rounds);
+          lib->soname, o->rounds);
   cublas_sgemm *s = NULL;
-  if (cublas_sgemm_open(&s, &lib, &so, e)) return arm_failed(a, "setting up cuBLAS", e);
+  if (cublas_sgemm_open(&s, lib, &so, e)) return arm_failed(a, "setting up cuBLAS", e);
   bench_arm *slot[ARM_COUNT] = {a, NULL, NULL};
   bench_runner u = {.self = s, .check = cublas_check_slot, .sample = cublas_sample_slot,
                     .input_sets = so.input_sets, .burn_in = b->c.measure.burn_in,
@@ -340,7 +354,7 @@ int bench_measure(bench *b, const bench_opts *o, tf_err *e) {
   const backend_ops *ops = backend_find(b->backend);
   void *self = NULL;
   if (open_device(b, o, ops, &self, e)) return -1;
-  static int slots[BENCH_MAX_ARMS][ARM_COUNT];
+  int slots[BENCH_MAX_ARMS][ARM_COUNT];
   int njobs = plan_jobs(b, slots), rc = 0;
   fprintf(stderr, "tunefarm bench: campaign %s on %s (%s), backend %s: %d arms, %d job(s), "
           "%d rounds x %d samples after %d burn-in rounds\n", b->c.name, b->dev.name, b->dev.uuid,

@@ -205,8 +205,10 @@ static decision_kind study_measure(const study_opts *so, const study_rule *sr,
   return k;
 }
 
-static void study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
-  static result res; /* large: one, reused */
+/* -1 when out of memory. */
+static int study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
+  result *res = malloc(sizeof *res); /* large: one, reused */
+  if (!res) return -1;
   measure_opts m;
   memset(&m, 0, sizeof m);
   m.burn_in = so->burn_in;
@@ -229,13 +231,15 @@ static void study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCE
           /* the stream depends on (scenario, generation, attempt), never on the rule */
           long long stream = ((long long)sc << 40) | ((long long)g << 8) | attempt;
           int noisy = 0;
-          k = study_measure(so, &study_rules[ru], &o, &m, sim_us, stream, &res, t, &noisy);
+          k = study_measure(so, &study_rules[ru], &o, &m, sim_us, stream, res, t, &noisy);
           if (!(k == DECISION_REFUSED && noisy)) break;
         }
         t->kinds[k]++;
       }
     }
   }
+  free(res);
+  return 0;
 }
 
 double study_wilson(long k, long n, int upper) {
@@ -304,11 +308,14 @@ int study_main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &so);
   if (rc == 1) return 0;
   if (rc != 0) return rc;
-  static tally tallies[STUDY_RULES][STUDY_SCENARIOS];
+  tally tallies[STUDY_RULES][STUDY_SCENARIOS];
   memset(tallies, 0, sizeof tallies);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  study_run(&so, tallies);
+  if (study_run(&so, tallies)) {
+    fprintf(stderr, "tunefarm study: out of memory\n");
+    return 1;
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   study_print(&so, tallies);
   fprintf(stderr, "tunefarm study: %.1f s\n",

@@ -98,6 +98,8 @@ typedef struct child_state {
   device_record dev;
   int open;
   FILE *out; /* the protocol: the original stdout, which nothing else may write to */
+  job *j;    /* the job being measured and its result: large, one of each for the child */
+  result *r;
 } child_state;
 
 static void reply(child_state *st, cJSON *o) {
@@ -138,24 +140,24 @@ static void do_hello(child_state *st, const child_opts *o) {
 
 /* Returns 1 when the device is unusable and the child must exit. */
 static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
-  static job j;     /* large: keep them off the stack */
-  static result r;
+  job *j = st->j;
+  result *r = st->r;
   tf_err e = {0};
-  memset(&r, 0, sizeof r);
-  if (job_from_json(msg, &j, &e)) {
+  memset(r, 0, sizeof *r);
+  if (job_from_json(msg, j, &e)) {
     reply_error(st, e.msg);
     return 0;
   }
   if (ensure_open(st, o, &e)) {
-    result_fault(&r, j.id, "", "cannot open the device: %s", e.msg);
-    reply(st, result_to_json(&r));
+    result_fault(r, j->id, "", "cannot open the device: %s", e.msg);
+    reply(st, result_to_json(r));
     return 1;
   }
-  int sticky = protocol_run(st->ops, st->self, &j, &r, &e) != 0;
-  if (sticky) result_fault(&r, j.id, st->dev.uuid, "device error: %s", e.msg);
-  snprintf(r.device, sizeof r.device, "%s", st->dev.uuid);
-  r.child = o->instance;
-  reply(st, result_to_json(&r));
+  int sticky = protocol_run(st->ops, st->self, j, r, &e) != 0;
+  if (sticky) result_fault(r, j->id, st->dev.uuid, "device error: %s", e.msg);
+  snprintf(r->device, sizeof r->device, "%s", st->dev.uuid);
+  r->child = o->instance;
+  reply(st, result_to_json(r));
   return sticky;
 }
 
@@ -259,8 +261,17 @@ int child_main(int argc, char **argv) {
     return 1;
   }
   setvbuf(st.out, NULL, _IOLBF, 0);
-  rc = serve(&st, &o);
+  st.j = malloc(sizeof *st.j);
+  st.r = malloc(sizeof *st.r);
+  if (!st.j || !st.r) {
+    fprintf(stderr, "tunefarm measure: out of memory\n");
+    rc = 1;
+  } else {
+    rc = serve(&st, &o);
+  }
   if (st.open && rc == 0) st.ops->close(st.self);
+  free(st.j);
+  free(st.r);
   return rc;
 }
 

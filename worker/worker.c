@@ -69,10 +69,14 @@ static int send_hello(worker_state *w, tf_err *e) {
   return rc;
 }
 
+/* A fault result, as JSON; NULL when out of memory. */
 static cJSON *fault_json(long long id, const char *uuid, const char *why) {
-  static result r;
-  result_fault(&r, id, uuid, "%s", why);
-  return result_to_json(&r);
+  result *r = malloc(sizeof *r); /* large: off the stack */
+  if (!r) return NULL;
+  result_fault(r, id, uuid, "%s", why);
+  cJSON *o = result_to_json(r);
+  free(r);
+  return o;
 }
 
 /* The child's answer to one job, or a fault result saying why there is none. */
@@ -188,6 +192,10 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
     cJSON_Delete(list);
     cJSON *res = run_job(&w, msg);
     cJSON_Delete(msg);
+    if (!res) {
+      tf_fail(e, TF_EXIT_FAIL, "worker rank %d: out of memory", w.rank);
+      break;
+    }
     cJSON_AddNumberToObject(res, "rank", w.rank);
     if (!cJSON_GetObjectItemCaseSensitive(res, "child")) /* a fault the worker wrote */
       cJSON_AddNumberToObject(res, "child", w.nchild);
