@@ -22,6 +22,7 @@
 #include "coordinator/coordinator.h"  // defines: coordinator_run
 #include "tools/audit.h"              // defines: check_main, audit_main
 #include "tools/bench.h"              // defines: bench_main
+#include "tools/export.h"             // defines: export_main
 #include "tools/report.h"             // defines: report_main
 #include "tools/study.h"              // defines: study_main
 #include "tools/study_replay.h"       // defines: study_replay_main
@@ -44,6 +45,7 @@ static void usage(FILE *f) {
           "  report LEDGER|DIR  per-GPU markdown tables of what the searches kept\n"
           "  verify LEDGER...   recompute every decision from its own recorded rounds\n"
           "  bench CAMPAIGN     farm best, start, committed kernels and cuBLAS side by side\n"
+          "  export LEDGER      a search's best as a .cu and .h that build with plain nvcc\n"
           "  devices            the GPUs of this node and their tags\n"
           "  measure            the measure child (jobs on stdin, results on stdout)\n"
           "  study              both decision rules on simulated streams, or on GPU ledgers\n\n"
@@ -232,6 +234,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "study")) return cmd_study(argc, argv);
   if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
   if (!strcmp(cmd, "bench")) return bench_main(argc, argv);
+  if (!strcmp(cmd, "export")) return export_main(argc, argv);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;

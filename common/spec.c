@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -684,4 +685,49 @@ void spec_config_str(const spec *s, const config *c, char *buf, size_t len) {
   for (int k = 0; k < s->nknobs && k < c->n && n < len; k++)
     n += (size_t)snprintf(buf + n, len - n, "%s%s=%lld", k ? " " : "", s->knobs[k].name, c->v[k]);
   if (s->nknobs == 0) snprintf(buf, len, "%s", s->kernel);
+}
+
+/* One "KNOB=VALUE" into *cfg: a knob of s and one of its values; *knob its index. */
+static int config_item(const spec *s, config *cfg, const char *item, const char *option, int *knob,
+                       tf_err *e) {
+  char name[SPEC_NAME];
+  const char *eq = strchr(item, '=');
+  if (!eq || eq == item || (size_t)(eq - item) >= sizeof name)
+    return tf_fail(e, TF_EXIT_INPUT, "option '%s': '%s' is not KNOB=VALUE", option, item);
+  memcpy(name, item, (size_t)(eq - item));
+  name[eq - item] = '\0';
+  int k = spec_knob_index(s, name);
+  if (k < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "option '%s': key '%s' is not a knob of template '%s'",
+                   option, name, s->name);
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (end == eq + 1 || *end || errno || spec_value_index(s, k, v) < 0)
+    return tf_fail(e, TF_EXIT_INPUT, "option '%s': key '%s': '%s' is not one of its values",
+                   option, name, eq + 1);
+  cfg->v[k] = v;
+  *knob = k;
+  return 0;
+}
+
+int spec_config_parse(const spec *s, const config *start, const char *text, const char *option,
+                      config *out, tf_err *e) {
+  char buf[512];
+  if (strlen(text) >= sizeof buf) return tf_fail(e, TF_EXIT_INPUT, "option '%s': too long", option);
+  snprintf(buf, sizeof buf, "%s", text);
+  *out = *start;
+  int set[SPEC_MAX_KNOBS] = {0};
+  for (char *item = buf, *next; item; item = next) {
+    next = strchr(item, ',');
+    if (next) *next++ = '\0';
+    if (!item[0])
+      return tf_fail(e, TF_EXIT_INPUT, "option '%s': '%s' has an empty item", option, text);
+    int k = 0;
+    if (config_item(s, out, item, option, &k, e)) return -1;
+    if (set[k]++)
+      return tf_fail(e, TF_EXIT_INPUT, "option '%s': key '%s' is given twice", option,
+                     s->knobs[k].name);
+  }
+  return 0;
 }

@@ -146,6 +146,12 @@ int spec_eval(const spec *s, const expr *x, const long long *dims, const config 
 /* "tf_matmul<64, 64, 16, ...>" or just "kernel" when there are no knobs. */
 int spec_name_expr(const spec *s, const config *c, char *buf, size_t len);
 
+/* start with the knobs of "K=V,K=V" set (a command line's configuration): every K a knob of
+ * s and every V one of its values; an empty item or a knob given twice is refused.
+ * `option` names the place in messages ("--config"); TF_EXIT_INPUT. */
+int spec_config_parse(const spec *s, const config *start, const char *text, const char *option,
+                      config *out, tf_err *e);
+
 /* "BM=64 BN=128 ..." for messages and progress lines. */
 void spec_config_str(const spec *s, const config *c, char *buf, size_t len);
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# On the GPU: the final bests of two short searches (simulated, so this costs no GPU time),
+# exported with `tunefarm export`, built with plain nvcc into a small program that runs them
+# on the GPU at the tuned sizes and others, against the CPU reference.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib_gpu.sh"
+cd "$WORK"
+mkdir -p campaigns
+export TUNEFARM_ROOT="$SRC"
+for c in matmul-1024 layernorm-4096x768; do
+  sed -E 's/"budget": [0-9]+/"budget": 8/' "$SRC/campaigns/$c.json" >"campaigns/$c.json"
+  "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --quiet --ledgers ledgers "campaigns/$c.json" ||
+    fail "$c: run failed"
+done
+"$TF" export -o out --name tf_mm --campaign campaigns/matmul-1024.json ledgers/matmul-1024/*.jsonl
+"$TF" export -o out --name tf_ln --campaign campaigns/layernorm-4096x768.json \
+  ledgers/layernorm-4096x768/*.jsonl
+nvcc -std=c++17 -arch=native -O2 -I"$SRC" -Iout -o run "$SRC/tests/gpu/export_run.c" \
+  out/tf_mm.cu out/tf_ln.cu "$SRC/kernels/reference.c" "$SRC/common/err.c" 2>nvcc.log ||
+  { cat nvcc.log; fail "the exported kernels do not build with nvcc"; }
+./run || fail "an exported kernel is wrong on the GPU"

@@ -1,0 +1,432 @@
+/* export: NAME.h and NAME.cu from a search's final best (tools/export.h). */
+#include "tools/export.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jsonio.h"    /* defines: jsonio_slurp, JSONIO_MAX_BYTES */
+#include "coordinator/ledger.h" /* defines: ledger_scan */
+#include "coordinator/replay.h" /* defines: ledger_best_* */
+
+#define EXPORT_EXPR 4096
+
+/* ---- expressions as C ---- */
+
+typedef struct names_ctx {
+  const spec *s;
+  const config *cfg;
+} names_ctx;
+
+/* A knob is the exported configuration's constant, a problem size the function's parameter. */
+static int c_name(void *ctx, const char *name, char *buf, size_t len) {
+  const names_ctx *n = ctx;
+  int k = spec_knob_index(n->s, name);
+  if (k >= 0) return snprintf(buf, len, "%lldLL", n->cfg->v[k]) < (int)len ? 0 : -1;
+  if (spec_dim_index(n->s, name) >= 0) return snprintf(buf, len, "%s", name) < (int)len ? 0 : -1;
+  return -1;
+}
+
+/* Binds knobs only, so that expr_check_names finds the expressions that read a problem size. */
+static int knob_only(void *ctx, const char *name, long long *out) {
+  *out = 0;
+  return spec_knob_index(ctx, name) >= 0 ? 0 : -1;
+}
+
+static int c_expr(const names_ctx *n, const expr *x, const char *what, char *out, tf_err *e) {
+  if (expr_to_c(x, c_name, (void *)n, out, EXPORT_EXPR) == 0) return 0;
+  return tf_fail(e, TF_EXIT_FAIL, "export: the expression of %s does not translate to C", what);
+}
+
+/* ---- the files ---- */
+
+static int valid_identifier(const char *s) {
+  if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+  return strlen(s) < 64;
+}
+
+/* "long long M, long long N, long long K" */
+static void dim_params(FILE *f, const spec *s) {
+  for (int d = 0; d < s->ndims; d++) fprintf(f, "%slong long %s", d ? ", " : "", s->dims[d].name);
+}
+
+static void buffer_params(FILE *f, const spec *s) {
+  for (int b = 0; b < s->nbuffers; b++)
+    fprintf(f, "%s *%s, ", s->bufs[b].output ? "float" : "const float", s->bufs[b].name);
+}
+
+/* A C string literal of text (quotes, backslashes and control characters escaped). */
+static void c_string(FILE *f, const char *text) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\%03o", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+static void provenance(FILE *f, const export_what *w) {
+  const spec *s = &w->c->tmpl;
+  char cfg[1024];
+  spec_config_str(s, &w->cfg, cfg, sizeof cfg);
+  fprintf(f, " * Template '%s' (%s), configuration %s.\n", s->name, s->family, cfg);
+  fprintf(f, " * Tuned by campaign '%s' at", w->c->name);
+  for (int d = 0; d < s->ndims; d++) fprintf(f, " %s=%lld", s->dims[d].name, w->c->dims[d]);
+  if (w->dev) fprintf(f, " on %s (%s)", w->dev->name, w->dev->uuid);
+  if (isfinite(w->us)) fprintf(f, ", %.2f us per launch (event span, L2 flushed)", w->us);
+  fprintf(f, ".\n");
+  if (w->ledger) fprintf(f, " * Ledger: %s\n", w->ledger);
+}
+
+static int write_header(FILE *f, const export_what *w) {
+  const spec *s = &w->c->tmpl;
+  fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n",
+          w->name);
+  provenance(f, w);
+  fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: %s).\n",
+          w->name, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
+  fprintf(f, " * Buffers are float32 device pointers, in the template's order. */\n");
+  fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", w->name, w->name);
+  fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  fprintf(f, "/* NULL when this configuration accepts the problem sizes, else why it refuses them. */\n");
+  fprintf(f, "const char *%s_check(", w->name);
+  dim_params(f, s);
+  fprintf(f, ");\n\n/* Check, then launch on `stream`; cudaErrorInvalidValue (nothing launched) for sizes\n"
+             " * %s_check refuses. */\ncudaError_t %s_launch(", w->name, w->name);
+  buffer_params(f, s);
+  dim_params(f, s);
+  fprintf(f, ", cudaStream_t stream);\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+  return 0;
+}
+
+static const char helpers[] =
+    "namespace {\n"
+    "// The template language's arithmetic: a zero divisor is recorded, never undefined.\n"
+    "struct tf_ev { int bad; };\n"
+    "[[maybe_unused]] long long tf_div(tf_ev *ev, long long a, long long b) { return b ? a / b : (ev->bad = 1, 0); }\n"
+    "[[maybe_unused]] long long tf_mod(tf_ev *ev, long long a, long long b) { return b ? a % b : (ev->bad = 1, 0); }\n"
+    "[[maybe_unused]] long long tf_ceil_div(tf_ev *ev, long long a, long long b) {\n"
+    "  if (!b) return ev->bad = 1, 0;\n"
+    "  long long q = a / b, r = a % b;\n"
+    "  return r != 0 && (r < 0) == (b < 0) ? q + 1 : q;\n"
+    "}\n"
+    "[[maybe_unused]] long long tf_min(long long a, long long b) { return a < b ? a : b; }\n"
+    "[[maybe_unused]] long long tf_max(long long a, long long b) { return a > b ? a : b; }\n"
+    "}  // namespace\n\n";
+
+static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
+  const spec *s = &w->c->tmpl;
+  fprintf(f, "extern \"C\" const char *%s_check(", w->name);
+  dim_params(f, s);
+  fprintf(f, ") {\n  tf_ev ev = {0}, *pev = &ev;\n  (void)pev;\n");
+  for (int d = 0; d < s->ndims; d++) {
+    char why[160];
+    snprintf(why, sizeof why, "%s must be in [%lld, %lld]", s->dims[d].name, s->dims[d].lo,
+             s->dims[d].hi);
+    fprintf(f, "  if (%s < %lldLL || %s > %lldLL) return ", s->dims[d].name, s->dims[d].lo,
+            s->dims[d].name, s->dims[d].hi);
+    c_string(f, why);
+    fprintf(f, ";\n");
+  }
+  for (int i = 0; i < s->nconstraints; i++) {
+    char what[96], why[700], err[8];
+    /* the configuration passed every constraint at the tuned size: only those that read a
+     * problem size can refuse another */
+    if (expr_check_names(s->cons[i].e, knob_only, (void *)s, err, sizeof err) == 0) continue;
+    snprintf(what, sizeof what, "constraint '%s'", s->cons[i].name);
+    if (c_expr(n, s->cons[i].e, what, x, e)) return -1;
+    snprintf(why, sizeof why, "%s: %s", s->cons[i].name, s->cons[i].reason);
+    fprintf(f, "  {\n    tf_ev *ev = pev;\n    if (!(%s) || ev->bad) return ", x);
+    c_string(f, why);
+    fprintf(f, ";\n  }\n");
+  }
+  fprintf(f, "  return 0;\n}\n\n");
+  return 0;
+}
+
+/* One launch dimension or size as a C expression into x, named for messages. */
+static int geom_expr(FILE *f, const names_ctx *n, const expr *g, const char *what, char *x,
+                     tf_err *e) {
+  if (c_expr(n, g, what, x, e)) return -1;
+  fprintf(f, "%s", x);
+  return 0;
+}
+
+static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
+  const spec *s = &w->c->tmpl;
+  char kname[512];
+  if (spec_name_expr(s, &w->cfg, kname, sizeof kname))
+    return tf_fail(e, TF_EXIT_FAIL, "export: the kernel's name is too long");
+  fprintf(f, "extern \"C\" cudaError_t %s_launch(", w->name);
+  buffer_params(f, s);
+  dim_params(f, s);
+  fprintf(f, ", cudaStream_t stream) {\n  if (%s_check(", w->name);
+  for (int d = 0; d < s->ndims; d++) fprintf(f, "%s%s", d ? ", " : "", s->dims[d].name);
+  fprintf(f, ")) return cudaErrorInvalidValue;\n  tf_ev ev0 = {0}, *ev = &ev0;\n  long long g[3], b[3];\n");
+  static const char *const axis = "xyz";
+  for (int d = 0; d < 3; d++) {
+    char what[32];
+    snprintf(what, sizeof what, "launch.grid.%c", axis[d]);
+    fprintf(f, "  g[%d] = ", d);
+    if (geom_expr(f, n, s->grid[d], what, x, e)) return -1;
+    snprintf(what, sizeof what, "launch.block.%c", axis[d]);
+    fprintf(f, ";\n  b[%d] = ", d);
+    if (geom_expr(f, n, s->block[d], what, x, e)) return -1;
+    fprintf(f, ";\n");
+  }
+  fprintf(f, "  long long smem = ");
+  if (s->smem ? geom_expr(f, n, s->smem, "launch.smem", x, e) : (fprintf(f, "0"), 0)) return -1;
+  fprintf(f, ";\n");
+  fprintf(f, "  for (int d = 0; d < 3; d++)\n    if (g[d] < 1 || g[d] > 2147483647LL || b[d] < 1 || b[d] > 1024) ev->bad = 1;\n");
+  fprintf(f, "  if (ev->bad || smem < 0) return cudaErrorInvalidValue;\n  cudaError_t r = cudaSuccess;\n");
+  for (int i = 0; i < s->nbuffers; i++) {
+    if (!s->bufs[i].clear) continue;
+    char what[96];
+    snprintf(what, sizeof what, "buffers[%d].clear", i);
+    fprintf(f, "  if (");
+    if (geom_expr(f, n, s->bufs[i].clear, what, x, e)) return -1;
+    fprintf(f, ") { /* the template accumulates into it */\n    r = cudaMemsetAsync(%s, 0, (size_t)(",
+            s->bufs[i].name);
+    snprintf(what, sizeof what, "buffers[%d].count", i);
+    if (geom_expr(f, n, s->bufs[i].count, what, x, e)) return -1;
+    fprintf(f, ") * sizeof(float), stream);\n    if (r != cudaSuccess) return r;\n  }\n");
+  }
+  fprintf(f, "  if (smem > 48 * 1024) {\n    r = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
+             "    if (r != cudaSuccess) return r;\n  }\n", kname);
+  fprintf(f, "  %s<<<dim3((unsigned)g[0], (unsigned)g[1], (unsigned)g[2]), "
+             "dim3((unsigned)b[0], (unsigned)b[1], (unsigned)b[2]), (size_t)smem, stream>>>(", kname);
+  for (int a = 0; a < s->nargs; a++) {
+    const spec_arg *arg = &s->args[a];
+    fputs(a ? ", " : "", f);
+    if (arg->kind == SPEC_ARG_BUFFER) {
+      fprintf(f, "const_cast<float *>(%s)", s->bufs[arg->buffer].name);
+    } else if (arg->kind == SPEC_ARG_FLOAT) {
+      fprintf(f, "%.9gf", arg->f);
+    } else {
+      char what[32];
+      snprintf(what, sizeof what, "args[%d]", a);
+      fprintf(f, "(int)(");
+      if (geom_expr(f, n, arg->e, what, x, e)) return -1;
+      fprintf(f, ")");
+    }
+  }
+  fprintf(f, ");\n  return cudaGetLastError();\n}\n");
+  return 0;
+}
+
+static int write_source(FILE *f, const export_what *w, tf_err *e) {
+  const spec *s = &w->c->tmpl;
+  size_t len = 0;
+  char *src = jsonio_slurp(s->source_path, "template source", JSONIO_MAX_BYTES, &len, e);
+  if (!src) return -1;
+  fprintf(f, "// %s: a kernel exported by `tunefarm export` (see %s.h).\n", w->name, w->name);
+  fprintf(f, "#include \"%s.h\"\n\n// ---- the template, as the farm measured it ----\n", w->name);
+  fwrite(src, 1, len, f);
+  free(src);
+  fprintf(f, "\n// ---- the exported configuration ----\n");
+  fputs(helpers, f);
+  names_ctx n = {.s = s, .cfg = &w->cfg};
+  char *x = malloc(EXPORT_EXPR);
+  if (!x) return tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
+  int rc = write_check(f, w, &n, x, e) || write_launch(f, w, &n, x, e) ? -1 : 0;
+  free(x);
+  return rc;
+}
+
+/* Write through a temporary file renamed into place, so a failure leaves no half file. */
+static int write_file(const char *dir, const char *name, const char *ext, const export_what *w,
+                      int (*fn)(FILE *, const export_what *, tf_err *), tf_err *e) {
+  char path[SPEC_PATH + 80], tmp[SPEC_PATH + 96];
+  snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", tmp, strerror(errno));
+  int rc = fn(f, w, e);
+  if (fclose(f) != 0 && rc == 0) rc = tf_fail(e, TF_EXIT_FAIL, "export: '%s': %s", tmp, strerror(errno));
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = tf_fail(e, TF_EXIT_FAIL, "export: cannot rename '%s': %s", tmp, strerror(errno));
+  if (rc) remove(tmp);
+  return rc;
+}
+
+static int header_fn(FILE *f, const export_what *w, tf_err *e) {
+  (void)e;
+  return write_header(f, w);
+}
+
+int export_render(const export_what *w, const char *dir, tf_err *e) {
+  if (!valid_identifier(w->name))
+    return tf_fail(e, TF_EXIT_INPUT, "export: the name '%s' must be a C identifier (letters, "
+                   "digits and '_', not starting with a digit; --name sets it)", w->name);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return tf_fail(e, TF_EXIT_FAIL, "export: cannot make the folder '%s': %s", dir, strerror(errno));
+  return write_file(dir, w->name, ".h", w, header_fn, e) ||
+                 write_file(dir, w->name, ".cu", w, write_source, e)
+             ? -1
+             : 0;
+}
+
+/* ---- tunefarm export ---- */
+
+typedef struct export_read {
+  const char *path;
+  record_device head;   /* line 1 */
+  ledger_best best;     /* fed every record once the campaign is known */
+  int header_only;
+} export_read;
+
+static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
+  export_read *r = ctx;
+  if (rec->kind == RECORD_DEVICE) r->head = rec->device;
+  if (r->header_only) return 1; /* stop: the campaign is read first */
+  if (ledger_best_add(&r->best, rec, e)) return tf_wrap(e, "ledger '%s': line %ld", r->path, line);
+  return 0;
+}
+
+/* The campaign the ledger names: --campaign, else its recorded path, else
+ * campaigns/NAME.json under the project root ($TUNEFARM_ROOT or here). */
+static int load_campaign(const export_read *r, const char *given, campaign *c, tf_err *e) {
+  char path[SPEC_PATH + 80];
+  const char *root = getenv("TUNEFARM_ROOT");
+  if (given) snprintf(path, sizeof path, "%s", given);
+  else if (r->head.campaign_path[0] && access(r->head.campaign_path, R_OK) == 0)
+    snprintf(path, sizeof path, "%s", r->head.campaign_path);
+  else
+    snprintf(path, sizeof path, "%s/campaigns/%s.json", root && root[0] ? root : ".",
+             r->head.campaign);
+  if (campaign_load(c, path, e)) return -1;
+  if (strcmp(r->head.campaign_hash, c->hash) != 0 && strcmp(r->head.campaign_hash, c->hash_v1) != 0) {
+    campaign_release(c);
+    return tf_fail(e, TF_EXIT_INPUT, "export: campaign '%s' or a file it names changed since "
+                   "ledger '%s' was written: export from the sources it was measured with",
+                   path, r->path);
+  }
+  return 0;
+}
+
+static void usage(FILE *f) {
+  fputs("usage: tunefarm export [-o DIR] [--name NAME] [--campaign FILE] LEDGER\n"
+        "       tunefarm export [-o DIR] [--name NAME] --config K=V,... CAMPAIGN\n"
+        "\n"
+        "A configuration as code to take away: DIR/NAME.h and DIR/NAME.cu, which compile with\n"
+        "plain nvcc (-std=c++17) and need nothing of tunefarm. From a LEDGER: the final best of\n"
+        "that GPU's search (the champion, with restarts). NAME_check() says whether the\n"
+        "configuration accepts given problem sizes; NAME_launch() checks, computes the launch\n"
+        "from the template's expressions at run time and launches.\n"
+        "\n"
+        "  -o, --out DIR     where the files go (default: the current folder)\n"
+        "  --name NAME       C identifier prefix and file name (default: tf_ and the campaign\n"
+        "                    name, '-' and '.' as '_')\n"
+        "  --campaign FILE   the ledger's campaign, when the path it recorded is not readable\n"
+        "                    here (default: that path, else campaigns/NAME.json under\n"
+        "                    $TUNEFARM_ROOT or the current folder)\n"
+        "  --config K=V,...  export the CAMPAIGN's start with these knobs set instead (it must\n"
+        "                    pass every constraint at the campaign's problem)\n"
+        "  -h, --help        this text\n"
+        "\n"
+        "Exit status: 0, 1 failure, 2 bad input (a ledger without a generation, a campaign that\n"
+        "changed since the ledger was written, a configuration a constraint refuses).\n",
+        f);
+}
+
+typedef struct export_opts {
+  const char *dir, *name, *campaign, *config, *input;
+} export_opts;
+
+/* The default name: tf_ and the campaign's name with every other character as '_'. */
+static void default_name(const campaign *c, char *id, size_t len) {
+  snprintf(id, len, "tf_%s", c->name);
+  for (char *p = id; *p; p++)
+    if (!isalnum((unsigned char)*p)) *p = '_';
+}
+
+static int render_named(export_what *w, const export_opts *o, tf_err *e) {
+  char id[80];
+  if (!o->name) default_name(w->c, id, sizeof id);
+  w->name = o->name ? o->name : id;
+  int bad;
+  if (spec_check(&w->c->tmpl, w->c->dims, &w->cfg, &bad, e)) return -1;
+  if (bad >= 0)
+    return tf_fail(e, TF_EXIT_INPUT, "export: the configuration breaks constraint '%s' at the "
+                   "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
+  if (export_render(w, o->dir, e)) return -1;
+  printf("tunefarm export: %s/%s.h and %s/%s.cu\n", o->dir, w->name, o->dir, w->name);
+  return 0;
+}
+
+static int export_config(const export_opts *o, campaign *c, tf_err *e) {
+  if (campaign_load(c, o->input, e)) return -1;
+  export_what w = {.c = c, .us = NAN};
+  int rc = spec_config_parse(&c->tmpl, &c->start, o->config, "--config", &w.cfg, e) ||
+                   render_named(&w, o, e)
+               ? -1
+               : 0;
+  campaign_release(c);
+  return rc;
+}
+
+static int export_ledger(const export_opts *o, campaign *c, tf_err *e) {
+  export_read r = {.path = o->input, .header_only = 1};
+  if (ledger_scan(o->input, stderr, read_line, &r, e) || load_campaign(&r, o->campaign, c, e))
+    return -1;
+  r.header_only = 0;
+  ledger_best_init(&r.best, &c->tmpl, o->input);
+  record_cfg best;
+  double us = NAN;
+  export_what w = {.c = c, .dev = &r.head.dev, .ledger = o->input};
+  int rc = ledger_scan(o->input, stderr, read_line, &r, e);
+  if (rc == 0 && !ledger_best_get(&r.best, &best, &us, NULL))
+    rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation yet, so no best to export",
+                 o->input);
+  w.us = us;
+  if (rc == 0) rc = record_cfg_config(&c->tmpl, &best, o->input, "best", &w.cfg, e);
+  if (rc == 0) rc = render_named(&w, o, e);
+  ledger_best_release(&r.best);
+  campaign_release(c);
+  return rc;
+}
+
+int export_main(int argc, char **argv) {
+  static const struct option longs[] = {{"out", required_argument, 0, 'o'},
+                                         {"name", required_argument, 0, 'n'},
+                                         {"campaign", required_argument, 0, 'c'},
+                                         {"config", required_argument, 0, 'k'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+  export_opts o = {.dir = "."};
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'o': o.dir = optarg; break;
+      case 'n': o.name = optarg; break;
+      case 'c': o.campaign = optarg; break;
+      case 'k': o.config = optarg; break;
+      case 'h': usage(stdout); return TF_EXIT_OK;
+      default: usage(stderr); return TF_EXIT_INPUT;
+    }
+  }
+  if (optind != argc - 1 || (o.config && o.campaign)) {
+    fprintf(stderr, "tunefarm export: one LEDGER, or --config with one CAMPAIGN (see --help)\n");
+    return TF_EXIT_INPUT;
+  }
+  o.input = argv[optind];
+  tf_err e;
+  tf_err_clear(&e);
+  campaign *c = calloc(1, sizeof *c); /* large: on the heap */
+  int rc = !c ? tf_fail(&e, TF_EXIT_FAIL, "export: out of memory")
+               : o.config ? export_config(&o, c, &e) : export_ledger(&o, c, &e);
+  free(c);
+  if (rc == 0) return TF_EXIT_OK;
+  fprintf(stderr, "tunefarm export: %s\n", e.msg);
+  return tf_exit_status(&e);
+}

@@ -1,0 +1,38 @@
+/* export: the result of a search as code a user can take away (`tunefarm export`).
+ *
+ * From one GPU's ledger: NAME.h and NAME.cu, which compile with plain nvcc (-std=c++17) and
+ * need nothing of tunefarm. NAME.cu holds the template's source as the farm measured it and
+ * the winning configuration's instantiation; NAME.h declares two functions:
+ *   const char *NAME_check(dims...)   NULL when the configuration accepts these problem
+ *                                     sizes, else the reason (a template constraint, or a
+ *                                     size out of the template's range); host code only;
+ *   cudaError_t NAME_launch(buffers..., dims..., cudaStream_t)
+ *                                     checks, then computes the grid, block, dynamic shared
+ *                                     memory and integer arguments from the template's
+ *                                     expressions at run time, zeroes what the template
+ *                                     clears, opts into large shared memory, and launches.
+ * The header's comment says where the configuration came from (campaign, device, ledger,
+ * measured time).
+ * Ownership: export_render reads the spec and config it is given and writes two files. */
+#ifndef TF_EXPORT_H
+#define TF_EXPORT_H
+
+#include "common/campaign.h"
+#include "common/err.h"
+#include "common/msg.h"
+
+typedef struct export_what {
+  const campaign *c;        /* the campaign: template, problem it was tuned on */
+  config cfg;               /* the configuration to export */
+  const device_record *dev; /* where it was measured; NULL if unknown */
+  double us;                /* its measured time per launch (NAN if unknown) */
+  const char *ledger;       /* the ledger it came from, for the comment; NULL if none */
+  const char *name;         /* C identifier prefix and file base name */
+} export_what;
+
+/* Write DIR/NAME.h and DIR/NAME.cu. TF_EXIT_INPUT for a name that is no C identifier. */
+int export_render(const export_what *w, const char *dir, tf_err *e);
+
+int export_main(int argc, char **argv);
+
+#endif
