@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, then tune CAMPAIGN on every GPU of this node: one coordinator + one worker per GPU.
 # Without a GPU the farm runs on the simulated device with two workers, and says so. Ends
-# with the report on stdout and the same report as a page, LEDGERS/<campaign>.html.
+# with the report on stdout, the same report as a page, LEDGERS/<campaign>.html, and each
+# GPU's best exported as code that builds with plain nvcc, LEDGERS/<campaign>-export/.
 #   bash scripts/run.sh [CAMPAIGN [tunefarm run options...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,4 +44,9 @@ mpirun -np $((gpus + 1)) "${mpi[@]}" build/tunefarm run "$campaign" "${args[@]}"
 name="$(basename "$campaign" .json)"
 build/tunefarm report --html "$ledgers/$name.html" "$ledgers/$name"
 build/tunefarm report "$ledgers/$name"
+for l in "$ledgers/$name"/*.jsonl; do
+  id=$(basename "$l" .jsonl | tr -c 'A-Za-z0-9_\n' _)
+  build/tunefarm export -o "$ledgers/$name-export" --name "tf_$id" "$l" >&2
+done
 say "the report as a page: $ledgers/$name.html (open it in a browser)"
+say "each GPU's best as a kernel to build with nvcc -std=c++17: $ledgers/$name-export/"
