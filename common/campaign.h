@@ -25,6 +25,9 @@ typedef struct search_opts {
   int restarts;        /* searches from random legal points after the first stalls (0: none) */
   int fixed;           /* mode "aa" or "pair": every generation measures start against `pair` */
   int fresh_every;     /* a fresh measure process every this many generations (0: only after faults) */
+  int compile_ahead;   /* programs of the likely next jobs compiled ahead, per path (rejected,
+                        * kept: coordinator/search.h, search_peek); 0: none. Time only: it
+                        * changes no proposal and no decision */
   char mode[16];       /* "neighbors", "aa" or "pair" (a campaign without "search": "aa") */
   char proposer[32];   /* what proposes the candidates (coordinator/propose.h); the coordinator
                         * refuses a name it does not know */

@@ -505,6 +505,12 @@ int result_times_from_json(const cJSON *o, result_times *t) {
   memset(t, 0, sizeof *t);
   if (!o) return 0;
   if (!cJSON_IsObject(o)) return -1;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, o) {
+    size_t i = 0;
+    while (i < NTIME_KEYS && strcmp(it->string, time_keys[i].name) != 0) i++;
+    if (i == NTIME_KEYS) return -1; /* a key no writer writes */
+  }
   for (size_t i = 0; i < NTIME_KEYS; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, time_keys[i].name);
     if (!v) continue;

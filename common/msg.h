@@ -128,7 +128,7 @@ typedef struct result_times {
 } result_times;
 
 cJSON *result_times_to_json(const result_times *t);
-/* Absent keys read as 0; -1 when a key is not a non-negative number. */
+/* Absent keys read as 0; -1 when a key is unknown or not a non-negative number. */
 int result_times_from_json(const cJSON *o, result_times *t);
 
 typedef struct result {

@@ -21,6 +21,7 @@
 #include "coordinator/job.h"
 #include "coordinator/space.h" /* defines: space_enumerate, space_release */
 #include "coordinator/ledger.h"
+#include "coordinator/prefetch.h" /* defines: prefetch_list */
 #include "coordinator/record.h"
 #include "coordinator/replay.h"
 #include "coordinator/search.h"
@@ -39,6 +40,9 @@ typedef struct device_run {
   int measured_before; /* measured generations found in the ledger at start (resume) */
   int ended_before;    /* the ledger's search had ended before this run */
   double t_first, t_end; /* wall clock of this run's first job and of the search's end */
+  result_times spent;  /* this run's results' times, summed: where the GPU's time went */
+  int results;         /* this run's results */
+  double t_last;       /* wall clock of this run's last result */
 } device_run;
 
 typedef struct farm {
@@ -134,6 +138,7 @@ static void measured_record(const farm *f, device_run *d, const decision *dec,
   g->stats = dec->stats ? cJSON_Duplicate(dec->stats, 1) : NULL;
   g->screened = dec->screened;
   if (r->child > 0) snprintf(g->run, sizeof g->run, "%s", f->run);
+  g->elapsed_s = d->t_last - d->t_first;
   g->has_canary = r->ncanary > 0;
   if (g->has_canary) g->canary = *cv;
   g->untrusted = untrusted;
@@ -194,6 +199,18 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
 
 /* ---- jobs and results ---- */
 
+/* The job, with the programs its device's search may ask for next for the worker to compile
+ * ahead (coordinator/prefetch.h); the list travels in the message only, never in the record. */
+static int send_with_prefetch(farm *f, device_run *d, const search_step *st, const job *j,
+                              cJSON *msg, tf_err *e) {
+  int ahead = f->o->compile_jobs == 0 ? 0 : f->c.search.compile_ahead;
+  cJSON *list = prefetch_list(&d->s, st, j, ahead, e);
+  if (list) cJSON_AddItemToObject(msg, "prefetch", list);
+  int rc = mpimsg_send(f->comm, d->rank, TAG_JOB, msg, e);
+  if (list) cJSON_DeleteItemFromObjectCaseSensitive(msg, "prefetch");
+  return rc;
+}
+
 static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
   job *j = malloc(sizeof *j);
   if (!j) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
@@ -203,7 +220,7 @@ static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
     j->canary_rounds = st->canary ? f->c.canary.rounds : 0;
     j->fresh_child = st->fresh;
     msg = job_to_json(j); /* encoded once: sent, and kept for the record */
-    rc = mpimsg_send(f->comm, d->rank, TAG_JOB, msg, e);
+    rc = send_with_prefetch(f, d, st, j, msg, e);
   }
   free(j);
   if (rc) {
@@ -304,11 +321,22 @@ static int judge_process(farm *f, device_run *d, const canary_verdict *cv, decis
   return 1;
 }
 
+static void add_times(result_times *sum, const result_times *t) {
+  sum->compile_s += t->compile_s;
+  sum->compile_wait_s += t->compile_wait_s;
+  sum->load_s += t->load_s;
+  sum->check_s += t->check_s;
+  sum->measure_s += t->measure_s;
+}
+
 static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
   device_run *d = device_of_rank(f, from);
   if (!d || !d->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
   take_result(f, d, msg);
   d->busy = 0;
+  d->t_last = wall_s();
+  add_times(&d->spent, &f->res->times);
+  d->results++;
   decision dec;
   if (decide(&f->c.decide, f->res, &dec)) {
     decision_release(&dec);
@@ -480,6 +508,20 @@ static void drain(farm *f) {
   }
 }
 
+/* Busy fraction: the GPU's measuring time over the wall time from this run's first job to its
+ * last result (docs/PERFORMANCE.md); then where the rest went, per result. */
+static void print_busy(const device_run *d, FILE *out) {
+  double wall = d->t_last - d->t_first;
+  int n = d->results;
+  const result_times *t = &d->spent;
+  if (n <= 0 || wall <= 0) return;
+  fprintf(out, "\n    busy: %.1f%% (measuring %.1f s of %.1f s); per job %.3f s "
+          "measuring, %.3f s compiling (%.3f s of it waiting for a compile ahead), %.3f s "
+          "loading, %.3f s checking", 100.0 * t->measure_s / wall, t->measure_s, wall,
+          t->measure_s / n, t->compile_s / n, t->compile_wait_s / n, t->load_s / n,
+          t->check_s / n);
+}
+
 static void summary_of(const farm *f, const device_run *d, FILE *out, double wall) {
   const search *s = &d->s;
   char cfg[512];
@@ -494,6 +536,7 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   double span = d->t_first > 0 && d->t_end > d->t_first ? d->t_end - d->t_first : wall;
   fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, span,
           span > 0 ? 3600.0 * n / span : 0.0);
+  print_busy(d, out);
   if (s->canaries > 0 || s->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
             "measured again", s->canaries, s->biased, s->untrusted);

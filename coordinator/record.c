@@ -26,7 +26,8 @@ static const char *const gen_keys[] = {
     "best", "new", "change", "rounds", "ratios", "median_ratio", "kernel_median_ratio",
     "control_drift", "min_gain", "drift_tolerance", "correct", "rel_err", "status", "detail",
     "decision", "reason", "constraint", "stats", "screened", "burn_in", "compile_ms",
-    "cache_hit", "wall_s", "child", "run", "canary", "untrusted", "job", NULL};
+    "cache_hit", "wall_s", "times", "elapsed_s", "child", "run", "canary", "untrusted", "job",
+    NULL};
 static const char *const restart_keys[] = {"type", "restart", "generation", "champion",
                                            "champion_us", "start", "reason", NULL};
 static const char *const end_keys[] = {"type", "reason", "generation", "best", NULL};
@@ -314,6 +315,10 @@ static void measured_tail(cJSON *o, const record_gen *g) {
   cJSON_AddNumberToObject(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
   cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+  const result_times *t = &r->times; /* none in a fault the worker wrote */
+  if (t->compile_s > 0 || t->load_s > 0 || t->check_s > 0 || t->measure_s > 0)
+    cJSON_AddItemToObject(o, "times", result_times_to_json(t));
+  if (g->elapsed_s > 0) cJSON_AddNumberToObject(o, "elapsed_s", g->elapsed_s);
   if (r->child > 0) {
     cJSON_AddNumberToObject(o, "child", r->child);
     cJSON_AddStringToObject(o, "run", g->run);
@@ -443,6 +448,14 @@ static int job_from(const cJSON *o, record_gen *g, tf_err *e) {
   return rc;
 }
 
+/* "times": optional (records written before it existed have none). */
+static int times_from(const cJSON *o, result *r, tf_err *e) {
+  if (result_times_from_json(cJSON_GetObjectItemCaseSensitive(o, "times"), &r->times))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'times' must map compile_s, compile_wait_s, load_s, "
+                   "check_s and measure_s to seconds");
+  return 0;
+}
+
 static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
   result *r = &g->res;
   long long screened = 0, burn_in = 0, child = 0;
@@ -462,7 +475,8 @@ static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
       int_into(o, "burn_in", 1, 0, INT_MAX, &burn_in, e) ||
       jsonio_num(NULL, NULL, o, "", "compile_ms", 1, 0.0, 1e12, &r->compile_ms, e) ||
       jsonio_bool(NULL, NULL, o, "", "cache_hit", 1, &r->cache_hit, e) ||
-      jsonio_num(NULL, NULL, o, "", "wall_s", 1, 0.0, 1e12, &r->wall_s, e) ||
+      jsonio_num(NULL, NULL, o, "", "wall_s", 1, 0.0, 1e12, &r->wall_s, e) || times_from(o, r, e) ||
+      jsonio_num(NULL, NULL, o, "", "elapsed_s", 0, 0.0, 1e12, &g->elapsed_s, e) ||
       int_into(o, "child", 0, 0, INT_MAX, &child, e) ||
       str_into(o, "", "run", 0, g->run, sizeof g->run, e) || canary_from(o, g, e) ||
       jsonio_bool(NULL, NULL, o, "", "untrusted", 0, &g->untrusted, e) || job_from(o, g, e))

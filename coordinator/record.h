@@ -80,7 +80,8 @@ typedef struct record_gen {
   int measured;
   /* measured only: */
   result res;                    /* status, detail, correct, rel_err, rounds, burn_in,
-                                  * compile_ms, cache_hit, wall_s, child, the canary's rounds */
+                                  * compile_ms, cache_hit, wall_s, times, child, the canary's
+                                  * rounds */
   int nratios;
   double ratios[MSG_MAX_ROUNDS];
   double median_ratio, kernel_median_ratio, control_drift; /* NAN where the line has null */
@@ -88,6 +89,8 @@ typedef struct record_gen {
   cJSON *stats;                  /* the rule's statistics; owned, may be NULL */
   int screened;
   char run[32];                  /* when the run began ("" when the record has no child) */
+  double elapsed_s;              /* seconds from this run's first job on the device to this
+                                  * record (0: not written; busy fraction's wall time) */
   int has_canary;
   canary_verdict canary;         /* its rounds are res.canary */
   int untrusted;

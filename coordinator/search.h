@@ -179,8 +179,10 @@ typedef struct search_guess {
 /* What the search would measure next, without changing it, for compiling those jobs'
  * programs ahead (which changes no proposal and no decision: nothing here is applied to s).
  * `pending` (NULL: none) is the step whose job is in flight, its record not yet applied. Up
- * to n guesses assuming pending is rejected, then up to n assuming it is kept, each path
- * followed with every later candidate rejected; pending's own pair and repeats left out.
+ * to n guesses assuming pending is rejected and up to n assuming it is kept, each path
+ * followed with every later candidate rejected, in the order they would be needed: the
+ * first of each path, the second of each, ... (rejected first); pending's own pair and
+ * repeats left out.
  * Returns how many were written to out (room for 2n), -1 only when out of memory. */
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e);

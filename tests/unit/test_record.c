@@ -30,7 +30,9 @@ static const char *const full_generation =
     "\"drift_tolerance\":0.03,\"correct\":true,\"rel_err\":{\"best\":0,\"new\":1e-07,"
     "\"control\":null},\"status\":\"ok\",\"detail\":\"fine\",\"decision\":\"refused\","
     "\"reason\":\"not decided\",\"stats\":{\"rule\":\"sequential\",\"llr\":1.5},\"screened\":1,"
-    "\"burn_in\":4,\"compile_ms\":12.5,\"cache_hit\":true,\"wall_s\":0.25,\"child\":3,"
+    "\"burn_in\":4,\"compile_ms\":12.5,\"cache_hit\":true,\"wall_s\":0.25,"
+    "\"times\":{\"compile_s\":0.0125,\"compile_wait_s\":0.01,\"load_s\":0.02,\"check_s\":0.01,"
+    "\"measure_s\":0.2},\"elapsed_s\":12.5,\"child\":3,"
     "\"run\":\"2026-01-01T00:00:00Z\",\"canary\":{\"child\":3,\"verdict\":\"biased\","
     "\"ratio\":1.02,\"kernel_ratio\":null,\"interval\":[1.01,1.03],\"kernel_interval\":[null,"
     "null],\"threshold\":0.0025,\"reason\":\"a bias\",\"rounds\":[{\"order\":[\"copy\",\"best\"],"
@@ -130,6 +132,8 @@ static void record_should_refuse_what_the_writer_never_writes(void **state) {
       {"\"time\":\"2026-01-01T00:00:00Z\",", "", "key 'time' is missing"},
       {"\"screened\":true}]", "\"screened\":true},3]", "round 2 is malformed"},
       {"\"duel\":true", "\"duel\":1", "key 'duel' must be true or false"},
+      {"\"load_s\":0.02", "\"load_s\":0.02,\"lunch_s\":1", "key 'times'"},
+      {"\"measure_s\":0.2", "\"measure_s\":-0.2", "key 'times'"},
   };
   cJSON *jrec = test_record_json("{\"type\":\"generation\",\"generation\":1,\"status\":\"ok\"}");
   char *jtext = cJSON_PrintUnformatted(cJSON_GetObjectItem(jrec, "job"));
