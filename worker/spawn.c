@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* pipe2 */
 #include "worker/spawn.h"
 
 #include <errno.h>
@@ -46,7 +47,9 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   memset(c, 0, sizeof *c);
   c->to_fd = c->from_fd = -1;
   signal(SIGPIPE, SIG_IGN);
-  if (pipe(in) || pipe(out))
+  /* Close-on-exec from the start: the compile pool's thread spawns processes too, and one that
+   * inherited an end of these pipes would keep the child from seeing its input close. */
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
     return tf_fail(e, TF_EXIT_FAIL, "pipe for the measure child: %s", strerror(errno));
   char dev[16], inst[16];
   snprintf(dev, sizeof dev, "%d", o->device);
@@ -57,16 +60,12 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, in[1]);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
   int rc = posix_spawn(&c->pid, o->exe, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
   c->to_fd = in[1];
   c->from_fd = out[0];
-  fcntl(c->to_fd, F_SETFD, FD_CLOEXEC);
-  fcntl(c->from_fd, F_SETFD, FD_CLOEXEC);
   if (rc != 0) {
     c->pid = 0;
     close_fds(c);
