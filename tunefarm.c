@@ -28,7 +28,7 @@
 #include "tools/study_replay.h"       // defines: study_replay_main
 #include "tools/verify.h"             // defines: verify_main
 #include "worker/backend.h"           // defines: backend_find
-#include "worker/child.h"             // defines: child_main, child_default_backend
+#include "worker/child.h"             // defines: child_main
 #include "worker/compile_pool.h"      // defines: compile_main
 #include "worker/devices.h"           // defines: devices_main
 #include "worker/worker.h"            // defines: worker_run
@@ -60,8 +60,8 @@ static void run_usage(FILE *f) {
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
           "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
-          "  --backend B   cuda or sim; default: cuda where the coordinator sees a GPU, else\n"
-          "                sim (the simulated device), said on the first line\n"
+          "  --backend B   cuda or sim; default: cuda where a worker sees a GPU, else sim\n"
+          "                (the simulated device), said on the first line\n"
           "  --ledgers D   ledgers folder (default: ledgers)\n"
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
@@ -118,21 +118,6 @@ static int self_exe(char *buf, size_t len) {
   return 0;
 }
 
-/* Rank 0 picks the backend (and says why when it falls back to sim); all ranks learn it. */
-static const char *agree_backend(int rank, const char *asked) {
-  char choice[8] = "";
-  if (rank == 0) {
-    char why[256] = "";
-    const char *b = asked ? asked : child_default_backend(why, sizeof why);
-    if (!asked && strcmp(b, "sim") == 0)
-      fprintf(stderr, "tunefarm: no GPU here (%s): running on the simulated device (--backend sim)\n",
-              why);
-    snprintf(choice, sizeof choice, "%s", b);
-  }
-  MPI_Bcast(choice, sizeof choice, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return strcmp(choice, "cuda") == 0 ? "cuda" : "sim";
-}
-
 /* The measure children compute the double CPU reference with OpenMP (kernels/reference.c),
  * which by default starts a thread per core in every child; with several workers on a node
  * they would oversubscribe it G times over. Unless the user chose OMP_NUM_THREADS, each
@@ -146,8 +131,7 @@ static void share_reference_threads(int workers_on_node) {
 }
 
 static int run_farm(int rank, int size, run_args *a) {
-  tf_err e = {0};
-  a->o.backend = agree_backend(rank, a->o.backend);
+  tf_err e = {0}; /* the backend, when not asked for, each worker's measure child chooses */
   int index = -1, on_node = 0;
   if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e)) {
     fprintf(stderr, "tunefarm run: rank %d: %s\n", rank, e.msg);

@@ -134,6 +134,40 @@ int device_from_json(const cJSON *o, device_record *d, tf_err *e) {
   return 0;
 }
 
+/* ---- hello ---- */
+
+cJSON *hello_to_json(const hello *h) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "hello");
+  if (h->rank >= 0) cJSON_AddNumberToObject(o, "rank", h->rank);
+  if (h->worker_index >= 0) cJSON_AddNumberToObject(o, "worker_index", h->worker_index);
+  if (h->has_device)
+    cJSON_AddItemToObject(o, "device", device_to_json(&h->dev));
+  else
+    cJSON_AddStringToObject(o, "error", h->error);
+  if (h->fallback[0]) cJSON_AddStringToObject(o, "fallback", h->fallback);
+  return o;
+}
+
+int hello_from_json(const cJSON *o, hello *h, tf_err *e) {
+  memset(h, 0, sizeof *h);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "type"));
+  if (!type || strcmp(type, "hello") != 0)
+    return tf_fail(e, TF_EXIT_FAIL, "hello: 'type' is not \"hello\"");
+  h->rank = INT_OR(o, "rank", -1);
+  h->worker_index = INT_OR(o, "worker_index", -1);
+  str_into(o, "error", h->error, sizeof h->error);
+  str_into(o, "fallback", h->fallback, sizeof h->fallback);
+  const cJSON *dev = cJSON_GetObjectItemCaseSensitive(o, "device");
+  if (!dev) {
+    if (!h->error[0]) snprintf(h->error, sizeof h->error, "it sent no device record");
+    return 0;
+  }
+  if (device_from_json(dev, &h->dev, e)) return -1;
+  h->has_device = 1;
+  return 0;
+}
+
 void device_uuid8(const device_record *d, char out[9]) {
   const char *u = d->uuid;
   const char *dash = strchr(u, '-');

@@ -49,6 +49,21 @@ int device_from_json(const cJSON *o, device_record *d, tf_err *e);
 /* First 8 hex digits of the UUID after its prefix ("GPU-3f2a..." -> "3f2a...") for file names. */
 void device_uuid8(const device_record *d, char out[9]);
 
+/* HELLO, both ways it travels: a measure child's answer to {"type":"hello"}, and a worker's to
+ * the coordinator: the device it measures, or why there is none, and, when nobody asked for a
+ * backend and it chose the simulated device itself, why (no GPU). The coordinator never
+ * touches CUDA: the workers decide and say so here. */
+typedef struct hello {
+  int has_device;
+  device_record dev;
+  char error[1024];       /* why there is no device */
+  char fallback[256];     /* why the simulated device was chosen; "" when it was asked for */
+  int rank, worker_index; /* a worker's; -1 in a child's answer */
+} hello;
+
+cJSON *hello_to_json(const hello *h);
+int hello_from_json(const cJSON *o, hello *h, tf_err *e);
+
 typedef struct job_arm {
   char name_expr[256];   /* what NVRTC instantiates, e.g. "tf_matmul<64,64,...>" */
   int from_template;     /* 1: template instantiation; 0: committed kernel */

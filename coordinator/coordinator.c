@@ -54,6 +54,7 @@ typedef struct farm {
   device_run *d;
   char run[32];        /* when this run began: with a record's child, names its measure process */
   record *rec;         /* the record being written or read */
+  int said_fallback;   /* a worker's hello said why it runs on the simulated device */
   result *res;         /* the result being decided */
 } farm;
 
@@ -363,14 +364,18 @@ static int duplicate_of(const farm *f, int upto, const char *uuid) {
 static int take_hello(farm *f, const cJSON *msg, int from, int slot) {
   device_run *d = &f->d[slot];
   tf_err e = {0};
+  hello h;
   d->rank = from;
-  const cJSON *dev = cJSON_GetObjectItemCaseSensitive(msg, "device");
-  const cJSON *err = cJSON_GetObjectItemCaseSensitive(msg, "error");
-  if (!dev || device_from_json(dev, &d->dev, &e)) {
+  if (hello_from_json(msg, &h, &e) || !h.has_device) {
     fprintf(stderr, "tunefarm: worker rank %d has no usable device: %s\n", from,
-            cJSON_IsString(err) ? err->valuestring : e.msg);
+            e.msg[0] ? e.msg : h.error);
     return 0;
   }
+  d->dev = h.dev;
+  /* The workers chose the backend (rank 0 never touches CUDA): say first why it is sim. */
+  if (h.fallback[0] && !f->said_fallback++)
+    fprintf(stderr, "tunefarm: no GPU here (%s): running on the simulated device (--backend "
+            "sim)\n", h.fallback);
   int dup = duplicate_of(f, slot, d->dev.uuid);
   if (dup >= 0) {
     fprintf(stderr,
@@ -585,6 +590,18 @@ static int load(farm *f, tf_err *e) {
   return -1;
 }
 
+/* The devices' backend: the one asked for, or what the workers chose ("cuda", "sim", or both
+ * when the nodes differ). */
+static const char *backend_of(const farm *f) {
+  const char *b = f->o->backend;
+  for (int i = 0; !f->o->backend && i < f->ndev; i++) {
+    if (!f->d[i].usable) continue;
+    if (b && strcmp(b, f->d[i].dev.backend) != 0) return "cuda and sim";
+    b = f->d[i].dev.backend;
+  }
+  return b ? b : "none";
+}
+
 static int run(farm *f, tf_err *e) {
   int usable = 0;
   progress(f, "tunefarm: opening the ledgers in %s/%s/\n", f->o->ledgers, f->c.name);
@@ -596,7 +613,7 @@ static int run(farm *f, tf_err *e) {
   }
   if (usable == 0) return tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
   progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f->c.name, usable,
-           f->o->backend, f->c.decide.rule);
+           backend_of(f), f->c.decide.rule);
   progress(f, "tunefarm: measuring, %d generations per device at most; Ctrl-C stops, the same "
            "command resumes\n", f->c.search.budget);
   return serve(f, e);
@@ -620,12 +637,13 @@ static void on_signal(int sig) {
 }
 
 static void catch_signals(const run_opts *o, int ranks) {
-  char jobs[32] = "";
+  char jobs[32] = "", backend[32] = "";
   if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
+  if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
   snprintf(interrupted_msg, sizeof interrupted_msg,
            "; the ledgers in %s/ hold every generation recorded. Resume with the same command "
-           "(without --fresh):\n  mpirun -np %d tunefarm run --backend %s --ledgers %s%s %s\n",
-           o->ledgers, ranks, o->backend, o->ledgers, jobs, o->campaign);
+           "(without --fresh):\n  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n",
+           o->ledgers, ranks, backend, o->ledgers, jobs, o->campaign);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -644,14 +662,12 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   f.d = calloc((size_t)f.ndev, sizeof *f.d);
   f.rec = record_new();
   f.res = calloc(1, sizeof *f.res);
-  tf_err load_err = {0};
-  int loaded = f.d && f.rec && f.res && load(&f, &load_err) == 0;
-  if (!f.d || !f.rec || !f.res) tf_fail(&load_err, TF_EXIT_FAIL, "out of memory");
-  int rc = f.d ? collect_hellos(&f, e) : -1;
-  if (rc == 0 && !loaded) {
-    *e = load_err;
-    rc = -1;
-  }
+  /* The hellos first: a worker that fell back to the simulated device says so on the first
+   * line. Workers wait for their first job meanwhile. */
+  int rc = f.d && f.rec && f.res ? collect_hellos(&f, e)
+                                 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int loaded = rc == 0 && load(&f, e) == 0;
+  if (rc == 0 && !loaded) rc = -1;
   if (rc == 0) rc = run(&f, e);
   if (rc != 0 && f.d) drain(&f);
   coordinator_stop_all(comm);

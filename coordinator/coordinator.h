@@ -18,7 +18,8 @@
 typedef struct run_opts {
   const char *campaign;  /* path of the campaign file */
   const char *ledgers;   /* ledgers folder */
-  const char *backend;   /* what the workers were told to use */
+  const char *backend;   /* the backend asked for; NULL: each worker's measure child chooses
+                          * (a GPU where it sees one) and its hello says which */
   int fresh;             /* start new ledgers instead of resuming */
   int quiet;             /* no progress lines */
   int compile_jobs;      /* --compile-jobs: -1 the default, 0 no compiles ahead (then the jobs

@@ -21,6 +21,7 @@ typedef struct child_opts {
   const char *backend;
   int device;
   int instance;
+  char fallback[256]; /* why it chose the simulated device itself; "" when asked for one */
 } child_opts;
 
 const char *child_default_backend(char *why, size_t len) {
@@ -128,14 +129,12 @@ static int ensure_open(child_state *st, const child_opts *o, tf_err *e) {
 
 static void do_hello(child_state *st, const child_opts *o) {
   tf_err e = {0};
-  if (ensure_open(st, o, &e)) {
-    reply_error(st, e.msg);
-    return;
-  }
-  cJSON *out = cJSON_CreateObject();
-  cJSON_AddStringToObject(out, "type", "hello");
-  cJSON_AddItemToObject(out, "device", device_to_json(&st->dev));
-  reply(st, out);
+  hello h = {.rank = -1, .worker_index = -1};
+  h.has_device = ensure_open(st, o, &e) == 0;
+  if (h.has_device) h.dev = st->dev;
+  snprintf(h.error, sizeof h.error, "%s", h.has_device ? "" : e.msg);
+  snprintf(h.fallback, sizeof h.fallback, "%s", o->fallback);
+  reply(st, hello_to_json(&h));
 }
 
 /* Returns 1 when the device is unusable and the child must exit. */
@@ -241,10 +240,11 @@ int child_main(int argc, char **argv) {
   tie_to_parent();
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;
-  if (!o.backend) {
-    char why[256];
+  if (!o.backend) { /* a worker's child says why in its hello; a standalone one here */
+    char why[200];
     o.backend = child_default_backend(why, sizeof why);
-    if (strcmp(o.backend, "sim") == 0)
+    if (strcmp(o.backend, "sim") == 0) snprintf(o.fallback, sizeof o.fallback, "%s", why);
+    if (o.fallback[0] && o.instance == 0)
       fprintf(stderr, "tunefarm measure: no GPU (%s): using the simulated device\n", why);
   }
   child_state st = {.ops = backend_find(o.backend)};

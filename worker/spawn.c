@@ -54,8 +54,9 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   char dev[16], inst[16];
   snprintf(dev, sizeof dev, "%d", o->device);
   snprintf(inst, sizeof inst, "%d", o->instance);
-  char *argv[] = {(char *)o->exe, "measure", "--backend", (char *)o->backend, "--device", dev,
-                  "--instance", inst, NULL};
+  char *argv[] = {(char *)o->exe, "measure", "--device", dev, "--instance", inst,
+                  "--backend", (char *)o->backend, NULL}; /* without one: the child chooses */
+  if (!o->backend) argv[6] = NULL;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);

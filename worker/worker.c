@@ -19,51 +19,48 @@ typedef struct worker_state {
   int nchild;  /* children started so far: the current one's instance number */
   char uuid[64];
   char arch[16];        /* the device's, from its record: what the compile pool compiles for */
+  char backend[8];      /* the backend its children use: asked for, or the first one's choice */
   compile_pool *pool;   /* compiles ahead; NULL when off */
 } worker_state;
 
 /* Start a child and ask its device: the device record on success, else NULL and *why. */
-static cJSON *start_child(worker_state *w, char *why, size_t len) {
+/* Start a child and ask its device: *h says which, or why there is none. The first child
+ * chooses the backend when nobody asked for one; the children after it take the same. */
+static void start_child(worker_state *w, hello *h) {
   tf_err e = {0};
-  childproc_opts co = {.exe = w->o->exe, .backend = w->o->backend, .device = w->o->device,
-                       .instance = ++w->nchild};
-  if (childproc_start(&w->child, &co, &e)) {
-    snprintf(why, len, "%s", e.msg);
-    return NULL;
+  cJSON *reply = NULL;
+  memset(h, 0, sizeof *h);
+  childproc_opts co = {.exe = w->o->exe, .backend = w->backend[0] ? w->backend : NULL,
+                       .device = w->o->device, .instance = ++w->nchild};
+  int rc = childproc_start(&w->child, &co, &e);
+  if (rc == 0) {
+    hello ask = {.rank = -1, .worker_index = -1};
+    cJSON *msg = hello_to_json(&ask);
+    rc = childproc_send(&w->child, msg, &e);
+    cJSON_Delete(msg);
   }
-  cJSON *hello = cJSON_CreateObject(), *reply = NULL;
-  cJSON_AddStringToObject(hello, "type", "hello");
-  int rc = childproc_send(&w->child, hello, &e);
-  cJSON_Delete(hello);
-  if (rc == 0) rc = childproc_recv(&w->child, w->o->hello_s, &reply, why, len, &e);
-  if (rc == -1) snprintf(why, len, "%s", e.msg);
-  const cJSON *dev = rc == CHILD_LINE ? cJSON_GetObjectItemCaseSensitive(reply, "device") : NULL;
-  if (rc == CHILD_LINE && !dev) {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(reply, "message");
-    snprintf(why, len, "%s", cJSON_IsString(m) ? m->valuestring : "the child sent no device record");
-  }
-  cJSON *out = dev ? cJSON_Duplicate(dev, 1) : NULL;
+  if (rc == 0) rc = childproc_recv(&w->child, w->o->hello_s, &reply, h->error, sizeof h->error, &e);
+  if (rc == CHILD_LINE && hello_from_json(reply, h, &e)) rc = -1;
+  if (rc == -1) snprintf(h->error, sizeof h->error, "%s", e.msg);
   cJSON_Delete(reply);
-  if (!out) childproc_kill(&w->child);
-  return out;
+  if (rc == CHILD_LINE && h->has_device) {
+    snprintf(w->backend, sizeof w->backend, "%s", h->dev.backend);
+    return;
+  }
+  h->has_device = 0;
+  childproc_kill(&w->child);
 }
 
 static int send_hello(worker_state *w, tf_err *e) {
-  char why[1024] = "";
-  cJSON *dev = start_child(w, why, sizeof why);
-  cJSON *msg = cJSON_CreateObject();
-  cJSON_AddStringToObject(msg, "type", "hello");
-  cJSON_AddNumberToObject(msg, "rank", w->rank);
-  cJSON_AddNumberToObject(msg, "worker_index", w->o->device);
-  if (dev) {
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(dev, "uuid");
-    if (cJSON_IsString(u)) snprintf(w->uuid, sizeof w->uuid, "%s", u->valuestring);
-    const char *arch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "arch"));
-    if (arch) snprintf(w->arch, sizeof w->arch, "%s", arch);
-    cJSON_AddItemToObject(msg, "device", dev);
-  } else {
-    cJSON_AddStringToObject(msg, "error", why);
+  hello h;
+  start_child(w, &h);
+  h.rank = w->rank;
+  h.worker_index = w->o->device;
+  if (h.has_device) {
+    snprintf(w->uuid, sizeof w->uuid, "%s", h.dev.uuid);
+    snprintf(w->arch, sizeof w->arch, "%s", h.dev.arch);
   }
+  cJSON *msg = hello_to_json(&h);
   int rc = mpimsg_send(w->comm, 0, TAG_HELLO, msg, e);
   cJSON_Delete(msg);
   return rc;
@@ -93,16 +90,13 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jobmsg, "fresh_child")))
     childproc_stop(&w->child, 5.0);
   if (!childproc_running(&w->child)) {
-    cJSON *dev = start_child(w, why, sizeof why);
-    if (!dev) return fault_json(id, w->uuid, why);
+    hello h;
+    start_child(w, &h);
+    if (!h.has_device) return fault_json(id, w->uuid, h.error);
     /* Ordinals shift when a GPU falls off the bus: never measure on another device. */
-    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "uuid"));
-    int same = u && strcmp(u, w->uuid) == 0;
-    if (!same) snprintf(why, sizeof why, "the fresh measure child sees device %s at ordinal %d, "
-                                         "not %s; this worker measures nothing else",
-                        u ? u : "(none)", w->o->device, w->uuid);
-    cJSON_Delete(dev);
-    if (!same) {
+    if (strcmp(h.dev.uuid, w->uuid) != 0) {
+      snprintf(why, sizeof why, "the fresh measure child sees device %s at ordinal %d, not %s; "
+               "this worker measures nothing else", h.dev.uuid, w->o->device, w->uuid);
       childproc_stop(&w->child, 5.0);
       return fault_json(id, w->uuid, why);
     }
@@ -136,7 +130,7 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
 static void start_pool(worker_state *w) {
   double simulate_s = 0.0;
   tf_err e = {0};
-  int sim = strcmp(w->o->backend, "sim") == 0;
+  int sim = strcmp(w->backend, "sim") == 0;
   if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate_s, &e) || simulate_s <= 0))) return;
   int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
                                w->o->workers_on_node);
@@ -175,6 +169,7 @@ static void stop_worker(worker_state *w) {
 
 int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   worker_state w = {.o = o, .comm = comm};
+  snprintf(w.backend, sizeof w.backend, "%s", o->backend ? o->backend : "");
   MPI_Comm_rank(comm, &w.rank);
   if (send_hello(&w, e)) return -1;
   start_pool(&w);
