@@ -89,6 +89,36 @@ static void device_should_round_trip_every_field(void **state) {
   assert_memory_equal(&b, &d, sizeof d); /* and nothing else differs */
 }
 
+/* HELLO both ways: a device and the reason the simulated device was chosen, or an error. */
+static void hello_should_round_trip_a_device_or_an_error(void **state) {
+  (void)state;
+  hello h = {.has_device = 1, .rank = 2, .worker_index = 1}, back;
+  snprintf(h.dev.backend, sizeof h.dev.backend, "sim");
+  snprintf(h.dev.uuid, sizeof h.dev.uuid, "SIM-1");
+  snprintf(h.dev.host, sizeof h.dev.host, "h");
+  snprintf(h.fallback, sizeof h.fallback, "the CUDA runtime sees no device");
+  tf_err e = {0};
+  cJSON *o = hello_to_json(&h);
+  assert_int_equal(hello_from_json(o, &back, &e), 0);
+  assert_true(back.has_device);
+  assert_string_equal(back.dev.uuid, "SIM-1");
+  assert_string_equal(back.fallback, h.fallback);
+  assert_int_equal(back.rank, 2);
+  assert_int_equal(back.worker_index, 1);
+  cJSON_Delete(o);
+  hello none = {.rank = -1, .worker_index = -1};
+  snprintf(none.error, sizeof none.error, "cannot open the device");
+  o = hello_to_json(&none);
+  assert_int_equal(hello_from_json(o, &back, &e), 0);
+  assert_false(back.has_device);
+  assert_string_equal(back.error, "cannot open the device");
+  assert_int_equal(back.rank, -1);
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"type\": \"result\"}");
+  assert_int_equal(hello_from_json(o, &back, &e), -1);
+  cJSON_Delete(o);
+}
+
 static void device_should_refuse_a_record_without_identity(void **state) {
   (void)state;
   static const char *const keys[] = {"uuid", "backend", "host", "ordinal"};
@@ -544,6 +574,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_should_round_trip_every_field),
       cmocka_unit_test(device_should_refuse_a_record_without_identity),
+      cmocka_unit_test(hello_should_round_trip_a_device_or_an_error),
       cmocka_unit_test(device_uuid8_should_take_eight_hex_digits_after_the_prefix),
       cmocka_unit_test(job_build_should_resolve_matmul_1024),
       cmocka_unit_test(job_should_round_trip_every_field),
