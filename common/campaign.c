@@ -549,3 +549,18 @@ const char *campaign_fault_for(const campaign *c, const config *cfg) {
   }
   return NULL;
 }
+
+void campaign_rel_path(const campaign *c, const char *path, char *out, size_t len) {
+  char real[PATH_MAX], root[PATH_MAX];
+  size_t n = strlen(c->root);
+  if (n > 0 && strncmp(path, c->root, n) == 0 && path[n] == '/') { /* built from the root */
+    snprintf(out, len, "%s", path + n + 1);
+    return;
+  }
+  if (realpath(path, real) && realpath(c->root, root) && (n = strlen(root)) > 1 &&
+      strncmp(real, root, n) == 0 && real[n] == '/') {
+    snprintf(out, len, "%s", real + n + 1);
+    return;
+  }
+  snprintf(out, len, "%s", path);
+}

@@ -68,6 +68,10 @@ void campaign_release(campaign *c);
 /* Defaults of every optional key (also used by docs and tests). */
 void campaign_defaults(campaign *c);
 
+/* path as the project root sees it: relative to c->root when it lies under it (what jobs and
+ * ledgers carry), else as given. */
+void campaign_rel_path(const campaign *c, const char *path, char *out, size_t len);
+
 /* The fault injected for this configuration, or NULL. */
 const char *campaign_fault_for(const campaign *c, const config *cfg);
 

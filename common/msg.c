@@ -104,6 +104,7 @@ cJSON *device_to_json(const device_record *d) {
   cJSON_AddStringToObject(o, "nvrtc_version", nv);
   cJSON_AddStringToObject(o, "host", d->host);
   cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
+  if (d->sim_noise[0]) cJSON_AddStringToObject(o, "sim_noise", d->sim_noise);
   return o;
 }
 
@@ -116,6 +117,7 @@ int device_from_json(const cJSON *o, device_record *d, tf_err *e) {
   str_into(o, "pci_bus_id", d->pci_bus_id, sizeof d->pci_bus_id);
   str_into(o, "arch", d->arch, sizeof d->arch);
   str_into(o, "host", d->host, sizeof d->host);
+  str_into(o, "sim_noise", d->sim_noise, sizeof d->sim_noise);
   char cc[16], nv[16];
   str_into(o, "compute_capability", cc, sizeof cc);
   str_into(o, "nvrtc_version", nv, sizeof nv);
@@ -263,7 +265,6 @@ static cJSON *arm_to_json(const job *j, int a) {
   for (int b = 0; b < j->nbuffers; b++) clear[b] = arm->geom.clear[b];
   cJSON_AddItemToObject(o, "clear", ll_array(clear, j->nbuffers));
   cJSON_AddItemToObject(o, "iargs", ll_array(arm->geom.iarg, j->nargs));
-  cJSON_AddNumberToObject(o, "sim_us", arm->sim_us);
   cJSON_AddStringToObject(o, "fault", arm->fault);
   return o;
 }
@@ -288,7 +289,6 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
       return tf_fail(e, TF_EXIT_INPUT, "job: buffer count out of range");
   }
   arm->geom.smem = (unsigned)int_or(o, "smem", 0, 0, 232448);
-  arm->sim_us = num_or(o, "sim_us", 10.0);
   str_into(o, "fault", arm->fault, sizeof arm->fault);
   return 0;
 }
@@ -357,9 +357,14 @@ cJSON *job_to_json(const job *j) {
   cJSON_AddNumberToObject(o, "generation", j->generation);
   cJSON_AddStringToObject(o, "campaign", j->campaign);
   cJSON_AddStringToObject(o, "family", j->family);
-  cJSON_AddStringToObject(o, "root", j->root);
+  if (j->root[0]) cJSON_AddStringToObject(o, "root", j->root);
   cJSON *src = cJSON_AddArrayToObject(o, "sources");
   for (int i = 0; i < j->nsources; i++) cJSON_AddItemToArray(src, cJSON_CreateString(j->sources[i]));
+  if (j->specs[0][0]) {
+    cJSON *specs = cJSON_AddArrayToObject(o, "specs");
+    for (int i = 0; i < j->nsources; i++)
+      cJSON_AddItemToArray(specs, cJSON_CreateString(j->specs[i]));
+  }
   layout_to_json(j, o);
   cJSON *arms = cJSON_AddArrayToObject(o, "arms");
   for (int a = 0; a < ARM_COUNT; a++) cJSON_AddItemToArray(arms, arm_to_json(j, a));
@@ -370,6 +375,8 @@ cJSON *job_to_json(const job *j) {
   if (j->fresh_child) cJSON_AddBoolToObject(o, "fresh_child", 1);
   return o;
 }
+
+void job_drop_root(cJSON *o) { cJSON_DeleteItemFromObjectCaseSensitive(o, "root"); }
 
 int job_from_json(const cJSON *o, job *j, tf_err *e) {
   memset(j, 0, sizeof *j);
@@ -387,6 +394,14 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
   cJSON_ArrayForEach(it, src) {
     if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' must be strings");
     snprintf(j->sources[j->nsources++], SPEC_PATH, "%s", it->valuestring);
+  }
+  const cJSON *specs = cJSON_GetObjectItemCaseSensitive(o, "specs");
+  int nspecs = 0;
+  if (specs && (!cJSON_IsArray(specs) || cJSON_GetArraySize(specs) != j->nsources))
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'specs' must name one spec per source");
+  cJSON_ArrayForEach(it, specs) {
+    if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'specs' must be strings");
+    snprintf(j->specs[nspecs++], SPEC_PATH, "%s", it->valuestring);
   }
   if (layout_from_json(o, j, e)) return -1;
   unsigned seen = 0; /* each role once: a repeated one would leave another arm empty */

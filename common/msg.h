@@ -42,6 +42,9 @@ typedef struct device_record {
   int nvrtc_major, nvrtc_minor;
   char host[64];
   int ordinal;          /* node-local index the worker bound */
+  char sim_noise[256];  /* the simulated device's noise, "jitter=0.01,round=0.005,..."
+                         * (worker/sim_noise.h), so that a sim ledger says what reproduces it;
+                         * "" for a GPU */
 } device_record;
 
 cJSON *device_to_json(const device_record *d);
@@ -69,7 +72,6 @@ typedef struct job_arm {
   int from_template;     /* 1: template instantiation; 0: committed kernel */
   config cfg;            /* knob values (template arms) */
   launch_geom geom;
-  double sim_us;         /* the simulated device's noiseless time for this arm */
   char fault[8];         /* injected fault for tests: "", "crash", "hang", "wrong" */
 } job_arm;
 
@@ -78,8 +80,12 @@ typedef struct job {
   int generation;
   char campaign[64];
   char family[32];             /* CPU reference */
-  char root[SPEC_PATH];
-  char sources[2][SPEC_PATH];  /* template source, committed control source ("" if none) */
+  char root[SPEC_PATH];        /* where the paths below lie on this machine: the coordinator
+                                * sends it, a ledger keeps the job without it (job_drop_root) */
+  char sources[2][SPEC_PATH];  /* template source, committed control source ("" if none),
+                                * relative to the root */
+  char specs[2][SPEC_PATH];    /* their specs (templates/NAME.json, kernels/NAME.json): the
+                                * simulated device's cost model reads them */
   int nsources;
   /* the buffer and argument layout, shared by all arms */
   int ndims;
@@ -101,6 +107,9 @@ typedef struct job {
 } job;
 
 cJSON *job_to_json(const job *j);
+/* The job as a ledger keeps it: without its root, which only says where this machine keeps
+ * the files (a job reruns from the project root, or with TUNEFARM_ROOT). */
+void job_drop_root(cJSON *o);
 int job_from_json(const cJSON *o, job *j, tf_err *e);
 
 typedef enum {

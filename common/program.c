@@ -2,6 +2,7 @@
 #include "common/program.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,9 +66,12 @@ int program_equal(const program_ref *a, const program_ref *b) {
 }
 
 void program_source_path(const char *root, const char *path, char *out, size_t len) {
-  snprintf(out, len, "%s", path);
-  if (path[0] == '/' || !root || !root[0] || access(path, R_OK) == 0) return;
-  snprintf(out, len, "%s/%s", root, path);
+  const char *env = getenv("TUNEFARM_ROOT");
+  const char *base = path[0] == '/' ? NULL : root && root[0] ? root : env && env[0] ? env : NULL;
+  if (base)
+    snprintf(out, len, "%s/%s", base, path);
+  else
+    snprintf(out, len, "%s", path);
 }
 
 void program_request(const program_ref *p, const char *arch, double simulate_s, program_req *out) {

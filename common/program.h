@@ -35,8 +35,10 @@ cJSON *program_to_json(const program_ref *p);
 int program_from_json(const cJSON *o, const char *root, program_ref *p, tf_err *e);
 int program_equal(const program_ref *a, const program_ref *b);
 
-/* A source path as the measure child opens it: as given when absolute or readable from the
- * working directory, else under root. */
+/* A file a job names (a source, a spec) as this process opens it: as given when absolute;
+ * else under root (the job's: the coordinator sends it, a ledger does not keep it), else under
+ * $TUNEFARM_ROOT, else from the working directory (a ledger's job rerun from the project
+ * root). */
 void program_source_path(const char *root, const char *path, char *out, size_t len);
 
 /* The compile request of p for `arch` (simulate_s > 0: the simulated device's compile). */

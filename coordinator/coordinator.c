@@ -232,6 +232,7 @@ static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
     progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
              d->dev.ordinal, d->dev.uuid, d->s.segment, d->s.seg_keeps);
   cJSON_Delete(d->sent);
+  job_drop_root(msg); /* the ledger names files relative to the project root */
   d->sent = msg;
   d->step = *st;
   d->busy = 1;

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/simcost.h" /* defines: simcost_us */
-
 static int build_arm(job_arm *a, const campaign *c, const spec *s, const config *cfg,
                      tf_err *e) {
   static const config none = {0, {0}};
@@ -15,7 +13,6 @@ static int build_arm(job_arm *a, const campaign *c, const spec *s, const config 
   if (spec_name_expr(s, use, a->name_expr, sizeof a->name_expr))
     return tf_fail(e, TF_EXIT_FAIL, "name expression too long for '%s'", s->name);
   if (spec_launch(s, c->dims, use, &a->geom, e)) return -1;
-  a->sim_us = simcost_us(s, c->dims, use, c->measure.seed);
   const char *fault = cfg ? campaign_fault_for(c, cfg) : NULL;
   snprintf(a->fault, sizeof a->fault, "%s", fault ? fault : "");
   return 0;
@@ -26,7 +23,7 @@ static void update_nsources(job *j) {
   j->nsources = 1;
   for (int a = 0; a < ARM_COUNT; a++)
     if (!j->arm[a].from_template && j->arm[a].name_expr[0]) j->nsources = 2;
-  if (j->nsources == 1) j->sources[1][0] = '\0';
+  if (j->nsources == 1) j->sources[1][0] = j->specs[1][0] = '\0';
 }
 
 int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e) {
@@ -78,15 +75,18 @@ static int check_kernel_layout(const campaign *c, const spec *k, tf_err *e) {
 }
 
 int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e) {
+  char source[SPEC_PATH];
   if (check_kernel_layout(c, k, e)) return -1;
+  campaign_rel_path(c, k->source_path, source, sizeof source);
   for (int a = 0; a < ARM_COUNT; a++)
     if (a != arm && !j->arm[a].from_template && j->arm[a].name_expr[0] &&
-        strcmp(j->sources[1], k->source_path) != 0)
+        strcmp(j->sources[1], source) != 0)
       return tf_fail(e, TF_EXIT_FAIL, "job %lld: arm '%s' already holds committed kernel '%s'; "
                      "a job compiles one committed kernel at most", j->id, arm_names[a],
                      j->arm[a].name_expr);
   if (build_arm(&j->arm[arm], c, k, NULL, e)) return -1;
-  snprintf(j->sources[1], SPEC_PATH, "%s", k->source_path);
+  snprintf(j->sources[1], SPEC_PATH, "%s", source);
+  campaign_rel_path(c, k->path, j->specs[1], SPEC_PATH);
   update_nsources(j);
   return 0;
 }
@@ -98,7 +98,8 @@ void job_init(job *j, const campaign *c, long long id, int generation) {
   snprintf(j->campaign, sizeof j->campaign, "%s", c->name);
   snprintf(j->family, sizeof j->family, "%s", c->tmpl.family);
   snprintf(j->root, sizeof j->root, "%s", c->root);
-  snprintf(j->sources[0], SPEC_PATH, "%s", c->tmpl.source_path);
+  campaign_rel_path(c, c->tmpl.source_path, j->sources[0], SPEC_PATH);
+  campaign_rel_path(c, c->tmpl.path, j->specs[0], SPEC_PATH);
   j->nsources = 1;
   build_layout(j, c);
   j->tolerance = c->tmpl.tolerance;

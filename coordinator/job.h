@@ -1,6 +1,7 @@
 /* job: the job of one generation, built from its campaign: the template's layout, the arms'
  * name expressions and launch geometry, the protocol and the decision parameters, every
  * expression evaluated, so that the job alone reruns it (`tunefarm measure`, common/msg.h).
+ * Its files (sources, specs) are named relative to the project root, which it carries apart.
  * The coordinator builds each generation's job here; bench and audit build theirs the same
  * way. The caller owns the job (a large value: keep it off the stack). */
 #ifndef TF_JOB_H

@@ -387,7 +387,7 @@ static void header_of(const campaign *c, const device_record *d, record *h) {
   x->schema_version = RECORD_SCHEMA_VERSION;
   x->dev = *d;
   snprintf(x->campaign, sizeof x->campaign, "%s", c->name);
-  snprintf(x->campaign_path, sizeof x->campaign_path, "%s", c->path);
+  campaign_rel_path(c, c->path, x->campaign_path, sizeof x->campaign_path);
   snprintf(x->campaign_hash, sizeof x->campaign_hash, "%s", c->hash);
   snprintf(x->backend, sizeof x->backend, "%s", d->backend);
   utc_stamp(x->created, sizeof x->created, 0);

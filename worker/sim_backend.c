@@ -3,8 +3,10 @@
  * on machines without a GPU, and it never pretends to be a GPU: its backend is
  * "sim", its UUID starts with "SIM-", its name says what it is.
  *
- * Time of an arm: the job's noiseless sim_us (common/simcost.h, computed by
- * job_build) times the seeded noise of worker/sim_noise.h. Faults are injected
+ * Time of an arm: its noiseless time in the cost model (worker/simcost.h) of the spec the job
+ * names for it (job.specs: the template's for a template arm, the committed kernel's for
+ * the other), times the seeded noise of worker/sim_noise.h. Its device record says the noise
+ * parameters (device.sim_noise), so that a ledger says what reproduces it. Faults are injected
  * per arm through job_arm.fault, in check(): "wrong" reports a relative error
  * of 0.5, "crash" raises SIGSEGV, "hang" never returns.
  *
@@ -16,7 +18,7 @@
  *                       (common/compile.h), a simulated compile taking s seconds on a miss,
  *                       so that compiling ahead (worker/compile_pool.h) shortens the next
  *                       job as it does on the GPU; unset or 0: no compile, as before */
-// defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_from_env,
+// defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_format, sim_noise_from_env,
 //          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
 #include "worker/sim_noise.h"
 
@@ -31,8 +33,10 @@
 
 // defines: backend_ops, backend_opts
 #include "worker/backend.h"
-// defines: program_of_job, program_request, compile_program
+// defines: program_of_job, program_request, compile_program, program_source_path
 #include "common/program.h"
+// defines: simcost_us
+#include "worker/simcost.h"
 
 /* ---- random numbers: splitmix64 (Steele, Lea, Flood 2014), written out here ---- */
 
@@ -142,6 +146,24 @@ int sim_noise_parse(const char *text, sim_noise_params *p, char *err, size_t err
   return 0;
 }
 
+/* v in the fewest digits that read back as the same double. */
+static void shortest(double v, char *buf, size_t len) {
+  for (int digits = 6; digits <= 17; digits++) {
+    snprintf(buf, len, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+void sim_noise_format(const sim_noise_params *p, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < NOISE_NKEYS && n < len; i++) {
+    char v[32];
+    shortest(*(const double *)(const void *)((const char *)p + noise_keys[i].offset), v, sizeof v);
+    n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", i ? "," : "", noise_keys[i].name, v);
+  }
+}
+
 int sim_noise_from_env(sim_noise_params *p, tf_err *e) {
   sim_noise_defaults(p);
   const char *text = getenv("TUNEFARM_SIM_NOISE");
@@ -236,6 +258,9 @@ typedef struct sim_dev {
   const char *cache_dir;   /* backend_opts.cache_dir: NULL, the default */
   int have_job;
   job j;                   /* the job prepare() was given */
+  double us[ARM_COUNT];    /* its arms' noiseless times */
+  spec *specs[2];          /* the specs the last jobs named (loaded once: they rarely change) */
+  char spec_paths[2][2 * SPEC_PATH + 2];
   sim_noise noise;
 } sim_dev;
 
@@ -302,6 +327,7 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
   rec->max_sm_mhz = (int)SIM_NOMINAL_MHZ;
   rec->cur_sm_mhz = (int)SIM_NOMINAL_MHZ;
   rec->ordinal = d->ordinal; /* driver, runtime and NVRTC versions stay 0: there are none */
+  sim_noise_format(&d->params, rec->sim_noise, sizeof rec->sim_noise);
   return 0;
 }
 
@@ -324,13 +350,37 @@ static int sim_compile(const sim_dev *d, const job *j, result *r, tf_err *e) {
   return rc;
 }
 
+/* Spec `which` of the job (0: the template's, 1: the committed kernel's), loaded. */
+static const spec *job_spec(sim_dev *d, const job *j, int which, tf_err *e) {
+  char path[sizeof d->spec_paths[0]];
+  if (!j->specs[which][0])
+    return tf_fail(e, TF_EXIT_FAIL, "sim device: job %lld names no spec for its %s arm (its "
+                   "cost model reads it: job.specs)", j->id,
+                   which ? "committed kernel's" : "template's"), NULL;
+  program_source_path(j->root, j->specs[which], path, sizeof path);
+  if (d->specs[which] && strcmp(path, d->spec_paths[which]) == 0) return d->specs[which];
+  if (!d->specs[which] && !(d->specs[which] = calloc(1, sizeof *d->specs[which])))
+    return tf_fail(e, TF_EXIT_FAIL, "sim device: out of memory"), NULL;
+  if (d->spec_paths[which][0]) spec_release(d->specs[which]);
+  d->spec_paths[which][0] = '\0';
+  if (spec_load(d->specs[which], path, e)) return NULL;
+  snprintf(d->spec_paths[which], sizeof d->spec_paths[which], "%s", path);
+  return d->specs[which];
+}
+
+/* Each arm's noiseless time: the cost model of its spec at the job's problem and seed. */
+static int arm_times(sim_dev *d, const job *j, tf_err *e) {
+  for (int a = 0; a < ARM_COUNT; a++) {
+    const spec *s = job_spec(d, j, !j->arm[a].from_template, e);
+    if (!s) return -1;
+    d->us[a] = simcost_us(s, j->dims, &j->arm[a].cfg, j->measure.seed);
+  }
+  return 0;
+}
+
 static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
   sim_dev *d = self;
-  for (int a = 0; a < ARM_COUNT; a++) {
-    if (!(j->arm[a].sim_us > 0.0) || !isfinite(j->arm[a].sim_us))
-      return tf_fail(e, TF_EXIT_FAIL, "sim device: job %lld: arm '%s' has no simulated time",
-                     j->id, arm_names[a]);
-  }
+  if (arm_times(d, j, e)) return -1;
   if (r) {
     r->compile_ms = 0.0;
     r->cache_hit = 0;
@@ -384,7 +434,7 @@ static int sim_sample(void *self, const placement *p, int set, int samples, doub
   double place =
       sim_noise_place(&d->params, d->j.measure.seed, d->ordinal, d->instance, p->bufs, set);
   double k = 0.0;
-  *us = sim_noise_sample(&d->noise, stream, d->j.arm[p->arm].sim_us * place, samples, &k);
+  *us = sim_noise_sample(&d->noise, stream, d->us[p->arm] * place, samples, &k);
   if (kernel_us) *kernel_us = k;
   if (d->sleep_factor > 0.0) sleep_us(d->sleep_factor * *us * (samples > 0 ? samples : 1));
   return 0;
@@ -401,7 +451,14 @@ static void sim_finish(void *self) {
   d->have_job = 0;
 }
 
-static void sim_close(void *self) { free(self); }
+static void sim_close(void *self) {
+  sim_dev *d = self;
+  for (int i = 0; i < 2; i++) {
+    if (d->spec_paths[i][0]) spec_release(d->specs[i]);
+    free(d->specs[i]);
+  }
+  free(d);
+}
 
 const backend_ops backend_sim = {
     .name = "sim",

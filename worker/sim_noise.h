@@ -34,9 +34,11 @@
  * arm it is a bias of one arm over another that no number of rounds removes.
  *
  * Everything is seeded: the same (seed, ordinal, job id) and the same calls
- * give the same numbers. Defaults in sim_noise_defaults; TUNEFARM_SIM_NOISE
- * overrides any of them ("jitter=0.01,boost_p=0.1,..."). The struct owns no
- * heap memory. */
+ * give the same numbers (a device's job ids count on from its ledger, so a resumed run
+ * draws what the interrupted one would have). Defaults in sim_noise_defaults;
+ * TUNEFARM_SIM_NOISE overrides any of them ("jitter=0.01,boost_p=0.1,..."), and the
+ * simulated device's record says them all (sim_noise_format), so a ledger says what
+ * reproduces it. The struct owns no heap memory. */
 #ifndef TF_SIM_NOISE_H
 #define TF_SIM_NOISE_H
 
@@ -77,6 +79,10 @@ void sim_noise_defaults(sim_noise_params *p);
  * with a message naming the key in err. Keys: jitter, round, boost_p, boost,
  * drift, cold, cold_tau, kjitter. */
 int sim_noise_parse(const char *text, sim_noise_params *p, char *err, size_t errlen);
+
+/* Every parameter as "key=value,..." (what sim_noise_parse reads back to the same values),
+ * for the simulated device's record (device_record.sim_noise). */
+void sim_noise_format(const sim_noise_params *p, char *buf, size_t len);
 
 /* Defaults, then TUNEFARM_SIM_NOISE if set; a parse error is TF_EXIT_INPUT. */
 int sim_noise_from_env(sim_noise_params *p, tf_err *e);

@@ -1,6 +1,6 @@
-/* simcost: the simulated device's cost function (common/simcost.h). */
+/* simcost: the simulated device's cost function (worker/simcost.h). */
 // defines: simcost_base_us, simcost_us, simcost_optimum, simcost_knob, simcost_pair
-#include "common/simcost.h"
+#include "worker/simcost.h"
 
 #include <math.h>
 #include <string.h>

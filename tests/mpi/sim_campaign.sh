@@ -22,7 +22,8 @@ grep -q "search ends" run.err || fail "no progress lines"
 # Every record carries its job: `tunefarm measure` reruns it alone, and on the seeded
 # simulated device it reproduces the recorded rounds exactly.
 rec=$(grep -m1 '"status":"ok"' "${ledgers[0]}")
-echo "$rec" | sed 's/.*"job"://; s/}$//' | "$TF" measure --backend sim --device 0 >rerun.json
+# Its files are named relative to the project root: it reruns from there.
+echo "$rec" | sed 's/.*"job"://; s/}$//' | (cd "$SRC" && "$TF" measure --backend sim --device 0) >rerun.json
 [ "$(grep -o '"best_us":[0-9.]*' rerun.json)" = "$(echo "$rec" | grep -o '"best_us":[0-9.]*')" ] ||
   fail "a ledger record's job does not reproduce its rounds"
 echo "ok: ${ledgers[*]}"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/decide.h"
+#include "tests/unit/testutil.h"
 #include "worker/backend.h"
 #include "worker/placement.h"
 #include "worker/sim_noise.h"
@@ -200,7 +201,16 @@ static void sim_placement_should_cancel_shared_and_flip_with_swap(void **state) 
   unsetenv("TUNEFARM_SIM_NOISE");
   job *j = calloc(1, sizeof *j);
   assert_non_null(j);
-  for (int a = 0; a < ARM_COUNT; a++) j->arm[a].sim_us = 13.0;
+  /* every arm the same configuration of the chain template: the same noiseless time */
+  snprintf(j->root, sizeof j->root, "%s", source_dir());
+  snprintf(j->specs[0], SPEC_PATH, "templates/chain.json");
+  j->nsources = 1;
+  j->ndims = 1;
+  j->dims[0] = 1 << 20;
+  for (int a = 0; a < ARM_COUNT; a++) {
+    j->arm[a].from_template = 1;
+    j->arm[a].cfg = (config){1, {1000}};
+  }
   j->measure.input_sets = 2;
   j->measure.seed = 1;
   for (int layout = LAYOUT_SHARED; layout <= LAYOUT_SWAP; layout++) {

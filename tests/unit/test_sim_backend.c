@@ -16,8 +16,10 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/testutil.h"
 #include "worker/backend.h"
 #include "worker/sim_noise.h"
+#include "worker/simcost.h"
 
 /* msg.c defines this; weak so that the library's copy wins when it is linked. */
 __attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
@@ -40,16 +42,38 @@ static void *open_dev(int ordinal) {
   return self;
 }
 
+/* The chain template's job: best, new and control at ITERS 1000, 1030 and 1100; its arms'
+ * noiseless times come from the cost model of templates/chain.json (chain_us). */
+static const long long chain_iters[ARM_COUNT] = {1000, 1030, 1100};
+
 static job *make_job(void) {
   job *j = calloc(1, sizeof *j);
   assert_non_null(j);
   j->id = 42;
-  j->arm[ARM_BEST].sim_us = 100.0;
-  j->arm[ARM_NEW].sim_us = 95.0;
-  j->arm[ARM_CONTROL].sim_us = 80.0;
+  snprintf(j->root, sizeof j->root, "%s", source_dir());
+  snprintf(j->sources[0], SPEC_PATH, "templates/chain.cu");
+  snprintf(j->specs[0], SPEC_PATH, "templates/chain.json");
+  j->nsources = 1;
+  j->ndims = 1;
+  snprintf(j->dim_names[0], SPEC_NAME, "N");
+  j->dims[0] = 1 << 24;
+  for (int a = 0; a < ARM_COUNT; a++) {
+    j->arm[a].from_template = 1;
+    j->arm[a].cfg = (config){1, {chain_iters[a]}};
+  }
   j->measure.seed = 7;
   j->measure.samples = 10;
   return j;
+}
+
+static double chain_us(const job *j, int arm) {
+  spec *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  load_spec("templates/chain.json", s);
+  double us = simcost_us(s, j->dims, &j->arm[arm].cfg, j->measure.seed);
+  spec_release(s);
+  free(s);
+  return us;
 }
 
 static void describe_should_give_a_distinct_sim_identity_per_ordinal(void **state) {
@@ -221,7 +245,8 @@ static void backend_should_sample_and_check_through_its_table(void **state) {
   assert_int_equal(backend_sim.check(self, at(ARM_NEW), 0, &err, &e), 0);
   assert_true(err == 0.0);
   assert_int_equal(backend_sim.sample(self, at(ARM_BEST), 0, 10, &us, &k, &e), 0);
-  assert_true(us > 80.0 && us < 130.0 && k > 0.0);
+  double want = chain_us(j, ARM_BEST); /* the spec's cost, times the noise */
+  assert_true(want > 0 && us > 0.8 * want && us < 1.3 * want && k > 0.0);
   backend_sim.clock(self, &mhz, &reasons);
   assert_true(mhz >= SIM_NOMINAL_MHZ);
   assert_true(reasons == 0);
@@ -232,9 +257,9 @@ static void backend_should_sample_and_check_through_its_table(void **state) {
   assert_true(err == 0.5);
   assert_int_equal(backend_sim.check(self, at(ARM_BEST), 1, &err, &e), 0);
   assert_true(err == 0.0);
-  j->arm[ARM_CONTROL].sim_us = 0.0;
+  j->arm[ARM_CONTROL].from_template = 0; /* a committed kernel, but the job names no spec */
   assert_int_equal(backend_sim.prepare(self, j, r, &e), -1);
-  assert_non_null(strstr(e.msg, "no simulated time"));
+  assert_non_null(strstr(e.msg, "names no spec for its committed kernel's arm"));
   backend_sim.close(self);
   free(j);
   free(r);

@@ -1,4 +1,4 @@
-/* Unit tests of common/simcost.c: the simulated device's cost function and its
+/* Unit tests of worker/simcost.c: the simulated device's cost function and its
  * known optimum, on specs built by hand (flops and bytes absent). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "common/simcost.h"
+#include "worker/simcost.h"
 
 /* spec.c defines this; weak so that the library's copy wins when it is linked.
  * The specs here have no flops or bytes expressions, where spec_eval gives 0. */
