@@ -326,52 +326,7 @@ static void choose_unit(bench *b) {
   b->unit_flops = flops > 0 && (bytes <= 0 || (double)flops >= 10.0 * (double)bytes);
 }
 
-/* ---------------------------------------------------------------- --config */
-
-/* One "KNOB=VALUE" of --config into *cfg: a knob of the template and one of its values. */
-static int apply_knob(const spec *s, config *cfg, const char *item, int *knob, tf_err *e) {
-  char name[SPEC_NAME];
-  const char *eq = strchr(item, '=');
-  if (!eq || eq == item || (size_t)(eq - item) >= sizeof name)
-    return tf_fail(e, TF_EXIT_INPUT, "option '--config': '%s' is not KNOB=VALUE", item);
-  memcpy(name, item, (size_t)(eq - item));
-  name[eq - item] = '\0';
-  int k = spec_knob_index(s, name);
-  if (k < 0)
-    return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s' is not a knob of template '%s'",
-                   name, s->name);
-  char *end = NULL;
-  errno = 0;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (end == eq + 1 || *end || errno || spec_value_index(s, k, v) < 0)
-    return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s': '%s' is not one of its values",
-                   name, eq + 1);
-  cfg->v[k] = v;
-  *knob = k;
-  return 0;
-}
-
-/* The start with the knobs of "K=V,K=V" set; an empty item or a knob set twice is refused. */
-static int parse_config(const spec *s, const config *start, const char *text, config *cfg,
-                        tf_err *e) {
-  char buf[512];
-  if (strlen(text) >= sizeof buf) return tf_fail(e, TF_EXIT_INPUT, "option '--config': too long");
-  snprintf(buf, sizeof buf, "%s", text);
-  *cfg = *start;
-  int set[SPEC_MAX_KNOBS] = {0};
-  for (char *item = buf, *next; item; item = next) {
-    next = strchr(item, ',');
-    if (next) *next++ = '\0';
-    if (!item[0])
-      return tf_fail(e, TF_EXIT_INPUT, "option '--config': '%s' has an empty item", text);
-    int k = 0;
-    if (apply_knob(s, cfg, item, &k, e)) return -1;
-    if (set[k]++)
-      return tf_fail(e, TF_EXIT_INPUT, "option '--config': key '%s' is given twice",
-                     s->knobs[k].name);
-  }
-  return 0;
-}
+/* ---------------------------------------------------------------- the arms the command line names */
 
 static bench_arm *new_arm(bench *b, bench_kind kind, const char *label) {
   bench_arm *a = &b->arms[b->narms++];
@@ -387,8 +342,8 @@ static int build_arms(bench *b, const bench_opts *o, tf_err *e) {
   for (int i = 0; i < o->nledgers; i++)
     if (ledger_arm(b, o->ledgers[i], new_arm(b, BENCH_TEMPLATE, ""), e)) return -1;
   for (int i = 0; i < o->nconfigs; i++)
-    if (parse_config(&b->c.tmpl, &b->c.start, o->configs[i],
-                     &new_arm(b, BENCH_TEMPLATE, "config")->cfg, e))
+    if (spec_config_parse(&b->c.tmpl, &b->c.start, o->configs[i], "--config",
+                          &new_arm(b, BENCH_TEMPLATE, "config")->cfg, e))
       return -1;
   new_arm(b, BENCH_TEMPLATE, "start")->cfg = b->c.start;
   for (int k = 0; k < b->nkernels; k++) {
