@@ -2,7 +2,10 @@
  *
  * The loop does what each device's search (coordinator/search.h) says: it sends the jobs,
  * decides their results, writes every record, and applies each record it wrote to the
- * search as resume applies the records it reads back (coordinator/replay.h): one path. */
+ * search as resume applies the records it reads back (coordinator/replay.h): one path.
+ * It takes every result that has arrived, writes their records, syncs the ledgers once
+ * (group commit, coordinator/ledger.h) and only then sends the jobs those decisions lead to,
+ * without waiting for the sends to complete (common/mpimsg.h). */
 #include "coordinator/coordinator.h"
 
 #include <math.h>
@@ -36,6 +39,9 @@ typedef struct device_run {
   int busy;
   search_step step;    /* the step the job in flight measures */
   cJSON *sent;         /* that job as sent, for its record */
+  cJSON *prefetch;     /* the programs to compile ahead that go with it (message only) */
+  int queued;          /* the job waits for the ledger's sync before it is sent */
+  mpimsg_out out;      /* the last job's send, until it completes */
   long long job_id;
   int measured_before; /* measured generations found in the ledger at start (resume) */
   int ended_before;    /* the ledger's search had ended before this run */
@@ -55,6 +61,7 @@ typedef struct farm {
   char run[32];        /* when this run began: with a record's child, names its measure process */
   record *rec;         /* the record being written or read */
   int said_fallback;   /* a worker's hello said why it runs on the simulated device */
+  ledger **ls;         /* the devices' ledgers, for one sync of them all */
   result *res;         /* the result being decided */
 } farm;
 
@@ -151,7 +158,7 @@ static void measured_record(const farm *f, device_run *d, const decision *dec,
  * reads back. */
 static int commit(farm *f, device_run *d, tf_err *e) {
   search_fact fact;
-  if (ledger_append(d->l, f->rec, e)) return -1;
+  if (ledger_write(d->l, f->rec, e)) return -1; /* synced before anything acts on it: flush */
   int rc = replay_fact(f->rec, &f->c.tmpl, ledger_path(d->l), &fact, e);
   if (rc == 0) rc = search_apply(&d->s, &fact, e);
   return rc < 0 ? tf_wrap(e, "ledger '%s': the record just written", ledger_path(d->l)) : 0;
@@ -200,16 +207,41 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
 
 /* ---- jobs and results ---- */
 
-/* The job, with the programs its device's search may ask for next for the worker to compile
- * ahead (coordinator/prefetch.h); the list travels in the message only, never in the record. */
-static int send_with_prefetch(farm *f, device_run *d, const search_step *st, const job *j,
-                              cJSON *msg, tf_err *e) {
+/* The job queued (flush sends it, once the records before it are durable), with the programs
+ * its device's search may ask for next for the worker to compile ahead (coordinator/
+ * prefetch.h), which travel in the message only, never in the record. */
+static void queue_job(farm *f, device_run *d, const search_step *st, const job *j, cJSON *msg,
+                      tf_err *e) {
   int ahead = f->o->compile_jobs == 0 ? 0 : f->c.search.compile_ahead;
-  cJSON *list = prefetch_list(&d->s, st, j, ahead, e);
-  if (list) cJSON_AddItemToObject(msg, "prefetch", list);
-  int rc = mpimsg_send(f->comm, d->rank, TAG_JOB, msg, e);
-  if (list) cJSON_DeleteItemFromObjectCaseSensitive(msg, "prefetch");
+  cJSON_Delete(d->sent);
+  cJSON_Delete(d->prefetch);
+  d->sent = msg;
+  d->prefetch = prefetch_list(&d->s, st, j, ahead, e);
+  d->queued = 1;
+}
+
+/* Send a queued job; its previous send has completed (its result came back). */
+static int send_queued(farm *f, device_run *d, tf_err *e) {
+  if (!d->queued) return 0;
+  d->queued = 0;
+  if (d->prefetch) cJSON_AddItemToObject(d->sent, "prefetch", d->prefetch);
+  int rc = mpimsg_isend(f->comm, d->rank, TAG_JOB, d->sent, &d->out, e);
+  if (d->prefetch) cJSON_DeleteItemFromObjectCaseSensitive(d->sent, "prefetch");
+  d->prefetch = NULL;
+  job_drop_root(d->sent); /* the ledger names files relative to the project root */
+  if (d->t_first == 0) d->t_first = wall_s();
   return rc;
+}
+
+/* Make every record written durable, then send the jobs that wait for it: a decision is acted
+ * on only once its line is on disk, and the lines of every device that moved since the last
+ * flush go with one sync (coordinator/ledger.h). */
+static int flush(farm *f, tf_err *e) {
+  for (int i = 0; i < f->ndev; i++) f->ls[i] = f->d[i].usable ? f->d[i].l : NULL;
+  if (ledger_sync_all(f->ls, f->ndev, e)) return -1;
+  for (int i = 0; i < f->ndev; i++)
+    if (f->d[i].usable && send_queued(f, &f->d[i], e)) return -1;
+  return 0;
 }
 
 static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
@@ -221,23 +253,16 @@ static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
     j->canary_rounds = st->canary ? f->c.canary.rounds : 0;
     j->fresh_child = st->fresh;
     msg = job_to_json(j); /* encoded once: sent, and kept for the record */
-    rc = send_with_prefetch(f, d, st, j, msg, e);
+    queue_job(f, d, st, j, msg, e);
   }
   free(j);
-  if (rc) {
-    cJSON_Delete(msg);
-    return rc;
-  }
+  if (rc) return rc;
   if (st->duel && !d->s.duel)
     progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
              d->dev.ordinal, d->dev.uuid, d->s.segment, d->s.seg_keeps);
-  cJSON_Delete(d->sent);
-  job_drop_root(msg); /* the ledger names files relative to the project root */
-  d->sent = msg;
   d->step = *st;
   d->busy = 1;
   d->job_id = st->job_id;
-  if (d->t_first == 0) d->t_first = wall_s();
   return 0;
 }
 
@@ -470,18 +495,37 @@ static int all_done(const farm *f) {
   return 1;
 }
 
+/* One message: its result decided and recorded, and its device's next steps taken. */
+static int take(farm *f, cJSON *msg, int tag, int from, tf_err *e) {
+  int rc = tag == TAG_RESULT ? on_result(f, msg, from, e)
+                             : tf_fail(e, TF_EXIT_FAIL, "unexpected tag %d from rank %d", tag, from);
+  cJSON_Delete(msg);
+  device_run *d = device_of_rank(f, from);
+  return rc || (d && advance(f, d, e)) ? -1 : 0;
+}
+
+/* The messages already there, up to one per device (so that a flush comes at least that
+ * often): each taken as it comes. */
+static int take_waiting(farm *f, tf_err *e) {
+  for (int n = 1; n < f->ndev; n++) {
+    int tag, from, got;
+    cJSON *msg = mpimsg_try_recv(f->comm, MPI_ANY_SOURCE, &tag, &from, &got, e);
+    if (!msg) return got ? -1 : 0;
+    if (take(f, msg, tag, from, e)) return -1;
+  }
+  return 0;
+}
+
+/* Every result that has arrived is taken before the flush that syncs their records at once:
+ * the busier the coordinator, the more lines share a sync. */
 static int serve(farm *f, tf_err *e) {
   for (int i = 0; i < f->ndev; i++)
     if (f->d[i].usable && advance(f, &f->d[i], e)) return -1;
+  if (flush(f, e)) return -1;
   while (!all_done(f)) {
     int tag, from;
     cJSON *msg = mpimsg_recv(f->comm, MPI_ANY_SOURCE, &tag, &from, e);
-    if (!msg) return -1;
-    int rc = tag == TAG_RESULT ? on_result(f, msg, from, e)
-                               : tf_fail(e, TF_EXIT_FAIL, "unexpected tag %d from rank %d", tag, from);
-    cJSON_Delete(msg);
-    device_run *d = device_of_rank(f, from);
-    if (rc || (d && advance(f, d, e))) return -1;
+    if (!msg || take(f, msg, tag, from, e) || take_waiting(f, e) || flush(f, e)) return -1;
   }
   return 0;
 }
@@ -497,6 +541,15 @@ static void print_load(const farm *f, FILE *out, double wall) {
   fprintf(out, "  coordinator: %.2f s of CPU in %.1f s of wall time (%.1f%% of one core), %d "
                "measured generations\n",
           cpu, wall, wall > 0 ? 100.0 * cpu / wall : 0.0, measured);
+  double first = 0, last = 0;
+  for (int i = 0; i < f->ndev; i++) {
+    const device_run *d = &f->d[i];
+    if (d->t_first > 0 && (first == 0 || d->t_first < first)) first = d->t_first;
+    if (d->t_last > last) last = d->t_last;
+  }
+  if (last > first && first > 0)
+    fprintf(out, "  decisions: %d in %.2f s from the first job to the last result = %.0f per "
+            "second\n", measured, last - first, measured / (last - first));
 }
 
 /* Before stopping on an error, take the results still on their way: a worker blocked in a
@@ -504,7 +557,7 @@ static void print_load(const farm *f, FILE *out, double wall) {
 static void drain(farm *f) {
   for (int i = 0; i < f->ndev; i++) {
     device_run *d = &f->d[i];
-    while (d->usable && d->busy) {
+    while (d->usable && d->busy && !d->queued) { /* a queued job was never sent */
       int tag, from;
       tf_err e = {0};
       cJSON *msg = mpimsg_recv(f->comm, d->rank, &tag, &from, &e);
@@ -565,8 +618,10 @@ static void release(farm *f) {
     if (f->d[i].l) ledger_close(f->d[i].l);
     search_release(&f->d[i].s);
     cJSON_Delete(f->d[i].sent);
+    cJSON_Delete(f->d[i].prefetch);
   }
   free(f->d);
+  free(f->ls);
   record_free(f->rec);
   free(f->res);
 }
@@ -661,16 +716,18 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   f.ndev = size - 1;
   catch_signals(o, size);
   f.d = calloc((size_t)f.ndev, sizeof *f.d);
+  f.ls = calloc((size_t)f.ndev, sizeof *f.ls);
   f.rec = record_new();
   f.res = calloc(1, sizeof *f.res);
   /* The hellos first: a worker that fell back to the simulated device says so on the first
    * line. Workers wait for their first job meanwhile. */
-  int rc = f.d && f.rec && f.res ? collect_hellos(&f, e)
-                                 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int rc = f.d && f.ls && f.rec && f.res ? collect_hellos(&f, e)
+                                         : tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int loaded = rc == 0 && load(&f, e) == 0;
   if (rc == 0 && !loaded) rc = -1;
   if (rc == 0) rc = run(&f, e);
   if (rc != 0 && f.d) drain(&f);
+  for (int i = 0; f.d && i < f.ndev; i++) mpimsg_wait(&f.d[i].out, NULL);
   coordinator_stop_all(comm);
   if (rc == 0) summary(&f);
   if (loaded) campaign_release(&f.c);

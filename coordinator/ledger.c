@@ -6,6 +6,7 @@
  * (a kill between write and fsync) before anything is appended after it, so
  * the file is always a sequence of complete lines. An exclusive flock keeps a
  * second run of the same campaign from interleaving lines into the same file. */
+#define _GNU_SOURCE /* syncfs */
 #include "coordinator/ledger.h"
 
 #include <errno.h>
@@ -35,6 +36,7 @@ struct ledger {
   int dirfd;      /* <ledgers dir>/<campaign> */
   int fd;
   FILE *log;
+  int dirty;      /* lines written since the last sync */
 };
 
 /* What a scan of a ledger file found. */
@@ -344,7 +346,7 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-int ledger_append(ledger *l, const record *rec, tf_err *e) {
+int ledger_write(ledger *l, const record *rec, tf_err *e) {
   cJSON *o = record_to_json(rec);
   char *text = o ? cJSON_PrintUnformatted(o) : NULL;
   cJSON_Delete(o);
@@ -371,12 +373,51 @@ int ledger_append(ledger *l, const record *rec, tf_err *e) {
     if (ftruncate(l->fd, st.st_size) != 0) { /* the torn line will be cut on the next open */
     }
     rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot append: %s", l->path, strerror(err));
-  } else if (fsync(l->fd) != 0) {
-    rc = tf_fail(e, TF_EXIT_FAIL, "ledger '%s': fsync failed: %s (the record may not be on disk)",
-                 l->path, strerror(errno));
+  } else {
+    l->dirty++;
   }
   free(line);
   return rc;
+}
+
+static int sync_one(ledger *l, tf_err *e) {
+  if (!l->dirty) return 0;
+  if (fsync(l->fd) != 0)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': fsync failed: %s (the record may not be on disk)",
+                   l->path, strerror(errno));
+  l->dirty = 0;
+  return 0;
+}
+
+int ledger_append(ledger *l, const record *rec, tf_err *e) {
+  return ledger_write(l, rec, e) || sync_one(l, e) ? -1 : 0;
+}
+
+int ledger_dirty(const ledger *l) { return l ? l->dirty : 0; }
+
+/* One syncfs(2) covers every dirty ledger on the file system of the first one; -1 when it
+ * fails (then each is fsync'd). Pays off from about this many ledgers waiting. */
+#define LEDGER_SYNCFS_MIN 8
+
+static int sync_fs(ledger *const *ls, int n) {
+  struct stat first, st;
+  int k = -1;
+  for (int i = 0; i < n && k < 0; i++)
+    if (ls[i] && ls[i]->dirty) k = i;
+  if (k < 0 || fstat(ls[k]->fd, &first) != 0 || syncfs(ls[k]->fd) != 0) return -1;
+  for (int i = 0; i < n; i++)
+    if (ls[i] && ls[i]->dirty && fstat(ls[i]->fd, &st) == 0 && st.st_dev == first.st_dev)
+      ls[i]->dirty = 0;
+  return 0;
+}
+
+int ledger_sync_all(ledger *const *ls, int n, tf_err *e) {
+  int dirty = 0;
+  for (int i = 0; i < n; i++) dirty += ls[i] && ls[i]->dirty;
+  if (dirty >= LEDGER_SYNCFS_MIN) sync_fs(ls, n); /* a failure leaves them to fsync */
+  for (int i = 0; i < n; i++)
+    if (ls[i] && sync_one(ls[i], e)) return -1;
+  return 0;
 }
 
 /* Line 1: the device, the campaign and the schema this code writes. */
@@ -581,6 +622,7 @@ const char *ledger_path(const ledger *l) { return l->path; }
 
 void ledger_close(ledger *l) {
   if (!l) return;
+  if (l->dirty) (void)fsync(l->fd); /* a run that stops on an error keeps what it wrote */
   if (l->fd >= 0) close(l->fd); /* also releases the flock */
   if (l->dirfd >= 0) close(l->dirfd);
   free(l);

@@ -550,7 +550,8 @@ static int interleave(search_guess *out, int r, int k, tf_err *e) {
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e) {
   int k = 0;
-  if (n <= 0 || !s->cfg.tmpl || s->done) return 0;
+  /* a fixed pair is the job in flight's program again: nothing new to guess */
+  if (n <= 0 || !s->cfg.tmpl || s->done || s->cfg.search.fixed) return 0;
   if (path(s, pending, DECISION_REJECT, n, out, &k, e)) return -1;
   int r = k;
   if (pending && pending->kind == SEARCH_MEASURE &&
