@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mix.h" /* defines: tf_mix64 */
+
 int tried_has(const tried_set *t, const config *c) {
   for (int i = 0; i < t->n; i++)
     if (config_equal(&t->v[i], c)) return 1;
@@ -28,11 +30,9 @@ void tried_release(tried_set *t) {
   memset(t, 0, sizeof *t);
 }
 
+/* One step of splitmix64. */
 static unsigned long long mix(unsigned long long x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return tf_mix64(x + 0x9e3779b97f4a7c15ULL);
 }
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed) {

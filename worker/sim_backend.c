@@ -35,20 +35,16 @@
 #include "worker/backend.h"
 // defines: program_of_job, program_request, compile_program, program_source_path
 #include "common/program.h"
+// defines: tf_mix64
+#include "common/mix.h"
 // defines: simcost_us
 #include "worker/simcost.h"
 
-/* ---- random numbers: splitmix64 (Steele, Lea, Flood 2014), written out here ---- */
-
-static unsigned long long mix64(unsigned long long z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+/* ---- random numbers: splitmix64 (Steele, Lea, Flood 2014) ---- */
 
 static unsigned long long next64(unsigned long long *state) {
   *state += 0x9e3779b97f4a7c15ULL;
-  return mix64(*state);
+  return tf_mix64(*state);
 }
 
 /* Uniform in (0, 1): 53 random bits, never 0 (log is taken of it). */
@@ -178,16 +174,16 @@ void sim_noise_start(sim_noise *n, const sim_noise_params *p, unsigned long long
                      long long job_id) {
   memset(n, 0, sizeof *n);
   n->p = *p;
-  n->key = mix64(mix64(mix64(seed ^ 0x5eedULL) ^ (unsigned long long)(unsigned)ordinal) ^
-                 (unsigned long long)job_id);
+  n->key = tf_mix64(tf_mix64(tf_mix64(seed ^ 0x5eedULL) ^ (unsigned long long)(unsigned)ordinal) ^
+                    (unsigned long long)job_id);
   n->rng = n->key;
   n->last_arm = -1;
 }
 
 int sim_noise_boosted(const sim_noise *n, int arm, int round) {
   if (n->p.boost_p <= 0.0) return 0;
-  unsigned long long h = mix64(n->key ^ mix64(((unsigned long long)(unsigned)round << 8) |
-                                              (unsigned long long)(unsigned)arm));
+  unsigned long long h = tf_mix64(n->key ^ tf_mix64(((unsigned long long)(unsigned)round << 8) |
+                                                    (unsigned long long)(unsigned)arm));
   double u = ((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
   return u < n->p.boost_p;
 }
@@ -224,9 +220,10 @@ double sim_noise_sample(sim_noise *n, int arm, double sim_us, int samples, doubl
 double sim_noise_place(const sim_noise_params *p, unsigned long long seed, int ordinal,
                        int instance, int slot, int set) {
   if (p->place <= 0.0) return 1.0;
-  unsigned long long st = mix64(mix64(seed ^ 0x91ace0ULL) ^ (unsigned long long)(unsigned)ordinal);
-  st = mix64(st ^ ((unsigned long long)(unsigned)instance << 16) ^
-             ((unsigned long long)(unsigned)set << 8) ^ (unsigned long long)(unsigned)slot);
+  unsigned long long st =
+      tf_mix64(tf_mix64(seed ^ 0x91ace0ULL) ^ (unsigned long long)(unsigned)ordinal);
+  st = tf_mix64(st ^ ((unsigned long long)(unsigned)instance << 16) ^
+                ((unsigned long long)(unsigned)set << 8) ^ (unsigned long long)(unsigned)slot);
   return exp(p->place * normal01(&st));
 }
 
@@ -299,8 +296,8 @@ static int sim_open(void **self, const backend_opts *o, tf_err *e) {
 static void sim_uuid(const char *host, int ordinal, char *out, size_t len) {
   unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a over the host name */
   for (const char *p = host; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-  unsigned long long a = mix64(h ^ mix64((unsigned long long)(unsigned)ordinal + 1));
-  unsigned long long b = mix64(a ^ 0x51adeULL);
+  unsigned long long a = tf_mix64(h ^ tf_mix64((unsigned long long)(unsigned)ordinal + 1));
+  unsigned long long b = tf_mix64(a ^ 0x51adeULL);
   snprintf(out, len, "SIM-%016llx%016llx", a, b);
 }
 

@@ -5,22 +5,17 @@
 #include <math.h>
 #include <string.h>
 
-/* splitmix64's finalizer: a good 64-bit mixer. */
-static unsigned long long mix64(unsigned long long z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+#include "common/mix.h" /* defines: tf_mix64 */
 
 /* FNV-1a of a string, folded into h. */
 static unsigned long long hash_str(unsigned long long h, const char *s) {
   unsigned long long f = 0xcbf29ce484222325ULL;
   for (; *s; s++) f = (f ^ (unsigned char)*s) * 0x100000001b3ULL;
-  return mix64(h ^ f);
+  return tf_mix64(h ^ f);
 }
 
 static unsigned long long knob_hash(const spec *s, const char *what, unsigned long long seed) {
-  return hash_str(hash_str(mix64(seed ^ 0x5c0571ULL), s->name), what);
+  return hash_str(hash_str(tf_mix64(seed ^ 0x5c0571ULL), s->name), what);
 }
 
 double simcost_base_us(double flops, double bytes) {
