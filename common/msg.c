@@ -64,8 +64,9 @@ static int read_ll_array(const cJSON *o, const char *key, long long *out, int n)
   if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) return -1;
   for (int i = 0; i < n; i++) {
     const cJSON *it = cJSON_GetArrayItem(a, i);
-    if (!cJSON_IsNumber(it) || !(fabs(it->valuedouble) <= 9007199254740992.0)) return -1;
-    out[i] = (long long)it->valuedouble;
+    /* whole numbers only: 1.5 is malformed, not 1 */
+    if (!cJSON_IsNumber(it) || jsonio_whole(it->valuedouble, -(1LL << 53), 1LL << 53, &out[i]))
+      return -1;
   }
   return 0;
 }
@@ -418,6 +419,9 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
   measure_from_json(cJSON_GetObjectItemCaseSensitive(o, "measure"), &j->measure);
   decide_defaults(&j->decide);
   decide_from_json(cJSON_GetObjectItemCaseSensitive(o, "decide"), &j->decide);
+  /* a tolerance that is not a finite non-negative number would pass every arm */
+  if (!(j->tolerance >= 0 && j->tolerance < 1e300))
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'tolerance' must be a finite non-negative number");
   if (j->measure.rounds < 1 || j->measure.rounds > MSG_MAX_ROUNDS || j->measure.samples < 1 ||
       j->measure.input_sets < 1 || j->measure.input_sets > 8 || j->measure.burn_in < 0)
     return tf_fail(e, TF_EXIT_INPUT, "job: 'measure' out of range");

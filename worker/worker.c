@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
 #include "worker/backend.h"      /* defines: sim_compile_seconds */
@@ -81,7 +82,8 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   char why[1024] = "";
   tf_err e = {0};
   const cJSON *idj = cJSON_GetObjectItemCaseSensitive(jobmsg, "id");
-  long long id = cJSON_IsNumber(idj) ? (long long)idj->valuedouble : -1;
+  long long id = -1; /* a job the child will refuse; its fault result still names one */
+  if (cJSON_IsNumber(idj) && jsonio_whole(idj->valuedouble, 0, 1LL << 53, &id)) id = -1;
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(jobmsg, "measure");
   const cJSON *dl = cJSON_GetObjectItemCaseSensitive(m, "deadline_s");
   double deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;

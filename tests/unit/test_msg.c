@@ -411,6 +411,18 @@ static void job_from_json_should_refuse_malformed_jobs(void **state) {
   assert_int_equal(job_from_json(o, &b, &e), -1);
   assert_non_null(strstr(e.msg, "once each"));
   cJSON_Delete(o);
+  /* a tolerance that is no finite number (null is how cJSON writes inf) would pass every
+   * arm; a fractional count is malformed, not rounded */
+  o = job_to_json(&j);
+  cJSON_ReplaceItemInObjectCaseSensitive(o, "tolerance", cJSON_CreateNull());
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "tolerance"));
+  cJSON_Delete(o);
+  o = job_to_json(&j);
+  counts = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "arms"), 1), "counts");
+  cJSON_ReplaceItemInArray(counts, 0, cJSON_CreateNumber(1048576.5));
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  cJSON_Delete(o);
 }
 
 /* ------------------------------------------------------------------ results */
