@@ -149,6 +149,7 @@ cJSON *hello_to_json(const hello *h) {
   else
     cJSON_AddStringToObject(o, "error", h->error);
   if (h->fallback[0]) cJSON_AddStringToObject(o, "fallback", h->fallback);
+  if (h->compile_jobs > 0) cJSON_AddNumberToObject(o, "compile_jobs", h->compile_jobs);
   return o;
 }
 
@@ -159,6 +160,7 @@ int hello_from_json(const cJSON *o, hello *h, tf_err *e) {
     return tf_fail(e, TF_EXIT_FAIL, "hello: 'type' is not \"hello\"");
   h->rank = INT_OR(o, "rank", -1);
   h->worker_index = INT_OR(o, "worker_index", -1);
+  h->compile_jobs = INT_OR(o, "compile_jobs", 0);
   str_into(o, "error", h->error, sizeof h->error);
   str_into(o, "fallback", h->fallback, sizeof h->fallback);
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(o, "device");

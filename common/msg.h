@@ -62,6 +62,8 @@ typedef struct hello {
   char error[1024];       /* why there is no device */
   char fallback[256];     /* why the simulated device was chosen; "" when it was asked for */
   int rank, worker_index; /* a worker's; -1 in a child's answer */
+  int compile_jobs;       /* a worker's: the compiles ahead it runs at once (worker/
+                           * compile_pool.h); 0: none, its jobs need no "prefetch" list */
 } hello;
 
 cJSON *hello_to_json(const hello *h);

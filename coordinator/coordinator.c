@@ -42,6 +42,7 @@ typedef struct device_run {
   cJSON *prefetch;     /* the programs to compile ahead that go with it (message only) */
   int queued;          /* the job waits for the ledger's sync before it is sent */
   mpimsg_out out;      /* the last job's send, until it completes */
+  int compile_jobs;    /* its worker's compiles ahead at once (its hello); 0: no list to send */
   long long job_id;
   int measured_before; /* measured generations found in the ledger at start (resume) */
   int ended_before;    /* the ledger's search had ended before this run */
@@ -221,7 +222,7 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
  * prefetch.h), which travel in the message only, never in the record. */
 static void queue_job(farm *f, device_run *d, const search_step *st, const job *j, cJSON *msg,
                       tf_err *e) {
-  int ahead = f->o->compile_jobs == 0 ? 0 : f->c.search.compile_ahead;
+  int ahead = d->compile_jobs > 0 ? f->c.search.compile_ahead : 0;
   cJSON_Delete(d->sent);
   cJSON_Delete(d->prefetch);
   d->sent = msg;
@@ -408,6 +409,7 @@ static int take_hello(farm *f, const cJSON *msg, int from, int slot) {
     return 0;
   }
   d->dev = h.dev;
+  d->compile_jobs = h.compile_jobs;
   /* The workers chose the backend (rank 0 never touches CUDA): say first why it is sim. */
   if (h.fallback[0] && !f->said_fallback++)
     fprintf(stderr, "tunefarm: no GPU here (%s): running on the simulated device (--backend "

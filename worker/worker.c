@@ -52,6 +52,26 @@ static void start_child(worker_state *w, hello *h) {
   childproc_kill(&w->child);
 }
 
+/* The compile pool, when this worker compiles ahead: a device that compiles (the GPU, or the
+ * simulated device with TUNEFARM_SIM_COMPILE), and compiles allowed (--compile-jobs). A pool
+ * that cannot start is said and done without: the measure child compiles as before. Returns
+ * how many compiles the pool runs at once, 0 when there is none. */
+static int start_pool(worker_state *w) {
+  double simulate_s = 0.0;
+  tf_err e = {0};
+  int sim = strcmp(w->backend, "sim") == 0;
+  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate_s, &e) || simulate_s <= 0))) return 0;
+  int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
+                               w->o->workers_on_node);
+  if (jobs <= 0) return 0;
+  compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate_s = simulate_s,
+                          .jobs = jobs};
+  w->pool = compile_pool_start(&po, &e);
+  if (!w->pool)
+    fprintf(stderr, "tunefarm: worker rank %d compiles nothing ahead: %s\n", w->rank, e.msg);
+  return w->pool ? jobs : 0;
+}
+
 static int send_hello(worker_state *w, tf_err *e) {
   hello h;
   start_child(w, &h);
@@ -60,6 +80,7 @@ static int send_hello(worker_state *w, tf_err *e) {
   if (h.has_device) {
     snprintf(w->uuid, sizeof w->uuid, "%s", h.dev.uuid);
     snprintf(w->arch, sizeof w->arch, "%s", h.dev.arch);
+    h.compile_jobs = start_pool(w); /* so the coordinator lists programs only where they help */
   }
   cJSON *msg = hello_to_json(&h);
   int rc = mpimsg_send(w->comm, 0, TAG_HELLO, msg, e);
@@ -126,24 +147,6 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
   return reply;
 }
 
-/* The compile pool, when this worker compiles ahead: a device that compiles (the GPU, or the
- * simulated device with TUNEFARM_SIM_COMPILE), and compiles allowed (--compile-jobs). A pool
- * that cannot start is said and done without: the measure child compiles as before. */
-static void start_pool(worker_state *w) {
-  double simulate_s = 0.0;
-  tf_err e = {0};
-  int sim = strcmp(w->backend, "sim") == 0;
-  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate_s, &e) || simulate_s <= 0))) return;
-  int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
-                               w->o->workers_on_node);
-  if (jobs <= 0) return;
-  compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate_s = simulate_s,
-                          .jobs = jobs};
-  w->pool = compile_pool_start(&po, &e);
-  if (!w->pool)
-    fprintf(stderr, "tunefarm: worker rank %d compiles nothing ahead: %s\n", w->rank, e.msg);
-}
-
 /* Hand a job's "prefetch" list (taken out of the job: the measure child and the ledger never
  * see it) to the compile pool, with the job's own program, which the child compiles now. */
 static void prefetch(worker_state *w, const cJSON *jobmsg, const cJSON *list) {
@@ -174,7 +177,6 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   snprintf(w.backend, sizeof w.backend, "%s", o->backend ? o->backend : "");
   MPI_Comm_rank(comm, &w.rank);
   if (send_hello(&w, e)) return -1;
-  start_pool(&w);
   for (;;) {
     int tag, from;
     cJSON *msg = mpimsg_recv(comm, 0, &tag, &from, e);
