@@ -316,6 +316,11 @@ static void print_section(FILE *f, report_ledger *s) {
   if (s->reopens)
     fprintf(f, "- reopened: %d time%s (a later run's campaign let the ended search go on)\n",
             s->reopens, s->reopens == 1 ? "" : "s");
+  if (s->timed > 0 && s->wall_s > 0)
+    fprintf(f, "- time: busy %.1f%% (measuring %.1f s of %.1f s, each run from its first job "
+               "to its last result), %.0f decisions per hour (%ld measured generations)\n",
+            100.0 * s->measure_s / s->wall_s, s->measure_s, s->wall_s,
+            3600.0 * (double)s->timed / s->wall_s, s->timed);
   fputs("- ended: ", f);
   text(f, s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);

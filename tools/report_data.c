@@ -211,6 +211,12 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
   str(t, o, "ended", l->ended ? l->end_reason : NULL);
   num(t, o, "reopens", l->reopens);
   num(t, o, "rounds", (double)l->rounds);
+  cJSON *tm = add(t, o, "time", cJSON_CreateObject()); /* docs/PERFORMANCE.md */
+  num(t, tm, "wall_s", l->wall_s);
+  num(t, tm, "measure_s", l->measure_s);
+  num(t, tm, "measured_generations", (double)l->timed);
+  num(t, tm, "busy_fraction", l->wall_s > 0 ? l->measure_s / l->wall_s : NAN);
+  num(t, tm, "decisions_per_hour", l->wall_s > 0 ? 3600.0 * (double)l->timed / l->wall_s : NAN);
   reasons_json(t, o, l);
   processes_json(t, o, l);
   cJSON *g = add(t, o, "generations", cJSON_CreateArray());

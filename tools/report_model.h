@@ -115,6 +115,14 @@ typedef struct report_ledger {
   int ended;
   char *end_reason;          /* owned; NULL while running or interrupted */
   int reopens;               /* reopen records: a later run let the ended search go on */
+  /* where the GPU's time went, over the records that say it (times, elapsed_s): the sum over
+   * runs of each run's last elapsed_s (its first job to its last result), the measuring time
+   * in it, and its measured generations; busy fraction = measure_s / wall_s, decisions per
+   * hour = timed / wall_s * 3600 (docs/PERFORMANCE.md) */
+  double wall_s, measure_s;
+  long timed;
+  char timed_run[32];        /* the run being summed, and its wall so far */
+  double run_wall_s;
   /* the answer: the final best (with restarts, the champion) */
   int has_best;              /* a generation was recorded */
   record_cfg best_cfg;

@@ -253,6 +253,20 @@ static int fill_ratios(report_gen *r, const record_gen *g) {
   return 0;
 }
 
+/* A measured record's time: a run's wall is its last record's elapsed_s (records of one run
+ * are consecutive, and elapsed_s grows within it). */
+static void time_add(report_ledger *l, const record_gen *g) {
+  if (!g->measured || !(g->elapsed_s > 0)) return;
+  if (strcmp(g->run, l->timed_run) != 0) {
+    l->wall_s += l->run_wall_s;
+    l->run_wall_s = 0;
+    snprintf(l->timed_run, sizeof l->timed_run, "%s", g->run);
+  }
+  if (g->elapsed_s > l->run_wall_s) l->run_wall_s = g->elapsed_s;
+  l->measure_s += g->res.times.measure_s;
+  l->timed++;
+}
+
 static int generation(read_ctx *x, const record_gen *g) {
   report_ledger *l = x->l;
   if (grow((void **)&l->gens, &l->capgens, l->ngens, sizeof *l->gens)) return -1;
@@ -288,6 +302,7 @@ static int generation(read_ctx *x, const record_gen *g) {
   r->detail = g->measured ? dup_or_null(g->res.detail) : NULL;
   if ((g->reason[0] && !r->reason) || fill_ratios(r, g)) return -1;
   l->rounds += g->res.nrounds;
+  time_add(l, g);
   int keep = g->decision == DECISION_KEEP, aa = record_cfg_equal(&g->best, &g->new_cfg);
   l->keeps += keep;
   if (g->measured) {
@@ -415,6 +430,8 @@ int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e)
   ledger_best_init(&x.best, NULL, path);
   int rc = ledger_scan(path, log, read_line, &x, e);
   if (rc == 0) {
+    l->wall_s += l->run_wall_s; /* the last run's */
+    l->run_wall_s = 0;
     finish(l, &x.best);
     if (control_spread(l)) rc = tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
   }
