@@ -197,6 +197,7 @@ static void compile_should_simulate_under_keys_of_its_own(void **state) {
   assert_string_not_equal(ks, kr);
   assert_string_equal(s.lowered[1], "axpy<4>");
   assert_true(s.ms >= 10.0);
+  compile_release(&s);
   compile_ok(&sim, &s);
   assert_int_equal(s.cache_hit, 1);
   compile_release(&s);
