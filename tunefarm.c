@@ -12,6 +12,7 @@
  *   verify                   tools/verify.h */
 #include <getopt.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,8 @@ static void usage(FILE *f) {
 static void run_usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np G+1 tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
-          "                                   [--quiet] [--compile-jobs N] CAMPAIGN\n\n"
+          "                                   [--quiet] [--compile-jobs N] [--worker-margin S]\n"
+          "                                   CAMPAIGN\n\n"
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
           "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
@@ -69,6 +71,10 @@ static void run_usage(FILE *f) {
           "  --compile-jobs N  compiles ahead at once per worker, on the node's spare cores,\n"
           "                of the programs the search may ask for next (default: the node's\n"
           "                cores per worker less one); 0: none, every job compiles its own\n"
+          "  --worker-margin S  seconds a worker may take beyond a job's measure.deadline_s\n"
+          "                (which covers its measure child) before it is declared lost: its\n"
+          "                job is recorded as a fault, its GPU's search stops, the others go\n"
+          "                on, and the run ends with status 1 naming it (default 180)\n"
           "Exit status: 0 done, 1 failure, 2 bad input (campaign, template, ledger).\n");
 }
 
@@ -83,6 +89,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                          {"fresh", no_argument, 0, 'f'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"compile-jobs", required_argument, 0, 'j'},
+                                         {"worker-margin", required_argument, 0, 'm'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
@@ -99,6 +106,13 @@ static int parse_run(int argc, char **argv, run_args *a) {
         long n = strtol(optarg, &end, 10);
         if (end == optarg || *end || n < 0 || n > 1024) return -1;
         a->o.compile_jobs = (int)n;
+        break;
+      }
+      case 'm': {
+        char *end = NULL;
+        double s = strtod(optarg, &end);
+        if (end == optarg || *end || !(s >= 0 && s <= 86400)) return -1;
+        a->o.worker_margin_s = s;
         break;
       }
       case 'h': a->help = 1; return 0;
@@ -138,8 +152,14 @@ static int run_farm(int rank, int size, run_args *a) {
     return 1;
   }
   if (rank == 0) {
-    if (coordinator_run(MPI_COMM_WORLD, &a->o, &e) == 0) return 0;
+    int rc = coordinator_run(MPI_COMM_WORLD, &a->o, &e);
+    if (rc == 0) return 0;
     fprintf(stderr, "tunefarm run: %s\n", e.msg);
+    fflush(stderr);
+    if (rc > 0) { /* the only way past a hung rank; its SIGTERM is ours, not the user's */
+      signal(SIGTERM, SIG_DFL);
+      MPI_Abort(MPI_COMM_WORLD, TF_EXIT_FAIL);
+    }
     return tf_exit_status(&e);
   }
   share_reference_threads(on_node);
@@ -154,7 +174,10 @@ static int run_farm(int rank, int size, run_args *a) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1}};
+  /* The margin covers what the job's deadline does not: starting a measure child (its hello
+   * may take up to the worker's hello_s, 120 s), stopping an old one, the messages. */
+  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1,
+                      .worker_margin_s = 180.0}};
   int bad = parse_run(argc, argv, &a);
   if (a.help) {
     run_usage(stdout);

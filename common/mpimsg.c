@@ -55,17 +55,24 @@ int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e) {
   return mpimsg_isend(comm, dest, tag, obj, &out, e) || mpimsg_wait(&out, e) ? -1 : 0;
 }
 
+static double monotonic_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Wait for a message without spinning: MPI_Probe busy-polls a whole core, and the
  * coordinator and idle workers share their cores with the measure children whose timings
  * they collect. Backs off from 50 us to MPIMSG_POLL_MAX_NS: an answer that comes soon is
  * seen soon, and one that takes long (the coordinator busy with many devices) costs few
- * wake-ups, each a system call and a switch of process. */
-static int probe_politely(MPI_Comm comm, int src, MPI_Status *st, tf_err *e) {
+ * wake-ups, each a system call and a switch of process. 1 once `deadline` (0: none) passed. */
+static int probe_politely(MPI_Comm comm, int src, double deadline, MPI_Status *st, tf_err *e) {
   long ns = 50000;
   for (;;) {
     int flag = 0;
     if (MPI_CHECK(MPI_Iprobe(src, MPI_ANY_TAG, comm, &flag, st), e)) return -1;
     if (flag) return 0;
+    if (deadline > 0 && monotonic_s() >= deadline) return 1;
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
     ns = 2 * ns < MPIMSG_POLL_MAX_NS ? 2 * ns : MPIMSG_POLL_MAX_NS;
@@ -96,8 +103,16 @@ static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, 
 
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e) {
   MPI_Status st;
-  if (probe_politely(comm, src, &st, e)) return NULL;
+  if (probe_politely(comm, src, 0, &st, e)) return NULL;
   return receive(comm, &st, tag, from, e);
+}
+
+cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int *from, int *got,
+                         tf_err *e) {
+  MPI_Status st;
+  int rc = probe_politely(comm, src, deadline, &st, e);
+  *got = rc != 1;
+  return rc == 0 ? receive(comm, &st, tag, from, e) : NULL;
 }
 
 cJSON *mpimsg_try_recv(MPI_Comm comm, int src, int *tag, int *from, int *got, tf_err *e) {

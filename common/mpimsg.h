@@ -42,6 +42,11 @@ int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e);
  * spinning, so a waiting rank leaves its core to the measure children. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
 
+/* mpimsg_recv that gives up at `deadline` (CLOCK_MONOTONIC seconds; 0: never): NULL with *got
+ * 0 when nothing came by then, NULL with *got 1 and e on an error. */
+cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int *from, int *got,
+                         tf_err *e);
+
 /* A message already there from `src` (or MPI_ANY_SOURCE), without waiting: the parsed
  * object (*tag, *from set), or NULL with *got 0 when none is there (and NULL with *got 1 and
  * e on an error). */

@@ -37,6 +37,8 @@ typedef struct device_run {
   ledger *l;
   search s;
   int busy;
+  double lost_at;      /* wall clock by which the job in flight's result must have come */
+  int lost;            /* its worker missed that: no more jobs for it in this run */
   search_step step;    /* the step the job in flight measures */
   cJSON *sent;         /* that job as sent, for its record */
   cJSON *prefetch;     /* the programs to compile ahead that go with it (message only) */
@@ -64,6 +66,7 @@ typedef struct farm {
   int said_fallback;   /* a worker's hello said why it runs on the simulated device */
   ledger **ls;         /* the devices' ledgers, for one sync of them all */
   double cpu_first;    /* the coordinator's CPU seconds when it sent the run's first job */
+  int lost;            /* workers declared lost */
   result *res;         /* the result being decided */
 } farm;
 
@@ -241,6 +244,8 @@ static int send_queued(farm *f, device_run *d, tf_err *e) {
   job_drop_root(d->sent); /* the ledger names files relative to the project root */
   if (f->cpu_first == 0) f->cpu_first = cpu_s();
   if (d->t_first == 0) d->t_first = wall_s();
+  /* The worker's own deadline ends a hung measure child; this one catches a hung worker. */
+  d->lost_at = wall_s() + f->c.measure.deadline_s + f->o->worker_margin_s;
   return rc;
 }
 
@@ -367,10 +372,8 @@ static void add_times(result_times *sum, const result_times *t) {
   sum->measure_s += t->measure_s;
 }
 
-static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
-  device_run *d = device_of_rank(f, from);
-  if (!d || !d->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
-  take_result(f, d, msg);
+/* Decide the result in f->res, record it and apply it to the search. */
+static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
   d->t_last = wall_s();
   add_times(&d->spent, &f->res->times);
@@ -388,6 +391,29 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
   if (rc == 0) print_decision(f, d, &dec);
   decision_release(&dec);
   return rc;
+}
+
+static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
+  device_run *d = device_of_rank(f, from);
+  if (d && d->lost) return 0; /* a worker declared lost that woke up: its job is recorded */
+  if (!d || !d->busy) return tf_fail(e, TF_EXIT_FAIL, "a result from rank %d, which has no job", from);
+  take_result(f, d, msg);
+  return record_result(f, d, e);
+}
+
+/* A worker that missed its deadline is lost: its job is recorded as a fault (so that a resume
+ * measures it again), its search stops for this run, and the other devices go on. Its rank
+ * cannot be stopped by a message; the run ends through MPI_Abort (coordinator.h). */
+static int lose(farm *f, device_run *d, tf_err *e) {
+  double waited = wall_s() - (d->lost_at - f->c.measure.deadline_s - f->o->worker_margin_s);
+  result_fault(f->res, d->job_id, d->dev.uuid,
+               "worker rank %d sent no result for %.0f s (measure.deadline_s %g + "
+               "--worker-margin %g): declared lost, its search stops for this run",
+               d->rank, waited, f->c.measure.deadline_s, f->o->worker_margin_s);
+  progress(f, "[gpu%d %.12s] %s\n", d->dev.ordinal, d->dev.uuid, f->res->detail);
+  d->lost = 1;
+  f->lost++;
+  return record_result(f, d, e);
 }
 
 /* ---- start: hellos, ledgers, resume ---- */
@@ -503,7 +529,7 @@ static int open_search(farm *f, device_run *d, tf_err *e) {
 
 static int all_done(const farm *f) {
   for (int i = 0; i < f->ndev; i++)
-    if (f->d[i].usable && (!f->d[i].s.done || f->d[i].busy)) return 0;
+    if (f->d[i].usable && !f->d[i].lost && (!f->d[i].s.done || f->d[i].busy)) return 0;
   return 1;
 }
 
@@ -513,7 +539,7 @@ static int take(farm *f, cJSON *msg, int tag, int from, tf_err *e) {
                              : tf_fail(e, TF_EXIT_FAIL, "unexpected tag %d from rank %d", tag, from);
   cJSON_Delete(msg);
   device_run *d = device_of_rank(f, from);
-  return rc || (d && advance(f, d, e)) ? -1 : 0;
+  return rc || (d && !d->lost && advance(f, d, e)) ? -1 : 0;
 }
 
 /* The messages already there, up to one per device (so that a flush comes at least that
@@ -528,6 +554,17 @@ static int take_waiting(farm *f, tf_err *e) {
   return 0;
 }
 
+/* The earliest time by which a job sent must have its result, and whose job it is. */
+static double first_deadline(farm *f, device_run **late) {
+  double first = 0;
+  for (int i = 0; i < f->ndev; i++) {
+    device_run *d = &f->d[i];
+    if (!d->usable || d->lost || !d->busy || d->queued) continue;
+    if (first == 0 || d->lost_at < first) first = d->lost_at, *late = d;
+  }
+  return first;
+}
+
 /* Every result that has arrived is taken before the flush that syncs their records at once:
  * the busier the coordinator, the more lines share a sync. */
 static int serve(farm *f, tf_err *e) {
@@ -535,9 +572,13 @@ static int serve(farm *f, tf_err *e) {
     if (f->d[i].usable && advance(f, &f->d[i], e)) return -1;
   if (flush(f, e)) return -1;
   while (!all_done(f)) {
-    int tag, from;
-    cJSON *msg = mpimsg_recv(f->comm, MPI_ANY_SOURCE, &tag, &from, e);
-    if (!msg || take(f, msg, tag, from, e) || take_waiting(f, e) || flush(f, e)) return -1;
+    int tag, from, got;
+    device_run *late = NULL;
+    cJSON *msg = mpimsg_recv_until(f->comm, MPI_ANY_SOURCE, first_deadline(f, &late), &tag,
+                                   &from, &got, e);
+    if (!msg && got) return -1;
+    if (!msg ? lose(f, late, e) : take(f, msg, tag, from, e) || take_waiting(f, e)) return -1;
+    if (flush(f, e)) return -1;
   }
   return 0;
 }
@@ -569,7 +610,7 @@ static void print_load(const farm *f, FILE *out, double wall) {
 static void drain(farm *f) {
   for (int i = 0; i < f->ndev; i++) {
     device_run *d = &f->d[i];
-    while (d->usable && d->busy && !d->queued) { /* a queued job was never sent */
+    while (d->usable && !d->lost && d->busy && !d->queued) { /* a queued job was never sent */
       int tag, from;
       tf_err e = {0};
       cJSON *msg = mpimsg_recv(f->comm, d->rank, &tag, &from, &e);
@@ -611,7 +652,10 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   if (s->canaries > 0 || s->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
             "measured again", s->canaries, s->biased, s->untrusted);
-  fprintf(out, "\n    ended: %s%s\n    ledger: %s\n", s->done ? s->end_reason : "not yet",
+  fprintf(out, "\n    ended: %s%s\n    ledger: %s\n",
+          d->lost ? "no: its worker was lost (no result within the deadline); the same command "
+                    "resumes it"
+                  : s->done ? s->end_reason : "not yet",
           d->ended_before ? " (already, in an earlier run)" : "", ledger_path(d->l));
 }
 
@@ -687,6 +731,34 @@ static int run(farm *f, tf_err *e) {
   return serve(f, e);
 }
 
+/* Tell every worker to stop, but a lost one: it cannot hear it (the caller aborts). */
+static void stop_workers(const farm *f) {
+  cJSON *stop = cJSON_CreateObject();
+  cJSON_AddStringToObject(stop, "type", "stop");
+  int size;
+  MPI_Comm_size(f->comm, &size);
+  for (int r = 1; r < size; r++) {
+    const device_run *d = f->d ? device_of_rank((farm *)f, r) : NULL;
+    if (!d || !d->lost) mpimsg_send(f->comm, r, TAG_STOP, stop, NULL);
+  }
+  cJSON_Delete(stop);
+}
+
+/* The run's end when workers were lost: 1, and a message naming them. */
+static int lost_error(const farm *f, tf_err *e) {
+  char names[512] = "";
+  size_t n = 0;
+  for (int i = 0; i < f->ndev && n < sizeof names; i++)
+    if (f->d[i].lost)
+      n += (size_t)snprintf(names + n, sizeof names - n, "%srank %d (gpu%d %s)", n ? ", " : "",
+                            f->d[i].rank, f->d[i].dev.ordinal, f->d[i].dev.uuid);
+  tf_fail(e, TF_EXIT_FAIL, "%d worker(s) lost: %s sent no result within its job's deadline; "
+          "its ledger records the job as a fault and the other GPUs' searches went on. The "
+          "hung rank is torn down with the run; the same command resumes its search", f->lost,
+          names);
+  return 1;
+}
+
 /* ---- interrupted ---- */
 
 /* Said on SIGINT or SIGTERM (mpirun turns a Ctrl-C into SIGTERM for every rank): the ledgers
@@ -739,9 +811,11 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc == 0 && !loaded) rc = -1;
   if (rc == 0) rc = run(&f, e);
   if (rc != 0 && f.d) drain(&f);
-  for (int i = 0; f.d && i < f.ndev; i++) mpimsg_wait(&f.d[i].out, NULL);
-  coordinator_stop_all(comm);
+  for (int i = 0; f.d && i < f.ndev; i++)
+    if (!f.d[i].lost) mpimsg_wait(&f.d[i].out, NULL); /* a lost rank never takes its job */
+  stop_workers(&f);
   if (rc == 0) summary(&f);
+  if (rc == 0 && f.lost) rc = lost_error(&f, e);
   if (loaded) campaign_release(&f.c);
   release(&f);
   return rc;

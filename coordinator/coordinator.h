@@ -24,9 +24,15 @@ typedef struct run_opts {
   int quiet;             /* no progress lines */
   int compile_jobs;      /* --compile-jobs: -1 the default, 0 no compiles ahead (then the jobs
                           * carry no "prefetch" list) */
+  double worker_margin_s; /* --worker-margin: seconds a worker may take beyond a job's
+                          * measure.deadline_s before it is declared lost */
   FILE *progress;        /* where progress goes (stderr) */
 } run_opts;
 
+/* 0: every search ran; -1: failed (e says why); 1: the searches ran but workers were lost
+ * (a worker that sends no result within its job's measure.deadline_s plus worker_margin_s:
+ * its job is recorded as a fault, its search stops, the others go on). A lost rank cannot
+ * take part in MPI_Finalize: the caller ends the run with MPI_Abort, which tears it down. */
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e);
 
 /* Tell every worker rank to stop (used when the run cannot start). */
