@@ -159,8 +159,14 @@ static const char *fmt_num(char *buf, size_t len, int digits, const char *unit, 
   return buf;
 }
 
-static void device_label(FILE *f, const report_ledger *l) {
-  fprintf(f, "%s gpu%d %s (%s)", l->dev.host, l->dev.ordinal, l->dev.name, l->dev.uuid);
+/* "host gpuN name (uuid)", the ledger's words escaped as a cell's (they may sit in one). */
+static void device_label(FILE *f, const device_record *d, const char *uuid) {
+  cell(f, d->host);
+  fprintf(f, " gpu%d ", d->ordinal);
+  cell(f, d->name);
+  fputs(" (", f);
+  cell(f, uuid);
+  fputc(')', f);
 }
 
 /* "2× "new is 2.5% slower than best (needed > 1.0%)" (the first of 2; its numbers over the
@@ -291,7 +297,7 @@ static void print_keeps(FILE *f, const report_ledger *s) {
 
 static void print_section(FILE *f, report_ledger *s) {
   fputs("## ", f);
-  device_label(f, s);
+  device_label(f, &s->dev, s->dev.uuid);
   fputs(" — campaign ", f);
   text(f, s->campaign);
   fputs(", backend ", f);
@@ -339,7 +345,9 @@ static void print_side_by_side(FILE *f, const report_ledger *s, size_t n) {
     char a[32], b[32], c[32], d[32], e[32], u8[9], cfg[1024];
     device_uuid8(&s[i].dev, u8);
     record_cfg_text(&s[i].best_cfg, cfg, sizeof cfg);
-    fprintf(f, "| %s gpu%d %s (%s) | ", s[i].dev.host, s[i].dev.ordinal, s[i].dev.name, u8);
+    fputs("| ", f);
+    device_label(f, &s[i].dev, u8);
+    fputs(" | ", f);
     cell(f, s[i].campaign);
     fprintf(f, " | %zu | %d | %s | %s | %s | %s | %s | ", s[i].ngens, s[i].keeps,
             fmt_num(a, sizeof a, 2, "", s[i].best_us), fmt_num(b, sizeof b, 2, "", s[i].start_us),

@@ -236,10 +236,13 @@ int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e) {
 
 /* ---------------------------------------------------------------- --csv */
 
-/* RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled. */
-static void csv_text(FILE *f, const char *s) {
-  if (!s) s = "";
-  if (!strpbrk(s, ",\"\r\n")) {
+/* RFC 4180: a field holding a comma or a quote is quoted, its quotes doubled. Control
+ * characters from a ledger are written escaped first (common/err.h), so a field never holds
+ * a line break and nothing reaches a terminal that prints the file. */
+static void csv_text(FILE *f, const char *raw) {
+  char esc[4096];
+  const char *s = tf_escape(esc, sizeof esc, raw ? raw : "");
+  if (!strpbrk(s, ",\"")) {
     fputs(s, f);
     return;
   }
@@ -270,7 +273,9 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
   report_search_label(g, label, sizeof label);
   report_change_text(&g->best, &g->new_cfg, change_s, sizeof change_s);
   csv_text(f, l->path);
-  fprintf(f, ",%s,%d,", l->dev.host, l->dev.ordinal);
+  fputc(',', f);
+  csv_text(f, l->dev.host);
+  fprintf(f, ",%d,", l->dev.ordinal);
   csv_text(f, l->dev.uuid);
   fputc(',', f);
   csv_text(f, l->campaign);

@@ -409,6 +409,32 @@ static void report_should_escape_control_characters_of_the_ledger(void **state) 
   assert_non_null(strstr(f->out, "- ended: done\\n- forged: line"));
 }
 
+/* The device record's words too: a host or GPU name with a newline or a '|' would forge a
+ * line or a cell of the report (Markdown and CSV). */
+static void report_should_escape_the_device_records_words(void **state) {
+  fixture *f = *state;
+  char *orig = read_all(f->ledger_b);
+  assert_non_null(orig);
+  char *host = strstr(orig, "\"host\":\"testhost\"");
+  char *name = strstr(orig, "\"name\":\"Simulated H200\"");
+  assert_true(host && name && name < host);
+  FILE *fp = fopen(f->ledger_b, "wb");
+  fprintf(fp, "%.*s\"name\":\"GPU|x\\n## forged\"%.*s\"host\":\"h|ost\\u001b[2J\"%s",
+          (int)(name - orig), orig, (int)(host - name - strlen("\"name\":\"Simulated H200\"")),
+          name + strlen("\"name\":\"Simulated H200\""), host + strlen("\"host\":\"testhost\""));
+  fclose(fp);
+  free(orig);
+  const char *args[] = {f->ledger_b};
+  if (report(f, 1, args) != 0) fail_msg("%s", f->err);
+  assert_null(strchr(f->out, '\x1b'));
+  assert_null(strstr(f->out, "\n## forged"));
+  assert_non_null(strstr(f->out, "## h\\|ost\\x1b[2J gpu1 GPU\\|x\\n## forged (SIM-bbbb2222"));
+  const char *csv[] = {"--csv", f->ledger_b};
+  if (report(f, 2, csv) != 0) fail_msg("%s", f->err);
+  assert_null(strchr(f->out, '\x1b'));
+  assert_non_null(strstr(f->out, ",h|ost\\x1b[2J,1,"));
+}
+
 static void report_should_answer_help_and_refuse_unknown_options(void **state) {
   fixture *f = *state;
   const char *help[] = {"--help"};
@@ -515,6 +541,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(report_should_refuse_generations_out_of_order, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_escape_control_characters_of_the_ledger, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_escape_the_device_records_words, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_answer_help_and_refuse_unknown_options, setup,
                                       teardown),
