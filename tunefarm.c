@@ -68,9 +68,10 @@ static void run_usage(FILE *f) {
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
           "  --quiet       no progress lines on stderr\n"
-          "  --compile-jobs N  compiles ahead at once per worker, on the node's spare cores,\n"
-          "                of the programs the search may ask for next (default: the node's\n"
-          "                cores per worker less one); 0: none, every job compiles its own\n"
+          "  --compile-jobs N  compile ahead, N at once per worker on the node's spare cores,\n"
+          "                the programs the search may ask for next; auto: the node's cores\n"
+          "                per worker less one. Default 0, every job compiles its own: on\n"
+          "                the GPU compiling ahead does not pay yet (docs/PERFORMANCE.md)\n"
           "  --worker-margin S  seconds a worker may take beyond a job's measure.deadline_s\n"
           "                (which covers its measure child) before it is declared lost: its\n"
           "                job is recorded as a fault, its GPU's search stops, the others go\n"
@@ -102,6 +103,10 @@ static int parse_run(int argc, char **argv, run_args *a) {
       case 'f': a->o.fresh = 1; break;
       case 'q': a->o.quiet = 1; break;
       case 'j': {
+        if (strcmp(optarg, "auto") == 0) {
+          a->o.compile_jobs = -1;
+          break;
+        }
         char *end = NULL;
         long n = strtol(optarg, &end, 10);
         if (end == optarg || *end || n < 0 || n > 1024) return -1;
@@ -176,7 +181,7 @@ static int run_farm(int rank, int size, run_args *a) {
 static int cmd_run(int argc, char **argv) {
   /* The margin covers what the job's deadline does not: starting a measure child (its hello
    * may take up to the worker's hello_s, 120 s), stopping an old one, the messages. */
-  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1,
+  run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = 0,
                       .worker_margin_s = 180.0}};
   int bad = parse_run(argc, argv, &a);
   if (a.help) {

@@ -10,7 +10,7 @@
 #
 # TUNEFARM is the binary; it must find the campaigns' templates (run from the source tree, or
 # set TUNEFARM_ROOT). Defaults: 300 s per run, every GPU `tunefarm devices --json` lists (2
-# with --backend sim), backend cuda, the workers' default number of compiles ahead, a new
+# with --backend sim), backend cuda, compiles ahead `auto` (cores per worker less one), a new
 # folder busy-<UTC time>, campaigns/matmul-1024.json and campaigns/matmul-2048x1536x1024.json.
 # Four runs per campaign pair: 2 x S seconds each, plus start-up. On the simulated device,
 # give it a compile and a measuring time first, for example
@@ -51,7 +51,7 @@ run() { # campaign mode
   local name flags=()
   name=$(basename "$1" .json)
   [ "$2" = off ] && flags=(--compile-jobs 0)
-  [ "$2" = on ] && [ -n "$jobs" ] && flags=(--compile-jobs "$jobs")
+  [ "$2" = on ] && flags=(--compile-jobs "${jobs:-auto}")
   rm -rf "$out/cache-$name-$2"
   echo "busy.sh: $name, compiling ahead $2, $seconds s on $gpus GPU(s)" >&2
   TUNEFARM_CACHE="$out/cache-$name-$2" timeout -s INT -k 60 "$seconds" \
