@@ -37,7 +37,7 @@ typedef struct device_run {
   ledger *l;
   search s;
   int busy;
-  double lost_at;      /* wall clock by which the job in flight's result must have come */
+  double sent_at;      /* wall clock when the job in flight was sent */
   int lost;            /* its worker missed that: no more jobs for it in this run */
   search_step step;    /* the step the job in flight measures */
   cJSON *sent;         /* that job as sent, for its record */
@@ -244,8 +244,7 @@ static int send_queued(farm *f, device_run *d, tf_err *e) {
   job_drop_root(d->sent); /* the ledger names files relative to the project root */
   if (f->cpu_first == 0) f->cpu_first = cpu_s();
   if (d->t_first == 0) d->t_first = wall_s();
-  /* The worker's own deadline ends a hung measure child; this one catches a hung worker. */
-  d->lost_at = wall_s() + f->c.measure.deadline_s + f->o->worker_margin_s;
+  d->sent_at = wall_s();
   return rc;
 }
 
@@ -405,7 +404,7 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
  * measures it again), its search stops for this run, and the other devices go on. Its rank
  * cannot be stopped by a message; the run ends through MPI_Abort (coordinator.h). */
 static int lose(farm *f, device_run *d, tf_err *e) {
-  double waited = wall_s() - (d->lost_at - f->c.measure.deadline_s - f->o->worker_margin_s);
+  double waited = wall_s() - d->sent_at;
   result_fault(f->res, d->job_id, d->dev.uuid,
                "worker rank %d sent no result for %.0f s (measure.deadline_s %g + "
                "--worker-margin %g): declared lost, its search stops for this run",
@@ -554,13 +553,14 @@ static int take_waiting(farm *f, tf_err *e) {
   return 0;
 }
 
-/* The earliest time by which a job sent must have its result, and whose job it is. */
+/* The earliest time by which a job sent must have its result, and whose job it is. The
+ * worker's own deadline ends a hung measure child; this one catches a hung worker. */
 static double first_deadline(farm *f, device_run **late) {
-  double first = 0;
+  double first = 0, allowed = f->c.measure.deadline_s + f->o->worker_margin_s;
   for (int i = 0; i < f->ndev; i++) {
     device_run *d = &f->d[i];
     if (!d->usable || d->lost || !d->busy || d->queued) continue;
-    if (first == 0 || d->lost_at < first) first = d->lost_at, *late = d;
+    if (first == 0 || d->sent_at + allowed < first) first = d->sent_at + allowed, *late = d;
   }
   return first;
 }
@@ -732,13 +732,13 @@ static int run(farm *f, tf_err *e) {
 }
 
 /* Tell every worker to stop, but a lost one: it cannot hear it (the caller aborts). */
-static void stop_workers(const farm *f) {
+static void stop_workers(farm *f) {
   cJSON *stop = cJSON_CreateObject();
   cJSON_AddStringToObject(stop, "type", "stop");
   int size;
   MPI_Comm_size(f->comm, &size);
   for (int r = 1; r < size; r++) {
-    const device_run *d = f->d ? device_of_rank((farm *)f, r) : NULL;
+    const device_run *d = f->d ? device_of_rank(f, r) : NULL;
     if (!d || !d->lost) mpimsg_send(f->comm, r, TAG_STOP, stop, NULL);
   }
   cJSON_Delete(stop);
