@@ -269,11 +269,13 @@ static cJSON *arm_to_json(const job *j, int a) {
   cJSON_AddItemToObject(o, "clear", ll_array(clear, j->nbuffers));
   cJSON_AddItemToObject(o, "iargs", ll_array(arm->geom.iarg, j->nargs));
   cJSON_AddStringToObject(o, "fault", arm->fault);
+  if (arm->library[0]) cJSON_AddStringToObject(o, "library", arm->library);
   return o;
 }
 
 static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) {
   str_into(o, "name_expr", arm->name_expr, sizeof arm->name_expr);
+  str_into(o, "library", arm->library, sizeof arm->library);
   arm->from_template = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "template"));
   const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(o, "config");
   arm->cfg.n = cJSON_IsArray(cfg) ? cJSON_GetArraySize(cfg) : 0;
@@ -286,6 +288,9 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
       read_ll_array(o, "iargs", arm->geom.iarg, j->nargs) || !arm->name_expr[0])
     return tf_fail(e, TF_EXIT_INPUT, "job: an arm is malformed (name_expr, config, grid, block, "
                                      "counts, clear or iargs)");
+  if (arm->library[0] && strcmp(arm->library, ARM_LIBRARY_SGEMM) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "job: an arm names library '%s' (known: %s)", arm->library,
+                   ARM_LIBRARY_SGEMM);
   for (int b = 0; b < j->nbuffers; b++) {
     arm->geom.clear[b] = clear[b] != 0;
     if (arm->geom.count[b] < 1 || arm->geom.count[b] > SPEC_MAX_ELEMENTS)

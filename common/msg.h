@@ -75,7 +75,12 @@ typedef struct job_arm {
   config cfg;            /* knob values (template arms) */
   launch_geom geom;
   char fault[8];         /* injected fault for tests: "", "crash", "hang", "wrong" */
+  char library[16];      /* "": the arm is a kernel of the job's NVRTC program; a library
+                          * routine otherwise (ARM_LIBRARY_SGEMM: `bench`'s cuBLAS arm, which
+                          * only the cuda backend runs): name_expr then only names it */
 } job_arm;
+
+#define ARM_LIBRARY_SGEMM "cublas_sgemm"
 
 typedef struct job {
   long long id;

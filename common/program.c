@@ -13,8 +13,13 @@ void program_of_job(const job *j, program_ref *out) {
     if (!j->sources[i][0]) continue;
     snprintf(out->sources[out->nsources++], SPEC_PATH, "%s", j->sources[i]);
   }
+  /* A library arm (job_arm.library) has no kernel in the program: its place repeats the first
+   * kernel arm's expression, compiled but never launched. */
+  int first = 0;
+  while (first < ARM_COUNT - 1 && j->arm[first].library[0]) first++;
   for (int a = 0; a < ARM_COUNT; a++)
-    snprintf(out->exprs[a], sizeof out->exprs[a], "%s", j->arm[a].name_expr);
+    snprintf(out->exprs[a], sizeof out->exprs[a], "%s",
+             j->arm[j->arm[a].library[0] ? first : a].name_expr);
 }
 
 cJSON *program_to_json(const program_ref *p) {

@@ -22,7 +22,8 @@ static int build_arm(job_arm *a, const campaign *c, const spec *s, const config 
 static void update_nsources(job *j) {
   j->nsources = 1;
   for (int a = 0; a < ARM_COUNT; a++)
-    if (!j->arm[a].from_template && j->arm[a].name_expr[0]) j->nsources = 2;
+    if (!j->arm[a].from_template && !j->arm[a].library[0] && j->arm[a].name_expr[0])
+      j->nsources = 2;
   if (j->nsources == 1) j->sources[1][0] = j->specs[1][0] = '\0';
 }
 
@@ -79,7 +80,7 @@ int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err
   if (check_kernel_layout(c, k, e)) return -1;
   campaign_rel_path(c, k->source_path, source, sizeof source);
   for (int a = 0; a < ARM_COUNT; a++)
-    if (a != arm && !j->arm[a].from_template && j->arm[a].name_expr[0] &&
+    if (a != arm && !j->arm[a].from_template && !j->arm[a].library[0] && j->arm[a].name_expr[0] &&
         strcmp(j->sources[1], source) != 0)
       return tf_fail(e, TF_EXIT_FAIL, "job %lld: arm '%s' already holds committed kernel '%s'; "
                      "a job compiles one committed kernel at most", j->id, arm_names[a],
@@ -87,6 +88,38 @@ int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err
   if (build_arm(&j->arm[arm], c, k, NULL, e)) return -1;
   snprintf(j->sources[1], SPEC_PATH, "%s", source);
   campaign_rel_path(c, k->path, j->specs[1], SPEC_PATH);
+  update_nsources(j);
+  return 0;
+}
+
+/* Index of the name in the list of n names of `width` bytes each, or -1. */
+static int name_index(const char *names, size_t width, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names + (size_t)i * width, name) == 0) return i;
+  return -1;
+}
+
+int job_set_sgemm_arm(job *j, const campaign *c, int arm, tf_err *e) {
+  int m = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "M");
+  int n = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "N");
+  int k = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "K");
+  int a = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "A");
+  int b = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "B");
+  int o = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "C");
+  if (strcmp(j->family, "matmul") != 0 || m < 0 || n < 0 || k < 0 || a < 0 || b < 0 || o < 0 ||
+      !j->buf_output[o] || j->buf_output[a] || j->buf_output[b])
+    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': template '%s' is not a matmul with "
+                   "dimensions M, N, K, inputs A, B and output C: no cuBLAS SGEMM arm",
+                   c->path, c->tmpl.name);
+  job_arm *x = &j->arm[arm];
+  memset(x, 0, sizeof *x);
+  snprintf(x->library, sizeof x->library, "%s", ARM_LIBRARY_SGEMM);
+  snprintf(x->name_expr, sizeof x->name_expr, "cublasSgemm_v2");
+  for (int d = 0; d < 3; d++) x->geom.grid[d] = x->geom.block[d] = 1; /* cuBLAS chooses */
+  for (int i = 0; i < j->nbuffers; i++) x->geom.count[i] = 1;
+  x->geom.count[a] = j->dims[m] * j->dims[k];
+  x->geom.count[b] = j->dims[k] * j->dims[n];
+  x->geom.count[o] = j->dims[m] * j->dims[n];
   update_nsources(j);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "coordinator/job.h"
 #include "coordinator/search.h" /* defines: search_config_of */
 #include "worker/backend.h"
+#include "worker/protocol.h" /* defines: protocol_run */
 #include <cuda_runtime_api.h>
 
 static double now_s(void) {
@@ -256,53 +257,54 @@ static void run_share(const campaign *c, const space_view *v, const audit_opts *
 
 /* ---- --run: every reachable configuration launched on the GPU and checked ---- */
 
-static void check_arms(const backend_ops *ops, void *self, const job *j, const config *cfg[3],
-                       const campaign *c, audit_tally *t, int *sticky) {
-  for (int a = 0; a < ARM_COUNT && !*sticky; a++)
-    for (int set = 0; set < j->measure.input_sets && !*sticky; set++) {
-      double err = 0;
-      tf_err e = {0};
-      char name[512], msg[128];
-      spec_config_str(&c->tmpl, cfg[a], name, sizeof name);
-      placement p = placement_of(&j->measure, 0, a);
-      if (ops->check(self, &p, set, &err, &e)) {
-        *sticky = e.code == TF_STICKY;
-        add_failure(t, name, e.msg, "");
-      } else if (!(err <= j->tolerance)) {
-        snprintf(msg, sizeof msg, "wrong result: relative error %.3g over tolerance %.3g (set %d)",
-                 err, j->tolerance, set);
-        add_failure(t, name, msg, "");
-      }
-    }
-}
-
 /* A job and its result, reused by every triple of one rank's share (large values). */
 typedef struct triple_scratch {
   job j;
   result r;
 } triple_scratch;
 
-/* Three configurations a job (best, new, control arms), as a measurement would run them. */
+/* What the protocol's check found for each arm of the triple. */
+static void tally_arms(const triple_scratch *x, const campaign *c, const config *cfg[3],
+                       audit_tally *t) {
+  char name[512], msg[160];
+  if (x->r.status != RESULT_OK) {
+    spec_config_str(&c->tmpl, cfg[0], name, sizeof name);
+    add_failure(t, name, x->r.detail, "");
+    return;
+  }
+  for (int a = 0; a < ARM_COUNT; a++)
+    if (!(x->r.rel_err[a] <= x->j.tolerance)) {
+      spec_config_str(&c->tmpl, cfg[a], name, sizeof name);
+      snprintf(msg, sizeof msg, "wrong result: relative error %.3g over tolerance %.3g (the worst "
+               "of %d input sets)", x->r.rel_err[a], x->j.tolerance, x->j.measure.input_sets);
+      add_failure(t, name, msg, "");
+    }
+}
+
+/* Three configurations as a job (best, new, control arms) through the farm's protocol
+ * (worker/protocol.h) with no rounds: prepared, and every arm checked on every input set
+ * against the CPU reference in the place its first round gives it. -1 after a sticky error. */
 static int run_triple(const backend_ops *ops, void *self, const campaign *c, const config *cfg[3],
                       long long id, triple_scratch *x, audit_tally *t) {
   job *j = &x->j;
   tf_err e = {0};
-  int sticky = 0;
   if (job_build(j, c, id, 0, cfg[0], cfg[1], &e) ||
       job_set_template_arm(j, c, ARM_CONTROL, cfg[2], &e)) {
     add_failure(t, "(job)", e.msg, "");
     return 0;
   }
   j->measure.input_sets = 2;
-  if (ops->prepare(self, j, &x->r, &e)) {
+  j->measure.burn_in = j->measure.rounds = 0; /* the check alone */
+  j->canary_rounds = 0;
+  memset(&x->r, 0, sizeof x->r);
+  int sticky = protocol_run(ops, self, j, &x->r, &e) != 0;
+  if (sticky) {
     char name[512];
     spec_config_str(&c->tmpl, cfg[0], name, sizeof name);
     add_failure(t, name, e.msg, "");
-    sticky = e.code == TF_STICKY;
   } else {
-    check_arms(ops, self, j, cfg, c, t, &sticky);
+    tally_arms(x, c, cfg, t);
   }
-  if (!sticky) ops->finish(self);
   t->checked += 3;
   return sticky ? -1 : 0;
 }

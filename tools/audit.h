@@ -9,7 +9,11 @@
  *   configuration with NVRTC (through the cubin cache, in batches of several
  *   instantiations per program), print counts and every failure with its
  *   NVRTC log, and fail if any accepted configuration does not compile. Under
- *   mpirun the batches are spread over the ranks. */
+ *   mpirun the batches are spread over the ranks. --run also launches every
+ *   reachable configuration on the GPU, three to a job, through the farm's
+ *   measurement protocol (worker/protocol.h) with no timed rounds: prepared
+ *   as a generation is, and every arm checked against the CPU reference on
+ *   two input sets. */
 #ifndef TF_AUDIT_H
 #define TF_AUDIT_H
 

@@ -11,16 +11,15 @@
  *
  * Three files, one concern each:
  *   tools/bench.c          the command line, the inputs and the list of arms;
- *   tools/bench_measure.c  the device: the measure child's backend (worker/backend.h)
- *                          for template and committed arms, packed into jobs of three
- *                          arms (two template configurations and one committed kernel
- *                          at most per job: one NVRTC program), then the cuBLAS arm;
+ *   tools/bench_measure.c  the device: every arm through the farm's protocol
+ *                          (worker/protocol.h) on the measure child's backend, packed into
+ *                          jobs of three (template configurations in the best and new
+ *                          places, a committed kernel or cuBLAS in the control place);
  *   tools/bench_print.c    the Markdown table or the JSON lines.
- * Protocol, the same for every arm: checked against the double CPU reference on every input
- * set before any timing (a wrong arm is not timed); the campaign's burn-in rounds; then R
- * recorded rounds, each S samples of every arm of the job in rotated order (the arm order of
- * the farm's rounds, worker/protocol.h), input sets alternating by round, the L2 flushed
- * before every launch.
+ * Protocol, the same for every arm, the farm's: checked against the double CPU reference on
+ * every input set before any timing (a wrong arm is not timed); the campaign's burn-in
+ * rounds; then R recorded rounds, each S samples of every arm of the job in rotated order,
+ * input sets alternating by round, the L2 flushed before every launch.
  *
  * Ownership: bench_main owns everything; a bench_arm points into its bench (kernel specs)
  * and into argv (ledger paths). */

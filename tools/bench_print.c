@@ -100,11 +100,12 @@ static void print_header(FILE *f, const bench *b, const bench_opts *o) {
           b->driver, b->dev.host, b->backend,
           strcmp(b->backend, "sim") == 0 ? " (simulated times, not a GPU's)" : "");
   fprintf(f, "- date: %s\n", b->date);
-  fprintf(f, "- protocol: every arm checked against the double CPU reference on %d input "
-          "set(s) before any timing (a wrong arm is not timed); %d burn-in round(s), then R = %d "
-          "rounds x S = %d launches per arm, the arms of one job (up to three) in rotated "
-          "order, input sets alternating by round; the L2 flushed before every launch (a "
-          "memset of twice its %.1f MiB)\n", b->c.measure.input_sets, b->c.measure.burn_in,
+  fprintf(f, "- protocol: the farm's (worker/protocol.h), three arms to a job: every arm "
+          "checked against the double CPU reference on %d input set(s) before any timing (a "
+          "wrong arm is not timed); %d burn-in round(s), then R = %d rounds x S = %d launches "
+          "per arm, the arms of one job in rotated order, sharing their buffers, input sets "
+          "alternating by round; the L2 flushed before every launch (a memset of twice its "
+          "%.1f MiB)\n", b->c.measure.input_sets, b->c.measure.burn_in,
           o->rounds, o->samples, (double)b->dev.l2_bytes / (1024.0 * 1024.0));
   fputs("- median µs: the median over the rounds of each round's median launch time (CUDA "
         "events around the launch, and around the memset of C that split-K configurations "
@@ -113,7 +114,7 @@ static void print_header(FILE *f, const bench *b, const bench_opts *o) {
         "arm's median\n", f);
   if (b->cublas_lib[0])
     fprintf(f, "- cuBLAS: cublasSgemm_v2 from %s, math mode CUBLAS_DEFAULT_MATH (FP32 SGEMM, no "
-            "TF32), measured after the kernels with the same protocol\n", b->cublas_lib);
+            "TF32), an arm of the cuda backend measured in jobs beside the kernels\n", b->cublas_lib);
   fputc('\n', f);
 }
 

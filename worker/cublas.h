@@ -1,4 +1,5 @@
-/* cublas: cuBLAS SGEMM as one arm of `tunefarm bench`, with libcublas loaded at run time.
+/* cublas: libcublas loaded at run time, for the cuda backend's SGEMM arm (ARM_LIBRARY_SGEMM,
+ * the cuBLAS row of `tunefarm bench`).
  *
  * Linking libcublas would make the binary need it (and the driver under it) just to start,
  * on CI machines too, so, as worker/nvml.h does for NVML, libcublas.so.13, then .so.12, then
@@ -6,24 +7,14 @@
  * prototypes and the few enum values are declared here with cuBLAS's names and values
  * (cublas_api.h). Loading never fails: the handle says in `why` what is missing.
  *
- * The SGEMM arm follows the cuda backend's protocol (worker/backend.h), so that its row of the
- * bench table compares with the kernels' rows: row-major C[M][N] = A[M][K] * B[K][N] in FP32,
- * inputs from reference_fill seeded by reference_input_seed with the template's buffer
- * indices of A and B (the same inputs the kernels get), one stream, one handle in
+ * The arm itself is an arm of the cuda backend (worker/cuda_backend.c): its buffers, inputs,
+ * CPU reference, check and sampler are the ones every kernel arm goes through; this module
+ * only makes the call, row-major C[M][N] = A[M][K] * B[K][N] in FP32 on a handle in
  * CUBLAS_DEFAULT_MATH (FP32 SGEMM: TF32 is never used unless the mode asks for it).
- *   check:  re-upload A and B, poison C (0xFF bytes are NaN floats), one SGEMM, relative
- *           error against kernels/reference.c's double reference.
- *   sample: per launch, a memset of a flush buffer of twice the device's L2, an event, the
- *           SGEMM, an event; the median of the spans. Kernel-only time comes from the
- *           process's CUPTI timer (worker/cupti_timer.h) when it is open (the cuda backend
- *           opens it), as the sum of the kernels of one SGEMM call; -1 otherwise.
  *
- * Errors: CUBLAS_CHECK for cuBLAS statuses and CUDA_CHECK for the runtime fill *e and return
- * -1; e->code is TF_STICKY after an error that leaves the CUDA context unusable.
- * Ownership: a tf_cublas is a caller-owned value (cublas_load fills it, cublas_unload closes
- * the library). cublas_sgemm_open allocates the arm and everything it uses (host inputs and
- * references, device buffers, stream, events, handle); cublas_sgemm_close frees all of it.
- * The arm borrows the tf_cublas, which must outlive it. */
+ * Errors: CUBLAS_CHECK fills *e and returns -1. Ownership: a tf_cublas is a caller-owned
+ * value (cublas_load fills it, cublas_unload closes the library); handles made from it must
+ * be destroyed before it is unloaded. */
 #ifndef TF_CUBLAS_H
 #define TF_CUBLAS_H
 
@@ -63,27 +54,8 @@ void cublas_unload(tf_cublas *b);
 int cublas_check(cublasStatus_t r, const char *call, const char *file, int line, tf_err *e);
 #define CUBLAS_CHECK(call, e) cublas_check((call), #call, __FILE__, __LINE__, (e))
 
-/* What the SGEMM arm computes and from which inputs. */
-typedef struct cublas_sgemm_opts {
-  int ordinal;              /* visible device index */
-  long long m, n, k;        /* C[m][n] = A[m][k] * B[k][n], each at most 2^31 - 1 */
-  int input_sets;           /* 1..8, as the job's measure.input_sets */
-  unsigned long long seed;  /* the job's measure.seed */
-  int buffer_a, buffer_b;   /* A's and B's indices in the template's buffer list (input seeds) */
-  int math_mode;            /* TF_CUBLAS_DEFAULT_MATH or TF_CUBLAS_PEDANTIC_MATH */
-} cublas_sgemm_opts;
-
-typedef struct cublas_sgemm cublas_sgemm;
-
-/* Allocate and fill everything (computes the CPU reference of every input set). */
-int cublas_sgemm_open(cublas_sgemm **out, const tf_cublas *lib, const cublas_sgemm_opts *o,
-                      tf_err *e);
-/* Poison C, one SGEMM on input set `set`, *rel_err against the reference (inf if not finite). */
-int cublas_sgemm_check(cublas_sgemm *s, int set, double *rel_err, tf_err *e);
-/* `samples` flushed and timed SGEMMs on `set`: medians in microseconds (*kernel_us < 0 when
- * there is no kernel-only time). */
-int cublas_sgemm_sample(cublas_sgemm *s, int set, int samples, double *us, double *kernel_us,
-                        tf_err *e);
-void cublas_sgemm_close(cublas_sgemm *s);
+/* Row-major C[m][n] = A[m][k] * B[k][n] on h's stream; m, n, k in [1, INT_MAX]. */
+int cublas_sgemm_rowmajor(const tf_cublas *b, cublasHandle_t h, long long m, long long n,
+                          long long k, const float *A, const float *B, float *C, tf_err *e);
 
 #endif

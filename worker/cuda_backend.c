@@ -15,6 +15,10 @@
  *     computed once per shape and set, not once per generation.
  *   - a job that needs a second copy of the module (new's own code, or the
  *     canary) loads the same cubin twice: two libraries, two sets of kernels.
+ *   - an arm may be a library call instead of a kernel (job_arm.library: cuBLAS
+ *     SGEMM, worker/cublas.h, for `tunefarm bench`): it has no kernel in the
+ *     program, and is otherwise an arm like the others: the same buffers,
+ *     inputs, reference, check and sampler; only the launch differs (cb_run).
  * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs,
  * launches once, compares with the reference, and reads the inputs back: the
  * arms share their inputs, so an arm that writes into them fails its check
@@ -45,6 +49,7 @@
 #include "common/compile.h"     /* defines: compile_program, compile_release, TF_COMPILE_REFUSED */
 #include "common/program.h"     /* defines: program_of_job, program_request */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
+#include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_sgemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
 #include "worker/nvml.h"        /* defines: nvml_load, nvml_device, nvml_sm_mhz, ... */
@@ -54,6 +59,7 @@
 #define CB_SMEM_NO_OPTIN (48 * 1024) /* more per block needs the opt-in attribute */
 #define CB_LOG_EXCERPT 900
 #define CB_FLUSH_MIN (1u << 20)
+#define CB_MAX_KERNELS_PER_CALL 4 /* a library call may add a split-K reduction or a setup kernel */
 
 enum { NOTE_NVML = 1, NOTE_CUPTI = 2, NOTE_CUPTI_BATCH = 4, NOTE_PARAMS = 8, NOTE_SCRIBBLE = 16,
        NOTE_ONE_VISIBLE = 32 };
@@ -105,7 +111,7 @@ typedef struct cb_job {
   compile_result cr; /* holds the cubin until the libraries are unloaded */
   int have_cr;
   cudaLibrary_t lib[PLACEMENT_MAX_COPIES];
-  int nlib;          /* copies of the module loaded */
+  int nlib;          /* copies of the module loaded (none when every arm is a library call) */
   int ncopies, nslots; /* what the job needs (worker/placement.h) */
   cudaKernel_t kern[PLACEMENT_MAX_COPIES][ARM_COUNT];
   size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
@@ -114,7 +120,10 @@ typedef struct cb_job {
   size_t flush_bytes;
   float *out_host; /* one arm's output, copied back */
   float *in_host;  /* one input, read back after a check */
-  sample_pool pool; /* events and scratch, kept for the job; kern: one record per sample */
+  sample_pool pool; /* events and scratch, kept for the job; kern: CB_MAX_KERNELS_PER_CALL
+                     * records per sample */
+  long long mnk[3];  /* the SGEMM arm's M, N, K */
+  int abc[3];        /* and the indices of its buffers A, B, C */
 } cb_job;
 
 typedef struct cuda_backend {
@@ -133,6 +142,9 @@ typedef struct cuda_backend {
   unsigned flush_value;
   cb_host host;
   cb_job job;
+  tf_cublas blas;    /* loaded at the first job with an SGEMM arm */
+  cublasHandle_t blas_handle;
+  int have_blas;     /* blas is loaded and blas_handle created on this stream */
 } cuda_backend;
 
 static void cb_finish(void *self);
@@ -162,10 +174,10 @@ static int cb_usable(cuda_backend *s, const placement *p, int set, tf_err *e) {
     return tf_fail(e, TF_STICKY, "cuda device %d: the context is unusable after an earlier "
                                       "error", s->ordinal);
   if (!s->job.active) return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no job prepared");
-  if (p->arm < 0 || p->arm >= ARM_COUNT || p->code < 0 || p->code >= s->job.nlib ||
+  if (p->arm < 0 || p->arm >= ARM_COUNT || p->code < 0 || p->code >= s->job.ncopies ||
       p->bufs < 0 || p->bufs >= s->job.nslots)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no arm %d in module copy %d and buffer slot "
-                   "%d (the job has %d and %d)", p->arm, p->code, p->bufs, s->job.nlib,
+                   "%d (the job has %d and %d)", p->arm, p->code, p->bufs, s->job.ncopies,
                    s->job.nslots);
   if (set < 0 || set >= s->job.j.measure.input_sets)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: no input set %d (the job has %d)", set,
@@ -276,6 +288,8 @@ static void cb_close(void *self) {
   if (!s) return;
   cb_finish(s);
   cb_host_release(&s->host);
+  if (s->have_blas && !s->sticky) (void)s->blas.cublasDestroy_v2(s->blas_handle);
+  cublas_unload(&s->blas);
   if (s->have_stream && !s->sticky) (void)cudaStreamDestroy(s->stream);
   /* After a sticky error CUPTI's flush could wait on a dead context; the process ends anyway. */
   if (s->cupti_ok && !s->sticky) cupti_timer_close();
@@ -299,6 +313,8 @@ static int cb_validate(const job *j, tf_err *e) {
   for (int k = 0; !bad && k < ARM_COUNT; k++) {
     const launch_geom *g = &j->arm[k].geom;
     if (!j->arm[k].name_expr[0]) bad = "an arm has no name expression";
+    if (j->arm[k].library[0] && strcmp(j->arm[k].library, ARM_LIBRARY_SGEMM) != 0)
+      bad = "an arm names an unknown library routine";
     for (int d = 0; !bad && d < 3; d++)
       if (!g->grid[d] || !g->block[d]) bad = "an arm has an empty grid or block";
     for (int b = 0; !bad && b < j->nbuffers; b++)
@@ -415,6 +431,7 @@ static int cb_load(cuda_backend *s, tf_err *e) {
       return tf_wrap(e, "module copy %d", c);
     b->nlib = c + 1;
     for (int k = 0; k < ARM_COUNT; k++) {
+      if (b->j.arm[k].library[0]) continue; /* not in the program (common/program.h) */
       if (CUDA_CHECK(cudaLibraryGetKernel(&b->kern[c][k], b->lib[c], b->cr.lowered[k]), e))
         return tf_wrap(e, "arm '%s' (%s)", arm_names[k], b->j.arm[k].name_expr);
       if (cb_arm_limits(s, c, k, e)) return -1;
@@ -536,6 +553,7 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
   int k = p->arm;
   const launch_geom *g = &b->j.arm[k].geom;
   L->kern = b->kern[p->code][k];
+  if (b->j.arm[k].library[0]) return 0; /* cb_run calls the library: no kernel arguments */
   L->grid.x = g->grid[0], L->grid.y = g->grid[1], L->grid.z = g->grid[2];
   L->block.x = g->block[0], L->block.y = g->block[1], L->block.z = g->block[2];
   L->smem = g->smem;
@@ -561,6 +579,46 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
   return 0;
 }
 
+/* Index of name among n names of SPEC_NAME bytes, or -1. */
+static int cb_name_index(const char (*names)[SPEC_NAME], int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+/* For a job with an SGEMM arm: its dimensions and buffers, and cuBLAS on this stream (loaded
+ * once, kept for the process). */
+static int cb_sgemm_setup(cuda_backend *s, tf_err *e) {
+  cb_job *b = &s->job;
+  const job *j = &b->j;
+  int any = 0;
+  for (int k = 0; k < ARM_COUNT; k++) any |= j->arm[k].library[0] != '\0';
+  if (!any) return 0;
+  static const char *const dims[3] = {"M", "N", "K"}, *const bufs[3] = {"A", "B", "C"};
+  for (int i = 0; i < 3; i++) {
+    int d = cb_name_index(j->dim_names, j->ndims, dims[i]);
+    b->abc[i] = cb_name_index(j->buf_names, j->nbuffers, bufs[i]);
+    if (d < 0 || b->abc[i] < 0 || strcmp(j->family, "matmul") != 0)
+      return tf_fail(e, TF_EXIT_INPUT, "job %lld: an SGEMM arm needs a matmul job with "
+                     "dimensions M, N, K and buffers A, B, C", j->id);
+    b->mnk[i] = j->dims[d];
+  }
+  if (s->have_blas) return 0;
+  cublas_load(&s->blas);
+  if (!s->blas.ok) return tf_fail(e, TF_EXIT_FAIL, "cuBLAS: %s", s->blas.why);
+  if (CUBLAS_CHECK(s->blas.cublasCreate_v2(&s->blas_handle), e)) return -1;
+  s->have_blas = 1;
+  return CUBLAS_CHECK(s->blas.cublasSetStream_v2(s->blas_handle, s->stream), e) ||
+         CUBLAS_CHECK(s->blas.cublasSetMathMode(s->blas_handle, TF_CUBLAS_DEFAULT_MATH), e);
+}
+
+/* 1 when some arm is a kernel of the job's NVRTC program. */
+static int cb_has_program(const job *j) {
+  for (int k = 0; k < ARM_COUNT; k++)
+    if (!j->arm[k].library[0]) return 1;
+  return 0;
+}
+
 static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
   cuda_backend *s = self;
   if (s->sticky)
@@ -573,7 +631,8 @@ static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
   b->active = 1;
   b->ncopies = placement_copies(j);
   b->nslots = placement_slots(j);
-  if (cb_compile(s, r, e) || cb_load(s, e) || cb_host_prepare(s, e) || cb_device_alloc(s, e))
+  if ((cb_has_program(j) && (cb_compile(s, r, e) || cb_load(s, e))) || cb_sgemm_setup(s, e) ||
+      cb_host_prepare(s, e) || cb_device_alloc(s, e))
     goto fail;
   cb_launch L; /* every arm's arguments fit the kernel: fail here, not in the middle of timing */
   for (int k = 0; k < ARM_COUNT; k++) {
@@ -589,7 +648,23 @@ fail:
 
 /* ---- launches, check, sample ------------------------------------------------------------ */
 
-static int cb_run(cuda_backend *s, cb_launch *L, tf_err *e) {
+/* The SGEMM arm's call on p's buffers. A failed execution usually leaves a sticky CUDA error
+ * behind: it is classified as the runtime does, so that nothing touches the device again. */
+static int cb_sgemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
+  cb_job *b = &s->job;
+  float *const *dev = b->dev[set][p->bufs];
+  if (cublas_sgemm_rowmajor(&s->blas, s->blas_handle, b->mnk[0], b->mnk[1], b->mnk[2],
+                            dev[b->abc[0]], dev[b->abc[1]], dev[b->abc[2]], e) == 0)
+    return 0;
+  tf_err ce;
+  tf_err_clear(&ce);
+  if (CUDA_CHECK(cudaStreamSynchronize(s->stream), &ce) && ce.code == TF_STICKY) *e = ce;
+  return -1;
+}
+
+/* One launch of p's arm: its kernel with L's arguments, or its library call. */
+static int cb_run(cuda_backend *s, const placement *p, int set, cb_launch *L, tf_err *e) {
+  if (s->job.j.arm[p->arm].library[0]) return cb_sgemm(s, p, set, e);
   return CUDA_CHECK(cudaLaunchKernel((const void *)L->kern, L->grid, L->block, L->argv, L->smem,
                                      s->stream), e);
 }
@@ -611,8 +686,9 @@ static void CUDART_CB cb_never_return(void *unused) {
 }
 
 /* The injected faults (see the top of the file); 1 when the fault replaced the launch. */
-static int cb_inject(cuda_backend *s, const cb_launch *L, int k, int *replaced, tf_err *e) {
-  const char *fault = s->job.j.arm[k].fault;
+static int cb_inject(cuda_backend *s, const placement *p, int set, const cb_launch *L,
+                     int *replaced, tf_err *e) {
+  const char *fault = s->job.j.arm[p->arm].fault;
   *replaced = 0;
   if (!strcmp(fault, "crash")) {
     cb_launch bad = *L;
@@ -620,7 +696,7 @@ static int cb_inject(cuda_backend *s, const cb_launch *L, int k, int *replaced, 
       if (s->job.j.arg_kind[a] == SPEC_ARG_BUFFER) bad.store[a].p = (void *)(uintptr_t)0x100;
     for (int a = 0; a < s->job.j.nargs; a++) bad.argv[a] = &bad.store[a];
     *replaced = 1;
-    return cb_run(s, &bad, e);
+    return cb_run(s, p, set, &bad, e);
   }
   if (!strcmp(fault, "hang")) {
     fprintf(stderr, "tunefarm (cuda, device %d): injected fault 'hang': the stream blocks\n",
@@ -646,8 +722,8 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
   cb_launch L;
   if (cb_launch_args(s, p, set, &L, e) || cb_clears(s, p, set, e)) return -1;
   int replaced = 0;
-  if (cb_inject(s, &L, k, &replaced, e)) return -1;
-  if (!replaced && cb_run(s, &L, e)) return -1;
+  if (cb_inject(s, p, set, &L, &replaced, e)) return -1;
+  if (!replaced && cb_run(s, p, set, &L, e)) return -1;
   if (!strcmp(b->j.arm[k].fault, "wrong")) {
     size_t half = (size_t)g->count[s->host.out] / 2 * sizeof(float);
     if (CUDA_CHECK(cudaMemsetAsync(dev[s->host.out], 0, half, s->stream), e)) return -1;
@@ -715,7 +791,7 @@ static int cb_enqueue_samples(cuda_backend *s, const placement *p, int set, int 
     /* A clear (split-K's zeroed C) is part of the operation's cost, so it lies inside the
      * event span; CUPTI's kernel time still counts the kernel alone. */
     if (CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i], s->stream), e) || cb_clears(s, p, set, e) ||
-        cb_run(s, &L, e) ||
+        cb_run(s, p, set, &L, e) ||
         CUDA_CHECK(cudaEventRecord(b->pool.ev[2 * i + 1], s->stream), e))
       return -1;
   }
@@ -723,21 +799,29 @@ static int cb_enqueue_samples(cuda_backend *s, const placement *p, int set, int 
 }
 
 /* Median CUPTI kernel time of the batch's n launches, or -1 (with a note once) when the
- * records do not account for exactly those launches. */
-static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n) {
+ * records do not account for exactly those launches: one kernel each, or for a library call
+ * the same number each (up to CB_MAX_KERNELS_PER_CALL), summed per call. */
+static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n, int library) {
   cb_job *b = &s->job;
   if (!cupti_batch) return -1.0;
   tf_err ce;
   tf_err_clear(&ce);
-  int got = cupti_timer_collect(b->pool.kern, n, &ce);
+  int max = library ? n * CB_MAX_KERNELS_PER_CALL : n;
+  int got = cupti_timer_collect(b->pool.kern, max, &ce);
   if (got < 0) {
     cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %s", ce.msg);
     return -1.0;
   }
-  if (got != n) {
+  if (got < n || got > max || got % n != 0) {
     cb_note(s, NOTE_CUPTI_BATCH, "a batch without kernel-only time: %d kernel records for %d "
             "launches", got, n);
     return -1.0;
+  }
+  int per = got / n;
+  for (int i = 0; i < n; i++) { /* in place: call i's records lie at i*per and after */
+    double sum = 0.0;
+    for (int k = 0; k < per; k++) sum += b->pool.kern[i * per + k];
+    b->pool.kern[i] = sum;
   }
   return cb_median(b->pool.kern, n) / 1000.0;
 }
@@ -752,7 +836,8 @@ static int cb_sample(void *self, const placement *p, int set, int samples, doubl
   if (samples < 1 || samples > CB_MAX_SAMPLES)
     return tf_fail(e, TF_EXIT_FAIL, "cuda backend: %d samples (allowed: 1 to %d)", samples,
                    CB_MAX_SAMPLES);
-  if (sample_pool_reserve(&s->job.pool, samples, 1, e)) return cb_failed(s, e);
+  if (sample_pool_reserve(&s->job.pool, samples, CB_MAX_KERNELS_PER_CALL, e))
+    return cb_failed(s, e);
   int cupti_batch = 0;
   if (s->cupti_ok) {
     tf_err ce;
@@ -773,7 +858,7 @@ static int cb_sample(void *self, const placement *p, int set, int samples, doubl
     b->pool.span[i] = 1000.0 * (double)ms;
   }
   *us = cb_median(b->pool.span, samples);
-  *kernel_us = cb_kernel_median(s, cupti_batch, samples);
+  *kernel_us = cb_kernel_median(s, cupti_batch, samples, b->j.arm[arm].library[0] != '\0');
   return 0;
 }
 

@@ -368,6 +368,9 @@ static const spec *job_spec(sim_dev *d, const job *j, int which, tf_err *e) {
 /* Each arm's noiseless time: the cost model of its spec at the job's problem and seed. */
 static int arm_times(sim_dev *d, const job *j, tf_err *e) {
   for (int a = 0; a < ARM_COUNT; a++) {
+    if (j->arm[a].library[0]) /* it has no cost model, and no program to simulate */
+      return tf_fail(e, TF_EXIT_FAIL, "sim device: arm '%s' is library routine '%s', which "
+                     "only the cuda backend runs", arm_names[a], j->arm[a].library);
     const spec *s = job_spec(d, j, !j->arm[a].from_template, e);
     if (!s) return -1;
     d->us[a] = simcost_us(s, j->dims, &j->arm[a].cfg, j->measure.seed);

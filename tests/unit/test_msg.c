@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/msg.h"
+#include "common/program.h"
 #include "coordinator/job.h"
 #include "tests/unit/testutil.h"
 
@@ -175,6 +176,7 @@ static void assert_arm_equal(const job *j, int a, const job_arm *x, const job_ar
   }
   for (int i = 0; i < j->nargs; i++) assert_int_equal(x->geom.iarg[i], y->geom.iarg[i]);
   assert_string_equal(x->fault, y->fault);
+  assert_string_equal(x->library, y->library);
 }
 
 static void assert_job_equal(const job *x, const job *y) {
@@ -372,6 +374,53 @@ static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state
   spec_release(&pipelined);
   spec_release(&layernorm);
   campaign_release(&c);
+}
+
+/* The bench's cuBLAS arm: an SGEMM on the job's own buffers, only for a matmul; it travels
+ * with its library named, and the job's NVRTC program leaves it out. */
+static void job_set_sgemm_arm_should_take_a_matmul_only(void **state) {
+  (void)state;
+  static campaign c, ln;
+  static job j, b;
+  load_campaign("matmul-1024.json", &c);
+  load_campaign("layernorm-4096x768.json", &ln);
+  tf_err e = {0};
+  job_init(&j, &c, 3, 0);
+  if (job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
+      job_set_sgemm_arm(&j, &c, ARM_NEW, &e) ||
+      job_set_kernel_arm(&j, &c, ARM_CONTROL, &c.control_kernel, &e))
+    fail_msg("%s", e.msg);
+  assert_string_equal(j.arm[ARM_NEW].library, ARM_LIBRARY_SGEMM);
+  assert_int_equal(j.nsources, 2); /* the SGEMM is no committed kernel */
+  for (int i = 0; i < j.nbuffers; i++) /* A, B, C: 1024 x 1024 each */
+    assert_int_equal(j.arm[ARM_NEW].geom.count[i], 1024 * 1024);
+  program_ref p;
+  program_of_job(&j, &p);
+  assert_string_equal(p.exprs[ARM_NEW], j.arm[ARM_BEST].name_expr);
+  assert_string_equal(p.exprs[ARM_CONTROL], j.arm[ARM_CONTROL].name_expr);
+  cJSON *o = through_text(job_to_json(&j));
+  if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  assert_job_equal(&j, &b);
+  cJSON *arms = cJSON_GetObjectItemCaseSensitive(o, "arms");
+  cJSON *lib = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arms, ARM_NEW), "library");
+  assert_non_null(lib);
+  cJSON_SetValuestring(lib, "cublas_dgemm");
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "cublas_dgemm"));
+  cJSON_Delete(o);
+  /* no template arm before it: the program repeats the first kernel arm there */
+  if (job_set_sgemm_arm(&j, &c, ARM_BEST, &e)) fail_msg("%s", e.msg);
+  program_of_job(&j, &p);
+  assert_string_equal(p.exprs[ARM_BEST], j.arm[ARM_CONTROL].name_expr);
+  /* a layernorm has no SGEMM */
+  tf_err_clear(&e);
+  job_init(&j, &ln, 4, 0);
+  assert_int_equal(job_set_sgemm_arm(&j, &ln, ARM_CONTROL, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "no cuBLAS SGEMM arm"));
+  campaign_release(&c);
+  campaign_release(&ln);
 }
 
 static void job_from_json_should_refuse_malformed_jobs(void **state) {
@@ -595,6 +644,7 @@ int main(void) {
       cmocka_unit_test(hello_should_round_trip_a_device_or_an_error),
       cmocka_unit_test(device_uuid8_should_take_eight_hex_digits_after_the_prefix),
       cmocka_unit_test(job_build_should_resolve_matmul_1024),
+      cmocka_unit_test(job_set_sgemm_arm_should_take_a_matmul_only),
       cmocka_unit_test(job_should_round_trip_every_field),
       cmocka_unit_test(job_should_round_trip_a_template_control),
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_family),
