@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How busy compiling ahead keeps the GPUs: each campaign runs for a fixed wall time on every
-# GPU of the node, first with the workers compiling ahead (the default) and then without
-# (--compile-jobs 0), each from an empty cubin cache; then, per GPU, the busy fraction
+# GPU of the node, first with the workers compiling ahead (--compile-jobs, `auto` unless
+# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache; then, per GPU, the busy fraction
 # (measuring time over wall time) and the decisions per hour of both runs, from the ledgers
 # through `tunefarm report` (docs/PERFORMANCE.md defines both). Builds nothing.
 #

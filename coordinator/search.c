@@ -533,18 +533,35 @@ static int path(const search *s, const search_step *pending, decision_kind d, in
   return 0;
 }
 
-/* out[0..r) the rejected path, out[r..k) the kept one, interleaved in place: r0 k0 r1 k1 ... */
-static int interleave(search_guess *out, int r, int k, tf_err *e) {
+/* out[0..r) the rejected path, out[r..k) the kept one, merged in place in the order of how
+ * likely each is to be asked for: with p the chance that a generation is kept, the rejected
+ * path's i-th guess is needed after i + 1 rejects, (1 - p)^(i+1), the kept path's after a
+ * keep and i rejects, p (1 - p)^i. A pool that compiles the list's head thus spends its cores
+ * on the rejects most generations end in, and on the kept path only where a keep is as
+ * likely as a long run of rejects. */
+static int by_likelihood(search_guess *out, int r, int k, double p, tf_err *e) {
   search_guess *tmp = malloc(sizeof *tmp * (size_t)(k > 0 ? k : 1));
   if (!tmp) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int n = 0;
-  for (int i = 0; i < r || r + i < k; i++) {
-    if (i < r) tmp[n++] = out[i];
-    if (r + i < k) tmp[n++] = out[r + i];
+  int n = 0, i = 0, j = 0;
+  double wr = 1.0 - p, wk = p; /* the weights of rejected guess i and kept guess j */
+  while (i < r || r + j < k) {
+    if (r + j >= k || (i < r && wr >= wk)) {
+      tmp[n++] = out[i++];
+      wr *= 1.0 - p;
+    } else {
+      tmp[n++] = out[r + j++];
+      wk *= 1.0 - p;
+    }
   }
   memcpy(out, tmp, sizeof *tmp * (size_t)k);
   free(tmp);
   return 0;
+}
+
+/* The chance that a generation is kept, from this search's decisions so far (Laplace's rule,
+ * so that it is neither 0 nor 1 before there are any). */
+double search_keep_chance(const search *s) {
+  return (s->keeps + 1.0) / (s->keeps + s->rejects + 2.0);
 }
 
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
@@ -557,7 +574,7 @@ int search_peek(const search *s, const search_step *pending, int n, search_guess
   if (pending && pending->kind == SEARCH_MEASURE &&
       path(s, pending, DECISION_KEEP, n, out, &k, e))
     return -1;
-  return interleave(out, r, k, e) ? -1 : k;
+  return by_likelihood(out, r, k, search_keep_chance(s), e) ? -1 : k;
 }
 
 int search_trusts(const search *s, const search_fact *f) {

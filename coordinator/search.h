@@ -180,10 +180,11 @@ typedef struct search_guess {
  * programs ahead (which changes no proposal and no decision: nothing here is applied to s).
  * `pending` (NULL: none) is the step whose job is in flight, its record not yet applied. Up
  * to n guesses assuming pending is rejected and up to n assuming it is kept, each path
- * followed with every later candidate rejected, in the order they would be needed: the
- * first of each path, the second of each, ... (rejected first); pending's own pair and
- * repeats left out.
+ * followed with every later candidate rejected, most likely first: the two paths merged by
+ * the chance that each guess is asked for, with search_keep_chance as a generation's chance
+ * of a keep (see search.c); pending's own pair and repeats left out.
  * Returns how many were written to out (room for 2n), -1 only when out of memory. */
+double search_keep_chance(const search *s);
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e);
 
