@@ -66,8 +66,14 @@ grep -q '"gbps":[0-9]' ln.jsonl || fail "layernorm is not reported in GB/s"
 # A wrong arm is reported, not timed, and the exit status says so.
 sed -E 's/"decide"/"inject": [{"when": {"BK": 64}, "fault": "wrong"}], "decide"/' \
   campaigns/matmul-1024.json >campaigns/wrong.json
-expect_exit 1 "$TF" bench --backend sim --rounds 2 --samples 3 campaigns/wrong.json
+# The arms sharing its job (a correct configuration, a committed kernel) are still measured: the
+# job runs again with the wrong arm's place filled by one of them.
+expect_exit 1 "$TF" bench --backend sim --rounds 2 --samples 3 --config BK=16 campaigns/wrong.json
 grep -qE "^\| start \| $start \| WRONG \(not timed\) \| — \|" last.out || fail "the wrong start is not WRONG"
+grep -qE "^\| config \| [^|]*BK=16[^|]* \| [0-9]+\.[0-9]+ \|" last.out ||
+  fail "the correct configuration beside the wrong arm was not measured"
+grep -qE "^\| committed kernel \| matmul_pipelined \| [0-9]+\.[0-9]+ \|" last.out ||
+  fail "the committed kernel beside the wrong arm was not measured"
 
 # Bad input: exit 2, one message naming the file or the key, nothing on stdout.
 n=0
