@@ -6,28 +6,109 @@
 
 #include "common/mix.h" /* defines: tf_mix64 */
 
-int tried_has(const tried_set *t, const config *c) {
-  for (int i = 0; i < t->n; i++)
-    if (config_equal(&t->v[i], c)) return 1;
+/* A multiply-xor per knob and one finalizer: lookups are most of a guess ahead's work. */
+static unsigned long long config_hash(const config *c) {
+  unsigned long long h = (unsigned long long)c->n;
+  for (int k = 0; k < c->n; k++) h = (h ^ (unsigned long long)c->v[k]) * 0x9e3779b97f4a7c15ULL;
+  return tf_mix64(h);
+}
+
+/* The slot of an index over keys[] that holds c, or the empty slot where it would go. */
+static int find_slot(const int *slot, int nslots, const config *keys, const config *c) {
+  unsigned mask = (unsigned)nslots - 1u;
+  for (unsigned i = (unsigned)config_hash(c) & mask;; i = (i + 1u) & mask)
+    if (slot[i] < 0 || config_equal(&keys[slot[i]], c)) return (int)i;
+}
+
+/* A new index of nslots slots (a power of two above twice n) over keys[0..n). */
+static int reindex(int **slot, int *nslots, int want, const config *keys, int n) {
+  int *s = malloc((size_t)want * sizeof *s);
+  if (!s) return -1;
+  free(*slot);
+  *slot = s;
+  *nslots = want;
+  for (int i = 0; i < want; i++) s[i] = -1;
+  for (int i = 0; i < n; i++) s[find_slot(s, want, keys, &keys[i])] = i;
   return 0;
+}
+
+/* Room for one more key in keys (and vals, when given) and the index; 0 or -1. */
+static int grow(config **keys, int **vals, int *cap, int n, int **slot, int *nslots) {
+  if (n == *cap) {
+    int c = *cap ? *cap * 2 : 64;
+    config *nk = realloc(*keys, (size_t)c * sizeof *nk);
+    if (!nk) return -1;
+    *keys = nk;
+    if (vals) {
+      int *nv = realloc(*vals, (size_t)c * sizeof *nv);
+      if (!nv) return -1;
+      *vals = nv;
+    }
+    *cap = c;
+  }
+  if (2 * (n + 1) > *nslots) return reindex(slot, nslots, *nslots ? 2 * *nslots : 128, *keys, n);
+  return 0;
+}
+
+int tried_has(const tried_set *t, const config *c) {
+  return t->nslots > 0 && t->slot[find_slot(t->slot, t->nslots, t->v, c)] >= 0;
 }
 
 int tried_add(tried_set *t, const config *c) {
   if (tried_has(t, c)) return 0;
-  if (t->n == t->cap) {
-    int cap = t->cap ? t->cap * 2 : 64;
-    config *nv = realloc(t->v, (size_t)cap * sizeof *nv);
-    if (!nv) return -1;
-    t->v = nv;
-    t->cap = cap;
+  if (grow(&t->v, NULL, &t->cap, t->n, &t->slot, &t->nslots)) return -1;
+  t->v[t->n] = *c;
+  t->slot[find_slot(t->slot, t->nslots, t->v, c)] = t->n++;
+  return 0;
+}
+
+int tried_copy(tried_set *dst, const tried_set *src) {
+  memset(dst, 0, sizeof *dst);
+  if (src->n == 0) return 0;
+  dst->v = malloc((size_t)src->cap * sizeof *dst->v);
+  dst->slot = malloc((size_t)src->nslots * sizeof *dst->slot);
+  if (!dst->v || !dst->slot) {
+    tried_release(dst);
+    return -1;
   }
-  t->v[t->n++] = *c;
+  memcpy(dst->v, src->v, (size_t)src->n * sizeof *dst->v);
+  memcpy(dst->slot, src->slot, (size_t)src->nslots * sizeof *dst->slot);
+  dst->n = src->n;
+  dst->cap = src->cap;
+  dst->nslots = src->nslots;
   return 0;
 }
 
 void tried_release(tried_set *t) {
   free(t->v);
+  free(t->slot);
   memset(t, 0, sizeof *t);
+}
+
+int check_memo_check(check_memo *m, const spec *s, const long long *dims, const config *c,
+                     int *violated, tf_err *e) {
+  if (m && m->nslots > 0) {
+    int i = m->slot[find_slot(m->slot, m->nslots, m->key, c)];
+    if (i >= 0) {
+      *violated = m->bad[i];
+      return 0;
+    }
+  }
+  if (spec_check(s, dims, c, violated, e)) return -1;
+  /* a memo that cannot grow only forgets: the verdict stands */
+  if (m && grow(&m->key, &m->bad, &m->cap, m->n, &m->slot, &m->nslots) == 0) {
+    m->key[m->n] = *c;
+    m->bad[m->n] = *violated;
+    m->slot[find_slot(m->slot, m->nslots, m->key, c)] = m->n++;
+  }
+  return 0;
+}
+
+void check_memo_release(check_memo *m) {
+  free(m->key);
+  free(m->bad);
+  free(m->slot);
+  memset(m, 0, sizeof *m);
 }
 
 /* One step of splitmix64. */
@@ -84,7 +165,7 @@ static int single_move(const proposer *p, const config *best, const tried_set *t
 /* 1 if c passes every constraint at the proposer's dims. */
 static int legal(const proposer *p, const config *c) {
   int bad = -1;
-  return spec_check(p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
+  return check_memo_check(p->memo, p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
 }
 
 /* The first one-knob move (nearest first, knobs by payoff, at most max_dist values away) that

@@ -42,14 +42,39 @@
 
 #include "common/spec.h"
 
+/* The configurations a search has tried, in the order it tried them (v[0..n)), with a hash
+ * index over them: a proposal asks "tried?" of hundreds of moves, and a guess ahead
+ * (search_peek) of thousands, so a lookup must not scan the list. A zeroed set is empty. */
 typedef struct tried_set {
   config *v;
   int n, cap;
+  int *slot;   /* open addressing: an index into v, or -1; nslots is a power of two */
+  int nslots;
 } tried_set;
 
 int tried_has(const tried_set *t, const config *c);
 int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
+/* *dst becomes a copy of src with storage of its own; 0, or -1 out of memory (dst empty). */
+int tried_copy(tried_set *dst, const tried_set *src);
 void tried_release(tried_set *t);
+
+/* The constraints' verdicts on configurations already checked: spec_check interprets every
+ * constraint's expression, and a search asks it of the same configurations again and again
+ * (the proposer's repairs, the search's refusals, and search_peek's walks ahead, which repeat
+ * the search's own steps). Keyed by configuration alone, so one memo serves one template at
+ * one problem. A zeroed memo is empty; verdicts that could not be evaluated are not kept. */
+typedef struct check_memo {
+  config *key;
+  int *bad;    /* spec_check's *violated for key[i] */
+  int n, cap;
+  int *slot;   /* as tried_set's */
+  int nslots;
+} check_memo;
+
+/* spec_check through the memo m (NULL: none): the same return and *violated. */
+int check_memo_check(check_memo *m, const spec *s, const long long *dims, const config *c,
+                     int *violated, tf_err *e);
+void check_memo_release(check_memo *m);
 
 /* A rejected move is a near miss when its median ratio new/best is below this: within
  * 3%, the size of the knob interactions measured at 1024^3 and 4096^3 (FRAG with and
@@ -78,6 +103,8 @@ typedef struct proposer {
   double payoff[SPEC_MAX_KNOBS];
   int tiebreak[SPEC_MAX_KNOBS]; /* seeded order for knobs of equal payoff */
   const long long *dims;        /* the problem, for repairs; NULL: no repairs */
+  check_memo *memo;             /* borrowed from the search (may be NULL): the constraints'
+                                 * verdicts at dims */
 } proposer;
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed);

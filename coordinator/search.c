@@ -48,18 +48,26 @@ static int begin_segment(search *s, int k, const config *start, tf_err *e) {
   snprintf(s->seg_why, sizeof s->seg_why, "its search had stalled before this run");
   s->best = *start;
   if (s->cfg.tmpl) s->cfg.proposer->init(&s->prop, s->cfg.tmpl, s->cfg.dims, segment_seed(s, k));
+  s->prop.memo = s->memo;
   return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
 int search_init(search *s, const search_config *cfg, tf_err *e) {
   memset(s, 0, sizeof *s);
   s->cfg = *cfg;
+  s->memo = calloc(1, sizeof *s->memo);
+  if (!s->memo) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   s->best_gen = s->champion_gen = -1;
   search_begin_run(s);
   return begin_segment(s, 0, &cfg->start, e);
 }
 
-void search_release(search *s) { tried_release(&s->tried); }
+void search_release(search *s) {
+  tried_release(&s->tried);
+  if (s->memo) check_memo_release(s->memo);
+  free(s->memo);
+  s->memo = NULL;
+}
 
 void search_begin_run(search *s) {
   s->vetted_child = 0;
@@ -130,7 +138,7 @@ static int propose(const search *s, search_step *st, tf_err *e) {
   if (!s->cfg.proposer->next(&s->prop, &s->best, &s->tried, s->stale >= so->two_knob_after,
                              &st->cand, &nchanged))
     return segment_over(s, EXHAUSTED, st);
-  if (spec_check(s->cfg.tmpl, s->cfg.dims, &st->cand, &bad, e)) return -1;
+  if (check_memo_check(s->memo, s->cfg.tmpl, s->cfg.dims, &st->cand, &bad, e)) return -1;
   if (bad < 0) return measure(&s->best, &st->cand, 0, st);
   st->kind = SEARCH_REFUSE;
   st->best = s->best;
@@ -214,7 +222,7 @@ static int check_place(const search *s, const search_fact *f, tf_err *e) {
 static int breaks(const search *s, const config *cand, tf_err *e) {
   int bad = -1;
   if (!s->cfg.tmpl) return 0;
-  if (spec_check(s->cfg.tmpl, s->cfg.dims, cand, &bad, e)) return -1;
+  if (check_memo_check(s->memo, s->cfg.tmpl, s->cfg.dims, cand, &bad, e)) return -1;
   return bad >= 0;
 }
 
@@ -456,14 +464,7 @@ int search_apply(search *s, const search_fact *f, tf_err *e) {
 /* A copy of s that can be changed: its own tried set. */
 static int clone(const search *s, search *c, tf_err *e) {
   *c = *s;
-  c->tried.v = NULL;
-  c->tried.n = c->tried.cap = 0;
-  for (int i = 0; i < s->tried.n; i++)
-    if (tried_add(&c->tried, &s->tried.v[i])) {
-      tried_release(&c->tried);
-      return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-    }
-  return 0;
+  return tried_copy(&c->tried, &s->tried) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
 /* The fact of step st had it been decided `d` in a process the canary cleared. */

@@ -114,6 +114,8 @@ typedef struct search {
   config best;           /* in a duel: the champion */
   config cand;           /* the candidate last measured (a requeue or an untrusted one again) */
   tried_set tried;
+  check_memo *memo;      /* the constraints' verdicts so far: owned by the search that
+                          * search_init made, shared with its copies (search_peek's) */
   proposer prop;
   long long generation;  /* the last generation recorded */
   long long last_job;    /* the id of the last job recorded (0: none): a device's job ids count

@@ -231,6 +231,69 @@ static int passes(const spec *s, const long long *dims, const config *c) {
   return spec_check(s, dims, c, &bad, NULL) == 0 && bad < 0;
 }
 
+/* A copy has storage of its own: what is added to it is not in the original, and it still
+ * holds everything the original held, across the index's growth. */
+static void tried_copy_should_be_independent(void **state) {
+  (void)state;
+  tried_set t = {0}, u;
+  config c = {2, {0, 0}};
+  for (int i = 0; i < 1000; i++) {
+    c.v[0] = i % 37;
+    c.v[1] = i / 37;
+    assert_int_equal(tried_add(&t, &c), 0);
+  }
+  assert_int_equal(tried_copy(&u, &t), 0);
+  c.v[0] = 999;
+  assert_int_equal(tried_add(&u, &c), 0);
+  assert_true(tried_has(&u, &c));
+  assert_false(tried_has(&t, &c));
+  for (int i = 0; i < 1000; i++) {
+    c.v[0] = i % 37;
+    c.v[1] = i / 37;
+    assert_true(tried_has(&u, &c));
+    assert_true(config_equal(&u.v[i], &t.v[i])); /* the order tried is kept */
+  }
+  tried_release(&t);
+  tried_release(&u);
+  tried_set empty = {0};
+  assert_int_equal(tried_copy(&u, &empty), 0);
+  assert_int_equal(u.n, 0);
+}
+
+/* The memo answers as spec_check does, on configurations it has seen and on new ones, for
+ * legal and refused configurations of a real template (a sample of matmul-1024's space,
+ * every one asked twice). */
+static void check_memo_should_answer_as_spec_check(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("matmul-1024.json", &c);
+  check_memo m = {0};
+  long long size = 1;
+  for (int k = 0; k < c.tmpl.nknobs; k++) size *= c.tmpl.knobs[k].nvalues;
+  int legal = 0, refused = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (long long i = 0; i < 4000; i++) {
+      config x;
+      space_config_at(&c.tmpl, (i * 7919) % size, &x);
+      int want = -2, got = -2;
+      tf_err e = {0};
+      if (spec_check(&c.tmpl, c.dims, &x, &want, &e) ||
+          check_memo_check(&m, &c.tmpl, c.dims, &x, &got, &e))
+        fail_msg("%s", e.msg);
+      assert_int_equal(got, want);
+      if (pass == 0) legal += want < 0, refused += want >= 0;
+    }
+  assert_true(legal > 0 && refused > 0);
+  assert_true(m.n > 0 && m.n <= 4000);
+  check_memo_release(&m);
+  /* no memo: spec_check itself */
+  int bad = -2;
+  tf_err e = {0};
+  assert_int_equal(check_memo_check(NULL, &c.tmpl, c.dims, &c.start, &bad, &e), 0);
+  assert_int_equal(bad, -1);
+  campaign_release(&c);
+}
+
 /* With the problem's dims, two-knob moves begin with repairs of refused one-knob moves; from
  * the 64x64 4x8 tile where both H200 searches of matmul-4096 stopped, the 8x8 tile (TM 4->8,
  * which alone leaves 64 threads, with BN 64->128) is among them. Without dims nothing changes. */
@@ -990,6 +1053,8 @@ static void propose_should_restart_from_untried_legal_points(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
+      cmocka_unit_test(tried_copy_should_be_independent),
+      cmocka_unit_test(check_memo_should_answer_as_spec_check),
       cmocka_unit_test(propose_should_never_propose_a_tried_config),
       cmocka_unit_test(propose_should_try_single_moves_before_two_knob_moves),
       cmocka_unit_test(propose_should_try_the_nearest_value_first),
