@@ -5,9 +5,10 @@
  * three built as the farm builds its jobs (coordinator/job.h): template configurations in the
  * best and new places, a committed kernel in the control place, since one NVRTC program
  * compiles at most one committed kernel, and cuBLAS SGEMM (an arm of the cuda backend) in the
- * first place left empty (plan_jobs). A place still empty repeats an arm of the same job: the filler is measured with the others and left out
- * of the table. The job's protocol is the farm's with the decision rule "median" (exactly R
- * recorded rounds), the shared layout, the L2 flushed, and no canary.
+ * first place left empty (plan_jobs). A place still empty repeats an arm of the same job: the
+ * filler is measured with the others and left out of the table. The job's protocol is the
+ * farm's with the decision rule "median" (exactly R recorded rounds), the shared layout, the L2
+ * flushed, and no canary.
  *
  * The protocol checks every arm on every input set before any timing and times nothing when
  * one is wrong: that arm is then marked wrong and the job runs again with a filler in its

@@ -114,7 +114,8 @@ static void print_header(FILE *f, const bench *b, const bench_opts *o) {
         "arm's median\n", f);
   if (b->cublas_lib[0])
     fprintf(f, "- cuBLAS: cublasSgemm_v2 from %s, math mode CUBLAS_DEFAULT_MATH (FP32 SGEMM, no "
-            "TF32), an arm of the cuda backend measured in jobs beside the kernels\n", b->cublas_lib);
+            "TF32), an arm of the cuda backend measured in jobs beside the kernels\n",
+            b->cublas_lib);
   fputc('\n', f);
 }
 
