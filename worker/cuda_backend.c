@@ -97,12 +97,17 @@ typedef struct cb_shape {
   int nsets;
 } cb_shape;
 
+/* The inputs and the two copy-back buffers are page-locked (cudaMallocHost): the gate moves
+ * them on every check of every generation, and a pageable copy goes through a staging buffer
+ * on the CPU, which costs the copy's time twice and slows down beside compiles. */
 typedef struct cb_host {
   int valid;
   cb_shape shape;
-  float *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; outputs are zeros */
+  float *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; inputs page-locked, outputs zeros */
   double *ref[CB_MAX_SETS];                  /* the reference's output per set */
   int out;                                   /* the buffer the reference writes */
+  float *out_host; /* one arm's output, copied back (page-locked) */
+  float *in_host;  /* one input, read back after a check (page-locked) */
 } cb_host;
 
 typedef struct cb_job {
@@ -118,8 +123,6 @@ typedef struct cb_job {
   float *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
   void *flush;
   size_t flush_bytes;
-  float *out_host; /* one arm's output, copied back */
-  float *in_host;  /* one input, read back after a check */
   sample_pool pool; /* events and scratch, kept for the job; kern: CB_MAX_KERNELS_PER_CALL
                      * records per sample */
   long long mnk[3];  /* the SGEMM arm's M, N, K */
@@ -275,11 +278,28 @@ static void cb_clock(void *self, double *mhz, unsigned long long *reasons) {
   *reasons = s->nvdev ? nvml_clock_reasons(&s->nvml, s->nvdev) : 0;
 }
 
+/* Page-locked host memory, or NULL with e. */
+static void *cb_host_alloc(size_t bytes, const char *what, tf_err *e) {
+  void *p = NULL;
+  if (CUDA_CHECK(cudaMallocHost(&p, bytes ? bytes : sizeof(float)), e)) {
+    tf_wrap(e, "page-locked host memory for %s (%zu bytes)", what, bytes);
+    return NULL;
+  }
+  return p;
+}
+
 static void cb_host_release(cb_host *h) {
   for (int set = 0; set < CB_MAX_SETS; set++) {
-    for (int b = 0; b < SPEC_MAX_BUFFERS; b++) free(h->buf[set][b]);
+    for (int b = 0; b < SPEC_MAX_BUFFERS; b++) {
+      if (h->shape.buf_output[b])
+        free(h->buf[set][b]);
+      else if (h->buf[set][b])
+        (void)cudaFreeHost(h->buf[set][b]);
+    }
     free(h->ref[set]);
   }
+  if (h->out_host) (void)cudaFreeHost(h->out_host);
+  if (h->in_host) (void)cudaFreeHost(h->in_host);
   memset(h, 0, sizeof *h);
 }
 
@@ -491,20 +511,26 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   if (h->valid && memcmp(&h->shape, &sh, sizeof sh) == 0) return 0;
   cb_host_release(h);
   h->shape = sh;
+  size_t in_max = 0;
   for (int set = 0; set < sh.nsets; set++) {
     for (int b = 0; b < sh.nbuffers; b++) {
       size_t n = (size_t)sh.count[b];
-      h->buf[set][b] = malloc(n * sizeof(float));
-      if (!h->buf[set][b])
-        return tf_fail(e, TF_EXIT_FAIL, "out of memory for buffer '%s' (%zu floats)",
-                       sh.buf_names[b], n);
-      if (sh.buf_output[b])
-        memset(h->buf[set][b], 0, n * sizeof(float));
-      else
-        reference_fill(h->buf[set][b], n, reference_input_seed(sh.seed, set, b));
+      if (sh.buf_output[b]) {
+        h->buf[set][b] = calloc(n ? n : 1, sizeof(float));
+        if (!h->buf[set][b])
+          return tf_fail(e, TF_EXIT_FAIL, "out of memory for buffer '%s' (%zu floats)",
+                         sh.buf_names[b], n);
+        continue;
+      }
+      if (n * sizeof(float) > in_max) in_max = n * sizeof(float);
+      if (!(h->buf[set][b] = cb_host_alloc(n * sizeof(float), sh.buf_names[b], e))) return -1;
+      reference_fill(h->buf[set][b], n, reference_input_seed(sh.seed, set, b));
     }
     if (cb_host_reference(h, set, e)) return -1;
   }
+  if (!(h->out_host = cb_host_alloc((size_t)sh.count[h->out] * sizeof(float), "the output", e)) ||
+      !(h->in_host = cb_host_alloc(in_max, "an input", e)))
+    return -1;
   h->valid = 1;
   return 0;
 }
@@ -519,13 +545,11 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
                      "%lld: the arms must share the output's shape", arm_names[k],
                      h->shape.buf_names[h->out], b->j.arm[k].geom.count[h->out],
                      h->shape.count[h->out]);
-  size_t in_max = 0;
   for (int set = 0; set < b->j.measure.input_sets; set++)
     for (int slot = 0; slot < b->nslots; slot++)
       for (int i = 0; i < b->j.nbuffers; i++) {
         size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
         void *p = NULL;
-        if (!h->shape.buf_output[i] && bytes > in_max) in_max = bytes;
         if (CUDA_CHECK(cudaMalloc(&p, bytes), e))
           return tf_wrap(e, "buffer '%s', slot %d, set %d", b->j.buf_names[i], slot, set);
         b->dev[set][slot][i] = p;
@@ -534,10 +558,6 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
                                                                 cudaMemcpyHostToDevice, s->stream), e))
           return -1;
       }
-  b->out_host = malloc((size_t)h->shape.count[h->out] * sizeof(float));
-  b->in_host = malloc(in_max ? in_max : sizeof(float));
-  if (!b->out_host || !b->in_host)
-    return tf_fail(e, TF_EXIT_FAIL, "out of memory for the output and input copies");
   if (b->j.measure.flush_l2) {
     size_t l2 = s->dev.l2_bytes > 0 ? (size_t)s->dev.l2_bytes : 0;
     b->flush_bytes = 2 * l2 > CB_FLUSH_MIN ? 2 * l2 : CB_FLUSH_MIN;
@@ -737,10 +757,11 @@ static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err
   for (int i = 0; i < b->j.nbuffers; i++) {
     if (s->host.shape.buf_output[i]) continue;
     size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
-    if (CUDA_CHECK(cudaMemcpy(b->in_host, b->dev[set][p->bufs][i], bytes, cudaMemcpyDeviceToHost),
-                   e))
+    if (CUDA_CHECK(cudaMemcpyAsync(s->host.in_host, b->dev[set][p->bufs][i], bytes,
+                                   cudaMemcpyDeviceToHost, s->stream), e) ||
+        CUDA_CHECK(cudaStreamSynchronize(s->stream), e))
       return -1;
-    if (memcmp(b->in_host, s->host.buf[set][i], bytes) != 0) {
+    if (memcmp(s->host.in_host, s->host.buf[set][i], bytes) != 0) {
       cb_note(s, NOTE_SCRIBBLE, "arm '%s' (%s) wrote into its input '%s': the arms share their "
               "inputs, so its check fails", arm_names[p->arm], b->j.arm[p->arm].name_expr,
               b->j.buf_names[i]);
@@ -757,7 +778,7 @@ static int cb_check(void *self, const placement *p, int set, double *rel_err, tf
   int arm = p->arm, intact = 0;
   size_t n = (size_t)s->host.shape.count[s->host.out];
   if (cb_check_launch(s, p, set, e) ||
-      CUDA_CHECK(cudaMemcpyAsync(b->out_host, b->dev[set][p->bufs][s->host.out],
+      CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, b->dev[set][p->bufs][s->host.out],
                                  n * sizeof(float), cudaMemcpyDeviceToHost, s->stream), e) ||
       CUDA_CHECK(cudaStreamSynchronize(s->stream), e) ||
       (intact = cb_inputs_intact(s, p, set, e)) < 0) {
@@ -765,7 +786,7 @@ static int cb_check(void *self, const placement *p, int set, double *rel_err, tf
     return tf_wrap(e, "check of arm '%s' (%s), input set %d", arm_names[arm],
                    b->j.arm[arm].name_expr, set);
   }
-  *rel_err = intact ? reference_rel_err(b->out_host, s->host.ref[set], n) : INFINITY;
+  *rel_err = intact ? reference_rel_err(s->host.out_host, s->host.ref[set], n) : INFINITY;
   return 0;
 }
 
@@ -880,8 +901,6 @@ static void cb_finish(void *self) {
     (void)cudaGetLastError();
   }
   if (b->have_cr) compile_release(&b->cr);
-  free(b->out_host);
-  free(b->in_host);
   sample_pool_release(&b->pool, 0); /* frees only after a sticky error; else already released */
   memset(b, 0, sizeof *b);
 }

@@ -201,6 +201,28 @@ static void rel_err_should_be_zero_for_identical_and_infinite_for_nan(void **sta
   assert_true(isinf(reference_rel_err(ones, zero, 2)));
 }
 
+/* Past the four partial sums' first blocks too: every position may hold the NaN, and the
+ * value is the one sum in order gives. */
+static void rel_err_should_see_every_element(void **state) {
+  (void)state;
+  enum { N = 11 };
+  float got[N];
+  double ref[N], num = 0.0, den = 0.0;
+  for (int i = 0; i < N; i++) {
+    ref[i] = 0.25 * (i + 1) * (i % 2 ? -1 : 1);
+    got[i] = (float)(ref[i] + 0.001 * i);
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  assert_true(fabs(reference_rel_err(got, ref, N) - sqrt(num / den)) < 1e-12);
+  for (int at = 0; at < N; at++) {
+    float bad[N];
+    memcpy(bad, got, sizeof bad);
+    bad[at] = at % 2 ? NAN : -INFINITY;
+    assert_true(isinf(reference_rel_err(bad, ref, N)));
+  }
+}
+
 /* ---------------------------------------------------------------- generator */
 
 static void fill_should_be_deterministic_per_seed_and_differ_across_seeds(void **state) {
@@ -277,6 +299,7 @@ int main(void) {
       cmocka_unit_test(layernorm_should_refuse_a_gamma_of_the_wrong_width),
       cmocka_unit_test(scale2_should_double_its_input),
       cmocka_unit_test(rel_err_should_be_zero_for_identical_and_infinite_for_nan),
+      cmocka_unit_test(rel_err_should_see_every_element),
       cmocka_unit_test(fill_should_be_deterministic_per_seed_and_differ_across_seeds),
       cmocka_unit_test(fill_should_stay_in_range_and_never_be_all_zeros),
       cmocka_unit_test(input_seed_should_keep_its_values_and_differ_per_set_and_buffer),
