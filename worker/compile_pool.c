@@ -147,8 +147,19 @@ static int start(compile_pool *p, const wanted *w) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  /* In the idle class from its first instruction: loading the binary's libraries is work too,
+   * and it would otherwise compete with the measure child at the child's own priority. */
+  posix_spawnattr_t at;
+  struct sched_param none = {.sched_priority = 0};
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSCHEDULER);
+  posix_spawnattr_setschedpolicy(&at, SCHED_IDLE);
+  posix_spawnattr_setschedparam(&at, &none);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, p->exe, &fa, NULL, argv, environ);
+  int rc = posix_spawn(&pid, p->exe, &fa, &at, argv, environ);
+  if (rc == EPERM || rc == EINVAL) /* no idle class here: the compile lowers itself to nice 10 */
+    rc = posix_spawn(&pid, p->exe, &fa, NULL, argv, environ);
+  posix_spawnattr_destroy(&at);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
@@ -262,6 +273,44 @@ static void *pool_main(void *arg) {
   return NULL;
 }
 
+void compile_pool_cpus(int online, const unsigned char *bound, unsigned char *use) {
+  int n = 0;
+  for (int c = 0; c < online; c++) n += use[c] = !bound[c];
+  if (n == 0) memset(use, 1, (size_t)online);
+}
+
+/* compile_pool_cpus for this process's binding (sched_getaffinity: the worker's thread). */
+static void pool_cpus(cpu_set_t *out) {
+  unsigned char bound[CPU_SETSIZE], use[CPU_SETSIZE];
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = online < 1 ? 1 : online > CPU_SETSIZE ? CPU_SETSIZE : (int)online;
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine); /* as if not bound */
+  for (int c = 0; c < n; c++) bound[c] = CPU_ISSET(c, &mine) != 0;
+  compile_pool_cpus(n, bound, use);
+  CPU_ZERO(out);
+  for (int c = 0; c < n; c++)
+    if (use[c]) CPU_SET(c, out);
+}
+
+/* The pool's thread on pool_cpus (its compiles inherit them); where the kernel refuses that
+ * set (a cpuset without those cores), on the worker's. */
+static int start_thread(compile_pool *p) {
+  pthread_attr_t at;
+  cpu_set_t cpus;
+  pool_cpus(&cpus);
+  int rc = pthread_attr_init(&at);
+  if (rc == 0) {
+    if (pthread_attr_setaffinity_np(&at, sizeof cpus, &cpus) == 0)
+      rc = pthread_create(&p->thread, &at, pool_main, p);
+    else
+      rc = EINVAL;
+    pthread_attr_destroy(&at);
+  }
+  if (rc) rc = pthread_create(&p->thread, NULL, pool_main, p);
+  return rc;
+}
+
 compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e) {
   if (o->jobs < 1) {
     tf_fail(e, TF_EXIT_FAIL, "compile pool: %d compiles at once", o->jobs);
@@ -284,7 +333,7 @@ compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e) {
     return NULL;
   }
   pthread_mutex_init(&p->mu, NULL);
-  int rc = pthread_create(&p->thread, NULL, pool_main, p);
+  int rc = start_thread(p);
   if (rc) {
     close(p->wake[0]);
     close(p->wake[1]);
@@ -352,16 +401,16 @@ static void compile_usage(FILE *f) {
           "Exit status: 0 compiled, cached or refused; 1 any other failure; 2 bad usage.\n");
 }
 
-/* On any core of the node (mpirun may have bound the worker to one), below the measure
- * child's priority, and gone with the worker. */
+/* In the scheduler's idle class (SCHED_IDLE: it runs only on a core nobody else wants, and a
+ * waking measure child or coordinator takes the core at once, where at nice 10 it can wait
+ * behind a compile), and gone with the worker. Where the idle class is refused, nice 10. The
+ * pool spawns it in that class already, on the pool's cores (pool_cpus). */
 static void become_background(void) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (setpriority(PRIO_PROCESS, 0, 10)) { /* best effort */
+  struct sched_param none = {.sched_priority = 0};
+  if (sched_setscheduler(0, SCHED_IDLE, &none) && setpriority(PRIO_PROCESS, 0, 10)) {
+    /* best effort: a compile at the worker's priority still compiles */
   }
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
-  sched_setaffinity(0, sizeof all, &all); /* the kernel keeps it within the cpuset */
 }
 
 static int compile_args(int argc, char **argv, const char **arch, double *sim) {

@@ -13,8 +13,10 @@
  * program the pool is compiling: it waits for the cubin.
  *
  * A pool is a thread of the worker that starts and reaps its processes; it never calls MPI.
- * Its processes run at a lower priority (nice 10) than the measure child, whose launches are
- * timed, and on any core of the node (mpirun may have bound the worker to one).
+ * The pool's thread and its processes keep off the cores the worker is bound to, where the
+ * measure child runs (on any core when the worker is not bound), and its processes run in the
+ * scheduler's idle class from their start (else at nice 10), below the measure child, whose
+ * launches are timed.
  *
  * A compile that fails here costs nothing but the core: the measure child of the job that
  * needs the program reads the refusal from the cache (common/compile.h caches NVRTC's
@@ -44,6 +46,12 @@ typedef struct compile_pool compile_pool;
 /* How many compiles at once: `asked` when it is positive, else the node's cores per worker
  * less one (the measure child's), at least 1. 0 (asked 0) means no pool. */
 int compile_pool_jobs(int asked, long cores, int workers_on_node);
+
+/* The cores of the pool's thread and compiles, as flags over the node's `online` cores: those
+ * not in `bound`, the worker's binding, which its measure child inherits (mpirun binds each
+ * rank to a core when there are at most two); every core when that leaves none (a worker not
+ * bound, or bound to the whole node). */
+void compile_pool_cpus(int online, const unsigned char *bound, unsigned char *use);
 
 compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e);
 
