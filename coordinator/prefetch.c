@@ -8,7 +8,7 @@
 cJSON *prefetch_list(const search *s, const search_step *pending, const job *sent, int n,
                      tf_err *e) {
   if (n <= 0 || !s->cfg.tmpl) return NULL;
-  search_guess *g = malloc(sizeof *g * (size_t)(2 * n));
+  search_guess *g = malloc(sizeof *g * (size_t)(SEARCH_PEEK_PER * n));
   if (!g) return tf_fail(e, TF_EXIT_FAIL, "out of memory"), NULL;
   int k = search_peek(s, pending, n, g, e);
   cJSON *list = k > 0 ? cJSON_CreateArray() : NULL;

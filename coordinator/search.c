@@ -500,21 +500,64 @@ static int guessed(const search_guess *out, int n, const config *best, const con
   return 0;
 }
 
-/* From c (changed), every candidate rejected: up to n guesses appended to out[*k]. Static
- * refusals and restarts are followed, bounded so that a space of refusals ends the walk. */
-static void follow(search *c, const search_step *pending, int n, search_guess *out, int *k) {
+/* A guess with how likely it is to be asked for, and where it was found (ties keep that
+ * order, so the list is the same on every run). */
+typedef struct weighted {
+  search_guess g;
+  double w;
+  int seq;
+} weighted;
+
+static int is_pending(const search_step *pending, const search_step *st) {
+  return pending && config_equal(&st->best, &pending->best) &&
+         config_equal(&st->cand, &pending->cand);
+}
+
+/* The first measurement of c (not changed) had step st been kept: 1 with *out, else 0. */
+static int after_keep(const search *c, const search_step *st, search_guess *out) {
+  search b;
   tf_err ignored = {0};
+  search_fact f;
+  int found = 0;
+  if (clone(c, &b, &ignored)) return 0;
+  assumed(&b, st, DECISION_KEEP, &f);
+  for (int steps = 0; !found && steps < 64 && search_apply(&b, &f, &ignored) == 0; steps++) {
+    search_step next;
+    if (search_next(&b, &next, &ignored) || next.kind == SEARCH_END || next.kind == SEARCH_DONE)
+      break;
+    if (next.kind == SEARCH_MEASURE) {
+      *out = (search_guess){next.best, next.cand};
+      found = 1;
+    }
+    assumed(&b, &next, DECISION_REJECT, &f); /* a static refusal or a restart: go past it */
+  }
+  tried_release(&b.tried);
+  return found;
+}
+
+/* From c (changed), every candidate rejected: up to n guesses appended to out[*k], the i-th
+ * weighted w0 (1 - p)^i. With `branches`, each guess's own kept branch too (the first guess
+ * after it were kept instead: weighted p times its own weight), so that a keep further down
+ * the path finds its next program compiled. Static refusals and restarts are followed,
+ * bounded so that a space of refusals ends the walk. */
+static void follow(search *c, const search_step *pending, int n, double w0, double p,
+                   int branches, weighted *out, int *k) {
+  tf_err ignored = {0};
+  double w = w0;
   for (int got = 0, steps = 0; got < n && steps < 8 * n + 64; steps++) {
     search_step st;
     search_fact f;
     if (search_next(c, &st, &ignored) || st.kind == SEARCH_END || st.kind == SEARCH_DONE) return;
-    if (st.kind == SEARCH_MEASURE) {
-      int mine = pending && config_equal(&st.best, &pending->best) &&
-                 config_equal(&st.cand, &pending->cand);
-      if (!mine && !guessed(out, *k, &st.best, &st.cand)) {
-        out[(*k)++] = (search_guess){st.best, st.cand};
-        got++;
+    if (st.kind == SEARCH_MEASURE && !is_pending(pending, &st)) {
+      search_guess b;
+      out[*k] = (weighted){{st.best, st.cand}, w, *k};
+      ++*k;
+      if (branches && after_keep(c, &st, &b)) {
+        out[*k] = (weighted){b, w * p, *k};
+        ++*k;
       }
+      w *= 1.0 - p;
+      got++;
     }
     assumed(c, &st, DECISION_REJECT, &f);
     if (search_apply(c, &f, &ignored)) return;
@@ -522,41 +565,42 @@ static void follow(search *c, const search_step *pending, int n, search_guess *o
 }
 
 /* s with pending decided d (or s itself without a pending step), then followed. */
-static int path(const search *s, const search_step *pending, decision_kind d, int n,
-                search_guess *out, int *k, tf_err *e) {
+static int path(const search *s, const search_step *pending, decision_kind d, int n, double w0,
+                double p, int branches, weighted *out, int *k, tf_err *e) {
   search c;
   if (clone(s, &c, e)) return -1;
   search_fact f;
   tf_err ignored = {0};
   if (pending) assumed(s, pending, d, &f);
-  if (!pending || search_apply(&c, &f, &ignored) == 0) follow(&c, pending, n, out, k);
+  if (!pending || search_apply(&c, &f, &ignored) == 0)
+    follow(&c, pending, n, w0, p, branches, out, k);
   tried_release(&c.tried);
   return 0;
 }
 
-/* out[0..r) the rejected path, out[r..k) the kept one, merged in place in the order of how
- * likely each is to be asked for: with p the chance that a generation is kept, the rejected
- * path's i-th guess is needed after i + 1 rejects, (1 - p)^(i+1), the kept path's after a
- * keep and i rejects, p (1 - p)^i. A pool that compiles the list's head thus spends its cores
- * on the rejects most generations end in, and on the kept path only where a keep is as
- * likely as a long run of rejects. */
-static int by_likelihood(search_guess *out, int r, int k, double p, tf_err *e) {
-  search_guess *tmp = malloc(sizeof *tmp * (size_t)(k > 0 ? k : 1));
-  if (!tmp) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int n = 0, i = 0, j = 0;
-  double wr = 1.0 - p, wk = p; /* the weights of rejected guess i and kept guess j */
-  while (i < r || r + j < k) {
-    if (r + j >= k || (i < r && wr >= wk)) {
-      tmp[n++] = out[i++];
-      wr *= 1.0 - p;
-    } else {
-      tmp[n++] = out[r + j++];
-      wk *= 1.0 - p;
-    }
+static int heavier_first(const void *a, const void *b) {
+  const weighted *x = a, *y = b;
+  if (x->w != y->w) return x->w < y->w ? 1 : -1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The guesses in the order of how likely each is to be asked for, repeats dropped (a guess
+ * found twice keeps its heavier place): with p the chance that a generation is kept, the
+ * rejected path's i-th guess is needed after i + 1 rejects, (1 - p)^(i+1); the kept path's
+ * after a keep and i rejects, p (1 - p)^i; the kept branch of the rejected path's i-th after
+ * i + 1 rejects and a keep, p (1 - p)^(i+1). A pool that compiles the list's head thus spends
+ * its cores on the rejects most generations end in, and on the keeps in order of their
+ * chance, each as early as the path ahead is known. */
+static int by_likelihood(weighted *w, int k, const search_step *pending, search_guess *out) {
+  qsort(w, (size_t)k, sizeof *w, heavier_first);
+  int n = 0;
+  for (int i = 0; i < k; i++) {
+    const search_guess *g = &w[i].g;
+    int mine = pending && config_equal(&g->best, &pending->best) &&
+               config_equal(&g->cand, &pending->cand);
+    if (!mine && !guessed(out, n, &g->best, &g->cand)) out[n++] = *g;
   }
-  memcpy(out, tmp, sizeof *tmp * (size_t)k);
-  free(tmp);
-  return 0;
+  return n;
 }
 
 /* The chance that a generation is kept, from this search's decisions so far (Laplace's rule,
@@ -567,15 +611,18 @@ double search_keep_chance(const search *s) {
 
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e) {
-  int k = 0;
   /* a fixed pair is the job in flight's program again: nothing new to guess */
   if (n <= 0 || !s->cfg.tmpl || s->done || s->cfg.search.fixed) return 0;
-  if (path(s, pending, DECISION_REJECT, n, out, &k, e)) return -1;
-  int r = k;
-  if (pending && pending->kind == SEARCH_MEASURE &&
-      path(s, pending, DECISION_KEEP, n, out, &k, e))
-    return -1;
-  return by_likelihood(out, r, k, search_keep_chance(s), e) ? -1 : k;
+  weighted *w = malloc(sizeof *w * (size_t)(SEARCH_PEEK_PER * n));
+  if (!w) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int k = 0, rc = 0;
+  double p = search_keep_chance(s);
+  int measuring = pending && pending->kind == SEARCH_MEASURE;
+  rc = path(s, pending, DECISION_REJECT, n, measuring ? 1.0 - p : 1.0, p, 1, w, &k, e);
+  if (rc == 0 && measuring) rc = path(s, pending, DECISION_KEEP, n, p, p, 0, w, &k, e);
+  if (rc == 0) k = by_likelihood(w, k, pending, out);
+  free(w);
+  return rc ? -1 : k;
 }
 
 int search_trusts(const search *s, const search_fact *f) {

@@ -665,19 +665,21 @@ static void search_should_refuse_records_it_could_not_have_written(void **state)
 /* ---- peek: what the search would measure next, without changing it ---- */
 
 /* Apply pending decided d (ratio unknown, as search_peek assumes), then follow the search
- * with every candidate rejected: the first n measured candidates into out. */
-static int decided_path(search *s, const search_step *pending, decision_kind d, int n,
-                        search_guess *out) {
+ * with every candidate rejected but the keep_at-th (-1: none), which is kept: the first n
+ * measured candidates into out. */
+static int decided_path(search *s, const search_step *pending, decision_kind d, int keep_at,
+                        int n, search_guess *out) {
   tf_err e = {0};
   int k = 0;
   search_step st = *pending;
   while (k < n) {
     search_fact f = fact_of(s->cfg.tmpl, &st, PLAIN);
     if (st.kind == SEARCH_MEASURE) {
-      f.decision = st.generation == pending->generation ? d : DECISION_REJECT;
+      int mine = st.generation == pending->generation;
+      f.decision = mine ? d : k == keep_at ? DECISION_KEEP : DECISION_REJECT;
       f.ratio = NAN;
       f.untrusted = !search_trusts(s, &f);
-      if (st.generation != pending->generation) out[k++] = (search_guess){st.best, st.cand};
+      if (!mine) out[k++] = (search_guess){st.best, st.cand};
     }
     if (search_apply(s, &f, &e)) fail_msg("apply: %s", e.msg);
     if (search_next(s, &st, &e)) fail_msg("next: %s", e.msg);
@@ -686,46 +688,67 @@ static int decided_path(search *s, const search_step *pending, decision_kind d, 
   return k;
 }
 
+/* The search of the fixture after `steps` plain generations, with its next step. */
+static search *after(const search_config *cfg, int steps, search_step *next) {
+  tf_err e = {0};
+  search *s = new_search(cfg);
+  drive(s, plain, steps, NULL, NULL);
+  if (search_next(s, next, &e)) fail_msg("%s", e.msg);
+  return s;
+}
+
+static int same_guess(const search_guess *a, const search_guess *b) {
+  return config_equal(&a->best, &b->best) && config_equal(&a->cand, &b->cand);
+}
+
 static void search_peek_should_guess_both_paths_and_change_nothing(void **state) {
   fixture *f = *state;
   tf_err e = {0};
-  search *s = new_search(&f->cfg), *twin = new_search(&f->cfg);
-  drive(s, plain, 7, NULL, NULL);
-  drive(twin, plain, 7, NULL, NULL);
   search_step pending;
-  if (search_next(s, &pending, &e)) fail_msg("%s", e.msg);
+  search *s = after(&f->cfg, 7, &pending), *twin = new_search(&f->cfg);
+  drive(twin, plain, 7, NULL, NULL);
   assert_int_equal(pending.kind, SEARCH_MEASURE);
-  search_guess g[8];
+  search_guess g[SEARCH_PEEK_PER * 4];
   int n = search_peek(s, &pending, 4, g, &e);
   assert_same_search(s, twin); /* nothing applied */
   search_step again;
   if (search_next(s, &again, &e)) fail_msg("%s", e.msg);
   assert_true(config_equal(&again.cand, &pending.cand));
-  /* both paths, each in its own order, merged by how likely each guess is to be needed: the
-   * rejected path's i-th (1-p)^(i+1), the kept path's p (1-p)^i */
-  assert_int_equal(n, 8);
-  double p = search_keep_chance(s), w[8];
+  /* three kinds of guess, merged by how likely each is to be needed: the rejected path's
+   * i-th (1-p)^(i+1), the kept path's p (1-p)^i, and the rejected path's i-th kept instead,
+   * its next guess p (1-p)^(i+1) */
+  assert_int_equal(n, 12);
+  double p = search_keep_chance(s), w[12];
   assert_true(p > 0.0 && p < 1.0);
-  search_guess rej[4], kept[4];
-  assert_int_equal(decided_path(s, &pending, DECISION_REJECT, 4, rej), 4);
-  assert_int_equal(decided_path(twin, &pending, DECISION_KEEP, 4, kept), 4);
-  int i = 0, j = 0;
+  search_guess rej[4], kept[4], branch[4];
+  search_step st;
+  search *r = after(&f->cfg, 7, &st);
+  assert_int_equal(decided_path(r, &st, DECISION_REJECT, -1, 4, rej), 4);
+  free_search(r);
+  assert_int_equal(decided_path(twin, &pending, DECISION_KEEP, -1, 4, kept), 4);
+  for (int i = 0; i < 4; i++) {
+    search_guess path[6];
+    search *b = after(&f->cfg, 7, &st);
+    assert_int_equal(decided_path(b, &st, DECISION_REJECT, i, i + 2, path), i + 2);
+    assert_true(same_guess(&path[i], &rej[i]));
+    assert_true(config_equal(&path[i + 1].best, &rej[i].cand)); /* rej[i] was kept */
+    branch[i] = path[i + 1];
+    free_search(b);
+  }
+  int seen[3] = {0, 0, 0};
   for (int x = 0; x < n; x++) {
-    if (i < 4 && config_equal(&g[x].best, &rej[i].best) && config_equal(&g[x].cand, &rej[i].cand)) {
-      w[x] = pow(1.0 - p, i + 1);
-      i++;
-    } else {
-      /* kept: best is pending's candidate */
-      assert_true(j < 4);
-      assert_true(config_equal(&g[x].best, &pending.cand));
-      assert_true(config_equal(&g[x].cand, &kept[j].cand));
-      w[x] = p * pow(1.0 - p, j);
-      j++;
+    int found = 0;
+    for (int i = 0; i < 4 && !found; i++) {
+      if (same_guess(&g[x], &rej[i])) w[x] = pow(1.0 - p, i + 1), found = 1, seen[0]++;
+      else if (same_guess(&g[x], &kept[i])) w[x] = p * pow(1.0 - p, i), found = 1, seen[1]++;
+      else if (same_guess(&g[x], &branch[i])) w[x] = p * pow(1.0 - p, i + 1), found = 1, seen[2]++;
     }
+    assert_true(found);
     if (x > 0) assert_true(w[x] <= w[x - 1]);
   }
-  assert_int_equal(i, 4);
-  assert_int_equal(j, 4);
+  assert_int_equal(seen[0], 4);
+  assert_int_equal(seen[1], 4);
+  assert_int_equal(seen[2], 4);
   free_search(s);
   free_search(twin);
 }

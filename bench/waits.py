@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Where a run compiling ahead still waited for compiles, from its ledgers.
+
+    python3 bench/waits.py LEDGER...
+
+Per ledger: the wall time from its first job to its last result, then the seconds its
+generations spent waiting for the compile pool to finish their program (`times.compile_wait_s`,
+counted where it exceeds 0.05 s), split by what the generation before decided (a keep changes
+best, and with it every program of the path ahead), and the compiles of programs the cache
+did not hold at all (`times.compile_s` where `cache_hit` is false). Markdown on stdout."""
+import json
+import sys
+
+
+def waits(path):
+    recs = []
+    with open(path) as f:
+        for line in f:
+            d = json.loads(line)
+            if d.get("type") == "generation" and d.get("times") and d.get("elapsed_s") is not None:
+                recs.append(d)
+    recs.sort(key=lambda d: d["elapsed_s"])
+    if not recs:
+        return None
+    wall = recs[-1]["elapsed_s"] - recs[0]["elapsed_s"] + recs[0]["wall_s"]
+    keep, reject, miss = [0, 0.0], [0, 0.0], [0, 0.0]
+    keeps = 0
+    for before, d in zip(recs, recs[1:]):
+        kept = before.get("decision") == "keep"
+        keeps += kept
+        t = d["times"]
+        if not d.get("cache_hit"):
+            miss[0] += 1
+            miss[1] += t.get("compile_s", 0.0)
+        elif t.get("compile_wait_s", 0.0) > 0.05:
+            side = keep if kept else reject
+            side[0] += 1
+            side[1] += t["compile_wait_s"]
+    return len(recs), wall, keeps, keep, reject, miss
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) > 1 else 2)
+    print("| ledger | generations | wall, s | waiting after a keep, s (generations of keeps) "
+          "| waiting after a reject, s (generations) | not in the cache, s (generations) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for path in sys.argv[1:]:
+        w = waits(path)
+        if w is None:
+            print(f"waits.py: {path}: no measured generation with times", file=sys.stderr)
+            continue
+        n, wall, keeps, keep, reject, miss = w
+        print(f"| {path} | {n} | {wall:.1f} | {keep[1]:.1f} ({keep[0]} of {keeps}) | "
+              f"{reject[1]:.1f} ({reject[0]}) | {miss[1]:.1f} ({miss[0]}) |")
+
+
+if __name__ == "__main__":
+    main()
