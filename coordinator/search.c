@@ -508,9 +508,8 @@ typedef struct weighted {
   int seq;
 } weighted;
 
-static int is_pending(const search_step *pending, const search_step *st) {
-  return pending && config_equal(&st->best, &pending->best) &&
-         config_equal(&st->cand, &pending->cand);
+static int is_pending(const search_step *pending, const config *best, const config *cand) {
+  return pending && config_equal(best, &pending->best) && config_equal(cand, &pending->cand);
 }
 
 /* The first measurement of c (not changed) had step st been kept: 1 with *out, else 0. */
@@ -548,7 +547,7 @@ static void follow(search *c, const search_step *pending, int n, double w0, doub
     search_step st;
     search_fact f;
     if (search_next(c, &st, &ignored) || st.kind == SEARCH_END || st.kind == SEARCH_DONE) return;
-    if (st.kind == SEARCH_MEASURE && !is_pending(pending, &st)) {
+    if (st.kind == SEARCH_MEASURE && !is_pending(pending, &st.best, &st.cand)) {
       search_guess b;
       out[*k] = (weighted){{st.best, st.cand}, w, *k};
       ++*k;
@@ -596,9 +595,8 @@ static int by_likelihood(weighted *w, int k, const search_step *pending, search_
   int n = 0;
   for (int i = 0; i < k; i++) {
     const search_guess *g = &w[i].g;
-    int mine = pending && config_equal(&g->best, &pending->best) &&
-               config_equal(&g->cand, &pending->cand);
-    if (!mine && !guessed(out, n, &g->best, &g->cand)) out[n++] = *g;
+    if (!is_pending(pending, &g->best, &g->cand) && !guessed(out, n, &g->best, &g->cand))
+      out[n++] = *g;
   }
   return n;
 }
