@@ -90,3 +90,21 @@ void program_request(const program_ref *p, const char *arch, double simulate_s, 
                            .name_exprs = out->exprs, .nexprs = ARM_COUNT, .arch = arch,
                            .simulate_s = simulate_s};
 }
+
+double program_sim_seconds(const program_ref *p, const sim_compile *m) {
+  if (!(m->short_s > 0)) return 0.0;
+  if (!(m->long_frac > 0)) return m->short_s;
+  const void *parts[ARM_COUNT];
+  size_t lens[ARM_COUNT];
+  for (int a = 0; a < ARM_COUNT; a++) {
+    parts[a] = p->exprs[a];
+    lens[a] = strlen(p->exprs[a]);
+  }
+  char key[CACHE_KEY_HEX];
+  cache_key(parts, lens, ARM_COUNT, key);
+  char head[9];
+  memcpy(head, key, 8);
+  head[8] = '\0';
+  double u = (double)strtoul(head, NULL, 16) / 4294967296.0; /* uniform in [0, 1) */
+  return u < m->long_frac ? m->long_s : m->short_s;
+}

@@ -50,4 +50,16 @@ typedef struct program_req {
 } program_req;
 void program_request(const program_ref *p, const char *arch, double simulate_s, program_req *out);
 
+/* The simulated device's compile (TUNEFARM_SIM_COMPILE "S" or "S,L,F"): S seconds, except for
+ * the fraction F of programs that a hash of their name expressions picks, which take L (on the
+ * GPU about a fifth of matmul's programs take 0.5-4 s and hold most of the compile time,
+ * docs/PERFORMANCE.md). short_s 0: no simulated compile. */
+typedef struct sim_compile {
+  double short_s, long_s, long_frac;
+} sim_compile;
+
+/* Seconds p's simulated compile takes under m: the same for the same program in the measure
+ * child and in the compile pool. */
+double program_sim_seconds(const program_ref *p, const sim_compile *m);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "common/err.h"
 #include "common/msg.h"
+#include "common/program.h"
 #include "worker/placement.h"
 
 typedef struct backend_opts {
@@ -54,9 +55,10 @@ extern const backend_ops backend_cuda;
 
 /* The simulated device's architecture, what its programs are "compiled" for. */
 #define SIM_ARCH "sm_90"
-/* TUNEFARM_SIM_COMPILE: seconds a simulated compile takes on a cache miss (0: the simulated
- * device compiles nothing); TF_EXIT_INPUT when it is not such a number. */
-int sim_compile_seconds(double *out, tf_err *e);
+/* TUNEFARM_SIM_COMPILE: "S", seconds a simulated compile takes on a cache miss (unset or 0:
+ * the simulated device compiles nothing), or "S,L,F": L seconds for a fraction F of the
+ * programs (common/program.h, sim_compile); TF_EXIT_INPUT when it is neither. */
+int sim_compile_seconds(sim_compile *out, tf_err *e);
 
 /* The table for "cuda" or "sim", NULL for anything else. */
 const backend_ops *backend_find(const char *name);

@@ -80,7 +80,7 @@ static void bump(compile_pool *p, long *field, long by) {
 static int key_of(const compile_pool *p, const program_ref *prog, char key[CACHE_KEY_HEX]) {
   program_req pr;
   tf_err e = {0};
-  program_request(prog, p->arch, p->o.simulate_s, &pr);
+  program_request(prog, p->arch, program_sim_seconds(prog, &p->o.simulate), &pr);
   key[0] = '\0';
   int rc = compile_cached(&pr.req, key, &e);
   if (rc < 0) key[0] = '\0';
@@ -140,9 +140,10 @@ static int start(compile_pool *p, const wanted *w) {
     return -1;
   }
   char sim[32];
-  snprintf(sim, sizeof sim, "%.17g", p->o.simulate_s);
-  char *argv[] = {p->exe, "compile", "--arch", p->arch, p->o.simulate_s > 0 ? "--simulate" : NULL,
-                  sim, NULL};
+  double sim_s = program_sim_seconds(&w->prog, &p->o.simulate);
+  snprintf(sim, sizeof sim, "%.17g", sim_s);
+  char *argv[] = {p->exe, "compile", "--arch", p->arch, sim_s > 0 ? "--simulate" : NULL, sim,
+                  NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);

@@ -37,7 +37,7 @@
 typedef struct compile_pool_opts {
   const char *exe;       /* the tunefarm binary: `EXE compile` compiles one program */
   const char *arch;      /* the device's ("sm_90") */
-  double simulate_s;     /* > 0: the simulated device's compile (TUNEFARM_SIM_COMPILE) */
+  sim_compile simulate;  /* short_s > 0: the simulated device's (TUNEFARM_SIM_COMPILE) */
   int jobs;              /* compiles at once, >= 1 */
 } compile_pool_opts;
 

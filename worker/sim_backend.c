@@ -17,7 +17,9 @@
  *   TUNEFARM_SIM_COMPILE  s: compile each job's program through the cubin cache
  *                       (common/compile.h), a simulated compile taking s seconds on a miss,
  *                       so that compiling ahead (worker/compile_pool.h) shortens the next
- *                       job as it does on the GPU; unset or 0: no compile, as before */
+ *                       job as it does on the GPU; unset or 0: no compile, as before.
+ *                       "s,l,f": l seconds for a fraction f of the programs, the long tail
+ *                       of the GPU's compiles (common/program.h, program_sim_seconds) */
 // defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_format, sim_noise_from_env,
 //          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
 #include "worker/sim_noise.h"
@@ -233,16 +235,27 @@ double sim_noise_mhz(const sim_noise *n) {
 
 /* ---- the backend ---- */
 
-int sim_compile_seconds(double *out, tf_err *e) {
+int sim_compile_seconds(sim_compile *out, tf_err *e) {
   const char *text = getenv("TUNEFARM_SIM_COMPILE");
-  *out = 0.0;
+  *out = (sim_compile){0.0, 0.0, 0.0};
   if (!text || !*text) return 0;
-  char *end = NULL;
-  double s = strtod(text, &end);
-  if (end == text || *end != '\0' || !isfinite(s) || s < 0.0 || s > 3600.0)
-    return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_COMPILE '%s' must be seconds per compile, "
-                   "0 to 3600", text);
-  *out = s;
+  double v[3] = {0.0, 0.0, 0.0};
+  const double max[3] = {3600.0, 3600.0, 1.0};
+  const char *at = text;
+  int n = 0, ok = 1;
+  for (; ok && n < 3; n++) {
+    char *end = NULL;
+    v[n] = strtod(at, &end);
+    ok = end != at && isfinite(v[n]) && v[n] >= 0.0 && v[n] <= max[n];
+    if (!ok || *end == '\0') break;
+    ok = *end == ',';
+    at = end + 1;
+  }
+  if (!ok || (n != 0 && n != 2))
+    return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_COMPILE '%s' must be seconds per compile "
+                   "(0 to 3600), or S,L,F: S seconds, L for a fraction F (0 to 1) of the "
+                   "programs", text);
+  *out = (sim_compile){v[0], v[1], v[2]};
   return 0;
 }
 
@@ -251,7 +264,7 @@ typedef struct sim_dev {
   int instance;            /* backend_opts.instance: which process, for the placement draw */
   sim_noise_params params;
   double sleep_factor;     /* TUNEFARM_SIM_SLEEP, 0 when unset */
-  double compile_s;        /* TUNEFARM_SIM_COMPILE, 0 when unset */
+  sim_compile compile;     /* TUNEFARM_SIM_COMPILE, zeros when unset */
   const char *cache_dir;   /* backend_opts.cache_dir: NULL, the default */
   int have_job;
   job j;                   /* the job prepare() was given */
@@ -283,7 +296,7 @@ static int sim_open(void **self, const backend_opts *o, tf_err *e) {
     }
     d->sleep_factor = f;
   }
-  if (sim_compile_seconds(&d->compile_s, e)) {
+  if (sim_compile_seconds(&d->compile, e)) {
     free(d);
     return -1;
   }
@@ -330,12 +343,12 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
 
 /* The job's program through the cubin cache, as the cuda backend compiles it, with a
  * simulated compile in NVRTC's place. */
-static int sim_compile(const sim_dev *d, const job *j, result *r, tf_err *e) {
+static int sim_compile_job(const sim_dev *d, const job *j, result *r, tf_err *e) {
   program_ref p;
   program_req pr;
   compile_result cr;
   program_of_job(j, &p);
-  program_request(&p, SIM_ARCH, d->compile_s, &pr);
+  program_request(&p, SIM_ARCH, program_sim_seconds(&p, &d->compile), &pr);
   pr.req.cache_dir = d->cache_dir;
   int rc = compile_program(&pr.req, &cr, e);
   if (r) {
@@ -385,7 +398,7 @@ static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
     r->compile_ms = 0.0;
     r->cache_hit = 0;
   }
-  if (d->compile_s > 0 && sim_compile(d, j, r, e)) return -1;
+  if (d->compile.short_s > 0 && sim_compile_job(d, j, r, e)) return -1;
   d->j = *j;
   d->have_job = 1;
   sim_noise_start(&d->noise, &d->params, j->measure.seed, d->ordinal, j->id);

@@ -57,14 +57,15 @@ static void start_child(worker_state *w, hello *h) {
  * that cannot start is said and done without: the measure child compiles as before. Returns
  * how many compiles the pool runs at once, 0 when there is none. */
 static int start_pool(worker_state *w) {
-  double simulate_s = 0.0;
+  sim_compile simulate = {0.0, 0.0, 0.0};
   tf_err e = {0};
   int sim = strcmp(w->backend, "sim") == 0;
-  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate_s, &e) || simulate_s <= 0))) return 0;
+  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.short_s <= 0)))
+    return 0;
   int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
                                w->o->workers_on_node);
   if (jobs <= 0) return 0;
-  compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate_s = simulate_s,
+  compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate = simulate,
                           .jobs = jobs};
   w->pool = compile_pool_start(&po, &e);
   if (!w->pool)

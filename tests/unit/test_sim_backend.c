@@ -301,6 +301,52 @@ static void injected_crash_and_hang_should_end_only_the_child(void **state) {
   assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* TUNEFARM_SIM_COMPILE: seconds, or S,L,F; anything else is refused with the variable named. */
+static void sim_compile_should_read_seconds_or_a_long_tail(void **state) {
+  (void)state;
+  sim_compile m;
+  tf_err e = {0};
+  unsetenv("TUNEFARM_SIM_COMPILE");
+  assert_int_equal(sim_compile_seconds(&m, &e), 0);
+  assert_true(m.short_s == 0.0 && m.long_frac == 0.0);
+  setenv("TUNEFARM_SIM_COMPILE", "0.5", 1);
+  assert_int_equal(sim_compile_seconds(&m, &e), 0);
+  assert_true(m.short_s == 0.5 && m.long_s == 0.0 && m.long_frac == 0.0);
+  setenv("TUNEFARM_SIM_COMPILE", "0.06,1.8,0.2", 1);
+  assert_int_equal(sim_compile_seconds(&m, &e), 0);
+  assert_true(m.short_s == 0.06 && m.long_s == 1.8 && m.long_frac == 0.2);
+  const char *bad[] = {"x", "1,2", "0.1,2,1.5", "1,2,0.5,4", "-1", "0.1,,0.2", "0.1,2,0.2x"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("TUNEFARM_SIM_COMPILE", bad[i], 1);
+    tf_err_clear(&e);
+    assert_int_equal(sim_compile_seconds(&m, &e), -1);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, "TUNEFARM_SIM_COMPILE"));
+  }
+  unsetenv("TUNEFARM_SIM_COMPILE");
+}
+
+/* The long tail picks about the fraction asked, and always the same programs. */
+static void sim_compile_should_pick_the_same_long_programs(void **state) {
+  (void)state;
+  const sim_compile m = {0.05, 2.0, 0.2}, flat = {0.05, 2.0, 0.0}, none = {0.0, 2.0, 0.2};
+  int longs = 0;
+  for (int i = 0; i < 2000; i++) {
+    program_ref p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.exprs[ARM_BEST], sizeof p.exprs[ARM_BEST], "k<%d>", i / 7);
+    snprintf(p.exprs[ARM_NEW], sizeof p.exprs[ARM_NEW], "k<%d>", i);
+    snprintf(p.exprs[ARM_CONTROL], sizeof p.exprs[ARM_CONTROL], "control");
+    double s = program_sim_seconds(&p, &m);
+    assert_true(s == 0.05 || s == 2.0);
+    assert_true(program_sim_seconds(&p, &m) == s);
+    longs += s == 2.0;
+    assert_true(program_sim_seconds(&p, &flat) == 0.05);
+    assert_true(program_sim_seconds(&p, &none) == 0.0);
+  }
+  assert_in_range(longs, 320, 480); /* 400 expected; a binomial sd of 18 */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(describe_should_give_a_distinct_sim_identity_per_ordinal),
@@ -313,6 +359,8 @@ int main(void) {
       cmocka_unit_test(jitter_should_be_about_its_sigma),
       cmocka_unit_test(backend_should_sample_and_check_through_its_table),
       cmocka_unit_test(injected_crash_and_hang_should_end_only_the_child),
+      cmocka_unit_test(sim_compile_should_read_seconds_or_a_long_tail),
+      cmocka_unit_test(sim_compile_should_pick_the_same_long_programs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
