@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # How busy compiling ahead keeps the GPUs: each campaign runs for a fixed wall time on every
 # GPU of the node, first with the workers compiling ahead (--compile-jobs, `auto` unless
-# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache; then, per GPU, the busy fraction
-# (measuring time over wall time) and the decisions per hour of both runs, from the ledgers
-# through `tunefarm report` (docs/PERFORMANCE.md defines both). Builds nothing.
+# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache;
+# then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour of both runs, from the ledgers
+# through `tunefarm report` (docs/PERFORMANCE.md defines both), and where the runs compiling
+# ahead still waited (bench/waits.py, with python3). Builds nothing.
 #
 #   bash bench/busy.sh TUNEFARM [--seconds S] [--gpus G] [--backend cuda|sim]
 #                      [--compile-jobs N] [--out DIR] [CAMPAIGN...]
@@ -78,4 +79,10 @@ for c in "${campaigns[@]}"; do
   join -t $'\t' <(figures "$c" on | sort) <(figures "$c" off | sort) |
     awk -F'\t' -v c="$(basename "$c" .json)" '{ printf "| %s | %s | %s%% | %s%% | %s | %s | %.1fx |\n", c, $1, $2, $4, $3, $5, ($5 > 0 ? $3 / $5 : 0) }'
 done
+if command -v python3 >/dev/null; then
+  echo
+  echo "Where the runs compiling ahead still waited for compiles (bench/waits.py):"
+  echo
+  python3 bench/waits.py "$out"/on/*/*.jsonl | sed "s|$out/||"
+fi
 echo "(ledgers and logs: $out)"
