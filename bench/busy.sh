@@ -2,9 +2,9 @@
 # How busy compiling ahead keeps the GPUs: each campaign runs for a fixed wall time on every
 # GPU of the node, first with the workers compiling ahead (--compile-jobs, `auto` unless
 # given) and then without (--compile-jobs 0, the default), each from an empty cubin cache;
-# then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour of both runs, from the ledgers
-# through `tunefarm report` (docs/PERFORMANCE.md defines both), and where the runs compiling
-# ahead still waited (bench/waits.py, with python3). Builds nothing.
+# then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
+# of both runs, from the ledgers through `tunefarm report` (docs/PERFORMANCE.md defines both),
+# and where the runs compiling ahead still waited (bench/waits.py, with python3). Builds nothing.
 #
 #   bash bench/busy.sh TUNEFARM [--seconds S] [--gpus G] [--backend cuda|sim]
 #                      [--compile-jobs N] [--out DIR] [CAMPAIGN...]
