@@ -5,8 +5,9 @@
  * by a #line directive naming it, so NVRTC's log points at the right file).
  * Every name expression ("tf_matmul<64,64,...>") is registered with
  * nvrtcAddNameExpression; the lowered (mangled) names come back in the same
- * order. One compile per program: best, new and control are one module,
- * built under identical conditions. No driver is needed (CI compiles).
+ * order. The farm's jobs compile each arm's kernel as a program of its own
+ * (common/program.h); `tunefarm audit` compiles many in one. No driver is
+ * needed (CI compiles).
  *
  * One program is compiled by one process at a time: a compile takes the program's lock in
  * the cache (<key>.lock, flock: released when its holder dies), and a process that finds the

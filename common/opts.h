@@ -15,7 +15,7 @@ typedef enum {
 } measure_layout;
 typedef enum {
   CODE_SHARED = 0,   /* the three arms are symbols of one loaded module */
-  CODE_PER_ARM       /* new runs from a second load of the same module (its own code addresses) */
+  CODE_PER_ARM       /* new runs from a second load of the job's cubins (its own code addresses) */
 } measure_code;
 typedef enum {
   ORDER_ROTATE = 0,  /* the arm order cycles through all six permutations */

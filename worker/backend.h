@@ -31,7 +31,7 @@ typedef struct backend_ops {
   const char *name;
   int (*open)(void **self, const backend_opts *o, tf_err *e);
   int (*describe)(void *self, device_record *d, tf_err *e);
-  /* Compile (through the cache), load placement_copies(j) copies of the module, allocate
+  /* Compile (through the cache), load placement_copies(j) copies of the code, allocate
    * placement_slots(j) buffer slots of measure.input_sets input sets each, filled from
    * measure.seed. Sets r->compile_ms, r->cache_hit. */
   int (*prepare)(void *self, const job *j, result *r, tf_err *e);

@@ -36,13 +36,17 @@ typedef struct running {
   pid_t pid;
   int fd;                   /* its stdout: end of file when it ends */
   int stopping;             /* killed: no longer wanted */
+  int wanted;               /* the newest list (or the current job) still holds its kernel */
   char key[CACHE_KEY_HEX];
 } running;
 
+/* A kernel to compile: a program of one name expression (common/program.h). */
 typedef struct wanted {
   program_ref prog;
   char key[CACHE_KEY_HEX];
 } wanted;
+
+#define POOL_MAX_QUEUE (COMPILE_POOL_MAX_WANT * ARM_COUNT)
 
 struct compile_pool {
   compile_pool_opts o;
@@ -56,9 +60,10 @@ struct compile_pool {
   double grace_s;           /* how long a stop lets running compiles finish */
   compile_pool_stats stats;
   /* the pool thread's own */
-  wanted queue[COMPILE_POOL_MAX_WANT];
+  wanted queue[POOL_MAX_QUEUE];
   int nqueue, qhead;
-  char current_key[CACHE_KEY_HEX];
+  char current_keys[ARM_COUNT][CACHE_KEY_HEX]; /* the current job's kernels */
+  int ncurrent;
   running run[POOL_MAX_RUN];
   int nrun;
 };
@@ -75,16 +80,24 @@ static void bump(compile_pool *p, long *field, long by) {
   pthread_mutex_unlock(&p->mu);
 }
 
-/* The cache key of prog ("" when its sources cannot be read: then there is nothing to
- * compile ahead, and the measure child will say why); 1 when the cache holds it. */
-static int key_of(const compile_pool *p, const program_ref *prog, char key[CACHE_KEY_HEX]) {
+/* The cache key of kernel, a program of one name expression ("" when its sources cannot be
+ * read: then there is nothing to compile ahead, and the measure child will say why); 1 when
+ * the cache holds it. */
+static int key_of(const compile_pool *p, const program_ref *kernel, char key[CACHE_KEY_HEX]) {
   program_req pr;
   tf_err e = {0};
-  program_request(prog, p->arch, program_sim_seconds(prog, &p->o.simulate), &pr);
+  const program_target t = {.arch = p->arch, .sim = &p->o.simulate};
+  program_request(kernel, &t, &pr);
   key[0] = '\0';
-  int rc = compile_cached(&pr.req, key, &e);
+  int rc = pr.nkernels == 1 ? compile_cached(&pr.req[0], key, &e) : -1;
   if (rc < 0) key[0] = '\0';
   return rc == 1;
+}
+
+static int is_current(const compile_pool *p, const char *key) {
+  for (int i = 0; i < p->ncurrent; i++)
+    if (strcmp(p->current_keys[i], key) == 0) return 1;
+  return 0;
 }
 
 static int running_index(const compile_pool *p, const char *key) {
@@ -99,32 +112,50 @@ static int queued(const compile_pool *p, int upto, const char *key) {
   return 0;
 }
 
-/* A new list: the queue becomes its programs that are neither cached nor running, in order;
- * compiles of programs it no longer holds are stopped. */
-static void plan(compile_pool *p, const program_ref *list, int n, const program_ref *current) {
-  long skipped = 0, dropped = p->nqueue - p->qhead;
-  if (current) key_of(p, current, p->current_key);
-  else p->current_key[0] = '\0';
-  p->nqueue = p->qhead = 0;
-  char keys[COMPILE_POOL_MAX_WANT][CACHE_KEY_HEX];
+/* The kernels of list, distinct, in order (a program's best and control repeat from one
+ * program to the next); how many. */
+static int kernels_of(const program_ref *list, int n, program_ref *out) {
+  int nk = 0;
   for (int i = 0; i < n; i++) {
-    keys[i][0] = '\0';
-    if (key_of(p, &list[i], keys[i])) skipped++;
-    else if (keys[i][0] && running_index(p, keys[i]) < 0 && !queued(p, p->nqueue, keys[i]) &&
-             strcmp(keys[i], p->current_key) != 0) {
-      p->queue[p->nqueue].prog = list[i];
-      memcpy(p->queue[p->nqueue].key, keys[i], CACHE_KEY_HEX);
-      p->nqueue++;
+    program_ref k[ARM_COUNT];
+    int m = program_kernels(&list[i], k);
+    for (int j = 0; j < m && nk < POOL_MAX_QUEUE; j++) {
+      int seen = 0;
+      for (int q = nk - 1; q >= 0 && !seen; q--) seen = program_equal(&out[q], &k[j]);
+      if (!seen) out[nk++] = k[j];
     }
   }
-  for (int r = 0; r < p->nrun; r++) {
-    int keep = strcmp(p->run[r].key, p->current_key) == 0;
-    for (int i = 0; i < n && !keep; i++) keep = strcmp(p->run[r].key, keys[i]) == 0;
-    if (!keep && !p->run[r].stopping) {
+  return nk;
+}
+
+/* A new list: the queue becomes its programs' kernels that are neither cached nor running,
+ * in order; compiles of kernels it no longer holds are stopped. */
+static void plan(compile_pool *p, const program_ref *list, int n, const program_ref *current) {
+  long skipped = 0, dropped = p->nqueue - p->qhead;
+  program_ref *kern = malloc(sizeof(program_ref) * POOL_MAX_QUEUE);
+  int nk = kern ? kernels_of(list, n, kern) : 0;
+  program_ref cur[ARM_COUNT];
+  p->ncurrent = current ? program_kernels(current, cur) : 0;
+  for (int i = 0; i < p->ncurrent; i++) key_of(p, &cur[i], p->current_keys[i]);
+  for (int r = 0; r < p->nrun; r++) p->run[r].wanted = is_current(p, p->run[r].key);
+  p->nqueue = p->qhead = 0;
+  for (int i = 0; i < nk; i++) {
+    char key[CACHE_KEY_HEX];
+    int cached = key_of(p, &kern[i], key);
+    int r = key[0] ? running_index(p, key) : -1;
+    if (r >= 0) p->run[r].wanted = 1; /* running, or just done: left alone */
+    skipped += cached;
+    if (cached || !key[0] || r >= 0 || is_current(p, key) || queued(p, p->nqueue, key)) continue;
+    p->queue[p->nqueue].prog = kern[i];
+    memcpy(p->queue[p->nqueue].key, key, CACHE_KEY_HEX);
+    p->nqueue++;
+  }
+  free(kern);
+  for (int r = 0; r < p->nrun; r++)
+    if (!p->run[r].wanted && !p->run[r].stopping) {
       kill(p->run[r].pid, SIGKILL);
       p->run[r].stopping = 1;
     }
-  }
   pthread_mutex_lock(&p->mu);
   p->stats.skipped += skipped;
   p->stats.dropped += dropped;
@@ -140,7 +171,7 @@ static int start(compile_pool *p, const wanted *w) {
     return -1;
   }
   char sim[32];
-  double sim_s = program_sim_seconds(&w->prog, &p->o.simulate);
+  double sim_s = program_kernel_sim_seconds(w->prog.exprs[0], &p->o.simulate);
   snprintf(sim, sizeof sim, "%.17g", sim_s);
   char *argv[] = {p->exe, "compile", "--arch", p->arch, sim_s > 0 ? "--simulate" : NULL, sim,
                   NULL};
@@ -186,7 +217,7 @@ static int start(compile_pool *p, const wanted *w) {
   return 0;
 }
 
-/* Start queued programs while there is room; one the cache has gained meanwhile is skipped. */
+/* Start queued kernels while there is room; one the cache has gained meanwhile is skipped. */
 static void fill(compile_pool *p) {
   while (p->nrun < p->o.jobs && p->nrun < POOL_MAX_RUN && p->qhead < p->nqueue) {
     wanted *w = &p->queue[p->qhead++];
@@ -393,12 +424,13 @@ static void compile_usage(FILE *f) {
   fprintf(f,
           "usage: tunefarm compile [--arch sm_XY] [--simulate SECONDS] < PROGRAM.json\n"
           "\n"
-          "Compile one program into the cubin cache: what a worker's compile pool starts to\n"
-          "compile the next jobs ahead of the GPU (not a command for people). PROGRAM is\n"
-          "{\"root\": R, \"sources\": [...], \"exprs\": [best, new, control]}. One line on stdout:\n"
-          "{\"key\", \"status\": compiled|cached|refused|error, \"ms\", \"message\"}.\n"
+          "Compile a program's kernels into the cubin cache, each alone, as the measure child\n"
+          "does: what a worker's compile pool starts to compile the next jobs ahead of the GPU\n"
+          "(not a command for people). PROGRAM is {\"root\": R, \"sources\": [...], \"exprs\":\n"
+          "[1 to 3 name expressions]}. One line on stdout per kernel, in order, up to the first\n"
+          "that fails: {\"key\", \"status\": compiled|cached|refused|error, \"ms\", \"message\"}.\n"
           "  --arch A        the architecture (default sm_90)\n"
-          "  --simulate S    the simulated device's compile: S seconds, no NVRTC\n"
+          "  --simulate S    the simulated device's compile: S seconds per kernel, no NVRTC\n"
           "Exit status: 0 compiled, cached or refused; 1 any other failure; 2 bad usage.\n");
 }
 
@@ -487,15 +519,19 @@ int compile_main(int argc, char **argv) {
     return 1;
   }
   cJSON_Delete(o);
+  const sim_compile flat = {sim, 0.0, 0.0};
+  const program_target t = {.arch = arch, .sim = &flat};
   program_req pr;
-  compile_result cr;
-  char key[CACHE_KEY_HEX] = "";
-  program_request(&prog, arch, sim, &pr);
-  compile_cached(&pr.req, key, NULL);
-  rc = compile_program(&pr.req, &cr, &e);
-  const char *status = rc == 0 ? (cr.cache_hit ? "cached" : "compiled")
-                       : e.code == TF_COMPILE_REFUSED ? "refused" : "error";
-  say(key, status, cr.ms, rc ? e.msg : NULL);
-  compile_release(&cr);
+  program_request(&prog, &t, &pr);
+  for (int k = 0; k < pr.nkernels && rc == 0; k++) {
+    compile_result cr;
+    char key[CACHE_KEY_HEX] = "";
+    compile_cached(&pr.req[k], key, NULL);
+    rc = compile_program(&pr.req[k], &cr, &e);
+    const char *status = rc == 0 ? (cr.cache_hit ? "cached" : "compiled")
+                         : e.code == TF_COMPILE_REFUSED ? "refused" : "error";
+    say(key, status, cr.ms, rc ? e.msg : NULL);
+    compile_release(&cr);
+  }
   return rc == 0 || e.code == TF_COMPILE_REFUSED ? 0 : 1;
 }

@@ -1,16 +1,18 @@
 /* compile_pool: a worker's compiles ahead, so that its measure child finds the next job's
- * cubin in the cache and the GPU does not wait for NVRTC.
+ * cubins in the cache and the GPU does not wait for NVRTC.
  *
  * The coordinator attaches to each job the programs of the jobs its search may send next,
  * most likely first (a JOB message's "prefetch"). The worker hands them to its pool, which
- * compiles up to `jobs` of them at a time, each in a process of its own (`tunefarm compile`:
- * NVRTC's memory and any crash stay there), into the cubin cache. A new list replaces the
- * old: programs of the old list still waiting are dropped, and compiles of programs the new
- * list no longer holds are stopped (SIGKILL: the cache's entries are atomic and the lock dies
- * with its holder; at worst a hidden temporary file is left), so that the cores go to what
- * the search may still ask for. Programs the cache already holds, or that are being compiled,
- * are not started again; common/compile.h's lock keeps the measure child from compiling a
- * program the pool is compiling: it waits for the cubin.
+ * compiles their kernels (common/program.h: a program compiles kernel by kernel), in that
+ * order, each distinct kernel once, up to `jobs` at a time, each in a process of its own
+ * (`tunefarm compile`: NVRTC's memory and any crash stay there), into the cubin cache. A new
+ * list replaces the old: kernels of the old list still waiting are dropped, and compiles of
+ * kernels the new list no longer holds are stopped (SIGKILL: the cache's entries are atomic
+ * and the lock dies with its holder; at worst a hidden temporary file is left), so that the
+ * cores go to what the search may still ask for. Kernels the cache already holds (best and
+ * the control, mostly), or that are being compiled, are not started again; common/compile.h's
+ * lock keeps the measure child from compiling a kernel the pool is compiling: it waits for
+ * the cubin.
  *
  * A pool is a thread of the worker that starts and reaps its processes; it never calls MPI.
  * The pool's thread and its processes keep off the cores the worker is bound to, where the
@@ -35,7 +37,7 @@
 #define COMPILE_POOL_MAX_WANT 64
 
 typedef struct compile_pool_opts {
-  const char *exe;       /* the tunefarm binary: `EXE compile` compiles one program */
+  const char *exe;       /* the tunefarm binary: `EXE compile` compiles one kernel */
   const char *arch;      /* the device's ("sm_90") */
   sim_compile simulate;  /* short_s > 0: the simulated device's (TUNEFARM_SIM_COMPILE) */
   int jobs;              /* compiles at once, >= 1 */
@@ -56,26 +58,28 @@ void compile_pool_cpus(int online, const unsigned char *bound, unsigned char *us
 compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e);
 
 /* The programs wanted next, most likely first (n may be 0: nothing more). `current` (may be
- * NULL) is the program of the job the measure child is preparing now: a compile of it that is
- * running is left to finish, since the child waits for it; the pool never starts it. */
+ * NULL) is the program of the job the measure child is preparing now: a compile of one of its
+ * kernels that is running is left to finish, since the child waits for it; the pool never
+ * starts one. */
 void compile_pool_want(compile_pool *p, const program_ref *current, const program_ref *next,
                        int n);
 
 typedef struct compile_pool_stats {
-  long started;   /* compiles started */
+  long started;   /* compiles (of one kernel each) started */
   long finished;  /* of which ended by themselves (compiled, refused or failed) */
-  long stopped;   /* of which stopped: their program was no longer wanted */
-  long skipped;   /* wanted programs the cache already held */
-  long dropped;   /* wanted programs replaced by a new list before they could start */
+  long stopped;   /* of which stopped: their kernel was no longer wanted */
+  long skipped;   /* wanted kernels the cache already held */
+  long dropped;   /* wanted kernels replaced by a new list before they could start */
 } compile_pool_stats;
 void compile_pool_get_stats(compile_pool *p, compile_pool_stats *out);
 
 /* Let whatever runs finish for up to grace_s (then kill it); join; free. NULL is fine. */
 void compile_pool_stop(compile_pool *p, double grace_s);
 
-/* `tunefarm compile [--arch A] [--simulate S]`: compile the program given on stdin as
- * {"root": R, "sources": [...], "exprs": [...]} into the cache; one line on stdout,
- * {"key": K, "status": "compiled"|"cached"|"refused"|"error", "ms": T, "message": ...}.
+/* `tunefarm compile [--arch A] [--simulate S]`: compile the kernels of the program given on
+ * stdin as {"root": R, "sources": [...], "exprs": [...]} into the cache, each alone; one line
+ * on stdout per kernel, {"key": K, "status": "compiled"|"cached"|"refused"|"error", "ms": T,
+ * "message": ...}.
  * Exit status 0 (compiled, cached or refused), 1 (any other failure), 2 (bad usage). */
 int compile_main(int argc, char **argv);
 

@@ -2,9 +2,10 @@
  *
  * One backend per process, bound to one visible device, with one non-blocking
  * stream. Per job (prepare):
- *   - the three arms are name expressions of ONE NVRTC program, compiled for
- *     the device's exact sm_XY through the cubin cache (common/compile.h) and
- *     loaded with cudaLibraryLoadData; each arm is a cudaKernel_t launched with
+ *   - each arm's name expression is a kernel compiled alone for the device's
+ *     exact sm_XY through the cubin cache (common/program.h: best and the
+ *     control are usually cache hits) and loaded with cudaLibraryLoadData, a
+ *     module per kernel; each arm is a cudaKernel_t launched with
  *     cudaLaunchKernel. Runtime API only: the binary never links libcuda.
  *   - buffers are allocated per input set and per buffer slot (worker/placement.h:
  *     one slot that every arm shares by default, one per arm in the layouts that
@@ -13,8 +14,8 @@
  *     set sees identical data. The host copies and the CPU references (double)
  *     are kept across jobs of the same shape and seed: the reference is
  *     computed once per shape and set, not once per generation.
- *   - a job that needs a second copy of the module (new's own code, or the
- *     canary) loads the same cubin twice: two libraries, two sets of kernels.
+ *   - a job that needs a second copy of the code (new's own, or the canary)
+ *     loads every kernel's cubin twice: two sets of libraries and kernels.
  *   - an arm may be a library call instead of a kernel (job_arm.library: cuBLAS
  *     SGEMM, worker/cublas.h, for `tunefarm bench`): it has no kernel in the
  *     program, and is otherwise an arm like the others: the same buffers,
@@ -46,8 +47,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/compile.h"     /* defines: compile_program, compile_release, TF_COMPILE_REFUSED */
-#include "common/program.h"     /* defines: program_of_job, program_request */
+#include "common/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
+#include "common/program.h"     /* defines: program_of_job, program_request, program_compile */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_sgemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
@@ -113,10 +114,12 @@ typedef struct cb_host {
 typedef struct cb_job {
   int active;
   job j;
-  compile_result cr; /* holds the cubin until the libraries are unloaded */
-  int have_cr;
-  cudaLibrary_t lib[PLACEMENT_MAX_COPIES];
-  int nlib;          /* copies of the module loaded (none when every arm is a library call) */
+  program_build pb;  /* holds the kernels' cubins until their libraries are unloaded */
+  int have_pb;
+  int kernel_of[ARM_COUNT];                        /* each arm's kernel in pb */
+  cudaLibrary_t lib[PLACEMENT_MAX_COPIES][ARM_COUNT]; /* copy c of kernel k's module */
+  int nlib[PLACEMENT_MAX_COPIES]; /* of copy c, modules loaded (none when every arm is a
+                                   * library call) */
   int ncopies, nslots; /* what the job needs (worker/placement.h) */
   cudaKernel_t kern[PLACEMENT_MAX_COPIES][ARM_COUNT];
   size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
@@ -344,29 +347,30 @@ static int cb_validate(const job *j, tf_err *e) {
   return 0;
 }
 
-/* The job's program (common/program.h: the compile pool compiles ahead the same request). */
+/* The job's kernels (common/program.h: the compile pool compiles ahead the same requests). */
 static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
   cb_job *b = &s->job;
   program_ref p;
   program_req pr;
   program_of_job(&b->j, &p);
   if (!p.nsources) return tf_fail(e, TF_EXIT_INPUT, "job %lld names no source file", b->j.id);
-  program_request(&p, s->dev.arch, 0.0, &pr);
-  pr.req.cache_dir = s->cache_dir[0] ? s->cache_dir : NULL;
-  memset(&b->cr, 0, sizeof b->cr);
-  b->have_cr = 1; /* compile_release is safe on a zeroed or refused result */
-  int rc = compile_program(&pr.req, &b->cr, e);
+  const program_target t = {.arch = s->dev.arch, .cache_dir = s->cache_dir[0] ? s->cache_dir : NULL};
+  program_request(&p, &t, &pr);
+  memcpy(b->kernel_of, pr.kernel_of, sizeof b->kernel_of);
+  b->have_pb = 1; /* program_build_release is safe on a failed build */
+  int rc = program_compile(&pr, &b->pb, e);
   if (r) {
-    r->compile_ms = b->cr.ms;
-    r->cache_hit = b->cr.cache_hit;
-    r->times.compile_wait_s = b->cr.wait_ms / 1e3;
+    r->compile_ms = b->pb.ms;
+    r->cache_hit = b->pb.cache_hit;
+    r->times.compile_wait_s = b->pb.wait_ms / 1e3;
   }
   if (rc == 0) return 0;
   if (e && e->code == TF_COMPILE_REFUSED) {
+    const compile_result *cr = &b->pb.kernel[b->pb.failed];
     char excerpt[CB_LOG_EXCERPT + 1];
-    snprintf(excerpt, sizeof excerpt, "%s", b->cr.log ? b->cr.log : "(no log)");
-    return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program for %s: %s", s->dev.arch,
-                   excerpt);
+    snprintf(excerpt, sizeof excerpt, "%s", cr->log ? cr->log : "(no log)");
+    return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program for %s (%s): %s",
+                   s->dev.arch, pr.exprs[b->pb.failed], excerpt);
   }
   return tf_wrap(e, "compiling job %lld for %s", b->j.id, s->dev.arch);
 }
@@ -443,18 +447,25 @@ static int cb_arm_limits(cuda_backend *s, int copy, int k, tf_err *e) {
   return copy == 0 ? cb_param_sizes(s, k, e) : 0;
 }
 
-/* Each copy is its own load of the same cubin: its own module, its own code addresses. */
+/* Each copy loads every kernel's cubin again, in arm order: modules of its own, code
+ * addresses of its own. Arms with one name expression (an A/A job) run one module's code. */
 static int cb_load(cuda_backend *s, tf_err *e) {
   cb_job *b = &s->job;
   for (int c = 0; c < b->ncopies; c++) {
-    if (CUDA_CHECK(cudaLibraryLoadData(&b->lib[c], b->cr.cubin, NULL, NULL, 0, NULL, NULL, 0), e))
-      return tf_wrap(e, "module copy %d", c);
-    b->nlib = c + 1;
-    for (int k = 0; k < ARM_COUNT; k++) {
-      if (b->j.arm[k].library[0]) continue; /* not in the program (common/program.h) */
-      if (CUDA_CHECK(cudaLibraryGetKernel(&b->kern[c][k], b->lib[c], b->cr.lowered[k]), e))
-        return tf_wrap(e, "arm '%s' (%s)", arm_names[k], b->j.arm[k].name_expr);
-      if (cb_arm_limits(s, c, k, e)) return -1;
+    for (int k = 0; k < b->pb.nkernels; k++) {
+      const compile_result *cr = &b->pb.kernel[k];
+      if (CUDA_CHECK(cudaLibraryLoadData(&b->lib[c][k], cr->cubin, NULL, NULL, 0, NULL, NULL, 0),
+                     e))
+        return tf_wrap(e, "module copy %d of %s", c, cr->lowered[0]);
+      b->nlib[c] = k + 1;
+    }
+    for (int a = 0; a < ARM_COUNT; a++) {
+      if (b->j.arm[a].library[0]) continue; /* no kernel of its own (common/program.h) */
+      int k = b->kernel_of[a];
+      if (CUDA_CHECK(cudaLibraryGetKernel(&b->kern[c][a], b->lib[c][k], b->pb.kernel[k].lowered[0]),
+                     e))
+        return tf_wrap(e, "arm '%s' (%s)", arm_names[a], b->j.arm[a].name_expr);
+      if (cb_arm_limits(s, c, a, e)) return -1;
     }
   }
   return 0;
@@ -897,10 +908,11 @@ static void cb_finish(void *self) {
           if (b->dev[set][k][i]) (void)cudaFree(b->dev[set][k][i]);
     if (b->flush) (void)cudaFree(b->flush);
     sample_pool_release(&b->pool, 1);
-    for (int c = 0; c < b->nlib; c++) (void)cudaLibraryUnload(b->lib[c]);
+    for (int c = 0; c < PLACEMENT_MAX_COPIES; c++)
+      for (int k = 0; k < b->nlib[c]; k++) (void)cudaLibraryUnload(b->lib[c][k]);
     (void)cudaGetLastError();
   }
-  if (b->have_cr) compile_release(&b->cr);
+  if (b->have_pb) program_build_release(&b->pb);
   sample_pool_release(&b->pool, 0); /* frees only after a sticky error; else already released */
   memset(b, 0, sizeof *b);
 }

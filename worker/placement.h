@@ -8,10 +8,10 @@
  * best against a second loaded copy of itself from new's place to check what remains. The
  * other layouts exist to measure placement, never to tune with.
  *
- * A placement names the kernel (the arm whose code runs), the loaded copy of the module it
- * runs from (0, or 1 for a second load of the same cubin) and the buffer slot it reads and
- * writes. The backend allocates placement_slots() buffer slots and placement_copies()
- * module copies for a job; the protocol asks placement_of() for every launch. Pure
+ * A placement names the kernel (the arm whose code runs), the loaded copy of the code it
+ * runs from (0, or 1 for a second load of the job's cubins, a module per kernel) and the
+ * buffer slot it reads and writes. The backend allocates placement_slots() buffer slots and
+ * placement_copies() code copies for a job; the protocol asks placement_of() for every launch. Pure
  * functions, no state. */
 #ifndef TF_PLACEMENT_H
 #define TF_PLACEMENT_H
@@ -23,13 +23,13 @@
 
 typedef struct placement {
   int arm;   /* whose kernel runs (ARM_*) */
-  int code;  /* which loaded copy of the module: 0 or 1 */
+  int code;  /* which loaded copy of the code: 0 or 1 */
   int bufs;  /* which buffer slot: 0 .. placement_slots() - 1 */
 } placement;
 
 /* Buffer slots the job needs: 1 for the shared layout, one per arm otherwise. */
 int placement_slots(const job *j);
-/* Loaded copies of the module the job needs: 2 when new runs from its own copy or when the
+/* Loaded copies of the code the job needs: 2 when new runs from its own copy or when the
  * job runs a canary, else 1. */
 int placement_copies(const job *j);
 /* Rounds cycle through the input sets (round % input_sets); the phase, 0 or 1, flips after

@@ -14,12 +14,12 @@
  *   TUNEFARM_SIM_UUID   the UUID to report (tests put two workers on "one" device)
  *   TUNEFARM_SIM_NOISE  noise parameters, "jitter=0.01,boost_p=0.1,..." (sim_noise.h)
  *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call
- *   TUNEFARM_SIM_COMPILE  s: compile each job's program through the cubin cache
- *                       (common/compile.h), a simulated compile taking s seconds on a miss,
- *                       so that compiling ahead (worker/compile_pool.h) shortens the next
- *                       job as it does on the GPU; unset or 0: no compile, as before.
- *                       "s,l,f": l seconds for a fraction f of the programs, the long tail
- *                       of the GPU's compiles (common/program.h, program_sim_seconds) */
+ *   TUNEFARM_SIM_COMPILE  s: compile each job's kernels through the cubin cache
+ *                       (common/program.h), a simulated compile taking s seconds per kernel
+ *                       missing, so that compiling ahead (worker/compile_pool.h) shortens
+ *                       the next job as it does on the GPU; unset or 0: no compile.
+ *                       "s,l,f": l seconds for a fraction f of the kernels, the long tail
+ *                       of the GPU's compiles (program_kernel_sim_seconds) */
 // defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_format, sim_noise_from_env,
 //          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
 #include "worker/sim_noise.h"
@@ -35,7 +35,7 @@
 
 // defines: backend_ops, backend_opts
 #include "worker/backend.h"
-// defines: program_of_job, program_request, compile_program, program_source_path
+// defines: program_of_job, program_request, program_compile, program_source_path
 #include "common/program.h"
 // defines: tf_mix64
 #include "common/mix.h"
@@ -254,7 +254,7 @@ int sim_compile_seconds(sim_compile *out, tf_err *e) {
   if (!ok || (n != 0 && n != 2))
     return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_COMPILE '%s' must be seconds per compile "
                    "(0 to 3600), or S,L,F: S seconds, L for a fraction F (0 to 1) of the "
-                   "programs", text);
+                   "kernels", text);
   *out = (sim_compile){v[0], v[1], v[2]};
   return 0;
 }
@@ -341,22 +341,24 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
   return 0;
 }
 
-/* The job's program through the cubin cache, as the cuda backend compiles it, with a
+/* The job's kernels through the cubin cache, as the cuda backend compiles them, with a
  * simulated compile in NVRTC's place. */
 static int sim_compile_job(const sim_dev *d, const job *j, result *r, tf_err *e) {
   program_ref p;
   program_req pr;
-  compile_result cr;
   program_of_job(j, &p);
-  program_request(&p, SIM_ARCH, program_sim_seconds(&p, &d->compile), &pr);
-  pr.req.cache_dir = d->cache_dir;
-  int rc = compile_program(&pr.req, &cr, e);
+  const program_target t = {.arch = SIM_ARCH, .cache_dir = d->cache_dir, .sim = &d->compile};
+  program_request(&p, &t, &pr);
+  program_build *pb = malloc(sizeof *pb); /* three compile results: not for the stack */
+  if (!pb) return tf_fail(e, TF_EXIT_FAIL, "sim: out of memory");
+  int rc = program_compile(&pr, pb, e);
   if (r) {
-    r->compile_ms = cr.ms;
-    r->cache_hit = cr.cache_hit;
-    r->times.compile_wait_s = cr.wait_ms / 1e3;
+    r->compile_ms = pb->ms;
+    r->cache_hit = pb->cache_hit;
+    r->times.compile_wait_s = pb->wait_ms / 1e3;
   }
-  compile_release(&cr);
+  program_build_release(pb);
+  free(pb);
   return rc;
 }
 

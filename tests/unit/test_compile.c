@@ -28,35 +28,6 @@
 static const char *const axpy_src[] = {DATA "axpy.cu"};
 static const char *const axpy_exprs[] = {"axpy<1>", "axpy<4>"};
 
-/* ---------------------------------------------------------------- fixture: a fresh cache */
-
-static int setup_cache(void **state) {
-  char *dir = strdup("/tmp/tf-test-compile-XXXXXX");
-  if (!dir || !mkdtemp(dir)) return -1;
-  setenv("TUNEFARM_CACHE", dir, 1);
-  *state = dir;
-  return 0;
-}
-
-static int teardown_cache(void **state) {
-  rm_rf(*state);
-  free(*state);
-  return 0;
-}
-
-static int count_files(const char *dir, const char *suffix) {
-  DIR *d = opendir(dir);
-  assert_non_null(d);
-  int n = 0;
-  struct dirent *ent;
-  while ((ent = readdir(d))) {
-    size_t l = strlen(ent->d_name), s = strlen(suffix);
-    if (ent->d_name[0] != '.' && l >= s && !strcmp(ent->d_name + l - s, suffix)) n++;
-  }
-  closedir(d);
-  return n;
-}
-
 static compile_req axpy_req(void) {
   return (compile_req){.source_paths = axpy_src, .nsources = 1, .name_exprs = axpy_exprs,
                        .nexprs = 2, .arch = "sm_90", .cache_dir = NULL};
@@ -419,7 +390,7 @@ static void compile_should_report_the_nvrtc_version(void **state) {
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_cache, teardown_cache)
+#define T(f) cmocka_unit_test_setup_teardown(f, fresh_cache_setup, fresh_cache_teardown)
   const struct CMUnitTest tests[] = {
       T(compile_should_build_two_instantiations_into_one_cubin),
       T(compile_should_hit_the_cache_the_second_time),

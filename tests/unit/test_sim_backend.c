@@ -326,23 +326,21 @@ static void sim_compile_should_read_seconds_or_a_long_tail(void **state) {
   unsetenv("TUNEFARM_SIM_COMPILE");
 }
 
-/* The long tail picks about the fraction asked, and always the same programs. */
-static void sim_compile_should_pick_the_same_long_programs(void **state) {
+/* The long tail picks about the fraction asked, and always the same kernels. */
+static void sim_compile_should_pick_the_same_long_kernels(void **state) {
   (void)state;
   const sim_compile m = {0.05, 2.0, 0.2}, flat = {0.05, 2.0, 0.0}, none = {0.0, 2.0, 0.2};
   int longs = 0;
   for (int i = 0; i < 2000; i++) {
-    program_ref p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.exprs[ARM_BEST], sizeof p.exprs[ARM_BEST], "k<%d>", i / 7);
-    snprintf(p.exprs[ARM_NEW], sizeof p.exprs[ARM_NEW], "k<%d>", i);
-    snprintf(p.exprs[ARM_CONTROL], sizeof p.exprs[ARM_CONTROL], "control");
-    double s = program_sim_seconds(&p, &m);
+    char name[32];
+    snprintf(name, sizeof name, "k<%d>", i);
+    double s = program_kernel_sim_seconds(name, &m);
     assert_true(s == 0.05 || s == 2.0);
-    assert_true(program_sim_seconds(&p, &m) == s);
+    assert_true(program_kernel_sim_seconds(name, &m) == s);
     longs += s == 2.0;
-    assert_true(program_sim_seconds(&p, &flat) == 0.05);
-    assert_true(program_sim_seconds(&p, &none) == 0.0);
+    assert_true(program_kernel_sim_seconds(name, &flat) == 0.05);
+    assert_true(program_kernel_sim_seconds(name, &none) == 0.0);
+    assert_true(program_kernel_sim_seconds(name, NULL) == 0.0);
   }
   assert_in_range(longs, 320, 480); /* 400 expected; a binomial sd of 18 */
 }
@@ -360,7 +358,7 @@ int main(void) {
       cmocka_unit_test(backend_should_sample_and_check_through_its_table),
       cmocka_unit_test(injected_crash_and_hang_should_end_only_the_child),
       cmocka_unit_test(sim_compile_should_read_seconds_or_a_long_tail),
-      cmocka_unit_test(sim_compile_should_pick_the_same_long_programs),
+      cmocka_unit_test(sim_compile_should_pick_the_same_long_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,34 @@ void rm_rf(const char *path) {
   }
 }
 
+int fresh_cache_setup(void **state) {
+  char *dir = strdup("/tmp/tf-test-cache-XXXXXX");
+  if (!dir || !mkdtemp(dir)) return -1;
+  setenv("TUNEFARM_CACHE", dir, 1);
+  *state = dir;
+  return 0;
+}
+
+int fresh_cache_teardown(void **state) {
+  rm_rf(*state);
+  free(*state);
+  return 0;
+}
+
+int count_files(const char *dir, const char *suffix) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *ent;
+  size_t s = strlen(suffix);
+  while ((ent = readdir(d))) {
+    size_t l = strlen(ent->d_name);
+    if (ent->d_name[0] != '.' && l >= s && !strcmp(ent->d_name + l - s, suffix)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
 void write_file(const char *dir, const char *name, const char *text) {
   char p[1024];
   snprintf(p, sizeof p, "%s/%s", dir, name);

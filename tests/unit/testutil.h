@@ -1,5 +1,6 @@
 /* testutil: helpers shared by the CMocka tests (linked into each one).
- * rm_rf removes a file or a folder tree; write_file writes text to dir/name and fails the
+ * rm_rf removes a file or a folder tree; fresh_cache_setup/teardown give a test its own
+ * cubin cache; count_files counts a folder's files by suffix; write_file writes text to dir/name and fails the
  * running test if it cannot; source_dir is the source tree ($TF_SOURCE_DIR, else the one
  * built from); subst returns text with the single occurrence of `from` replaced by `to`
  * (caller frees) and fails the test unless the edit applies exactly once, so a drifting
@@ -9,6 +10,12 @@
 #define TF_TESTUTIL_H
 
 void rm_rf(const char *path);
+/* CMocka setup and teardown: a fresh folder under /tmp as *state, which is $TUNEFARM_CACHE
+ * meanwhile (compiles in the test land there); removed after. */
+int fresh_cache_setup(void **state);
+int fresh_cache_teardown(void **state);
+/* Files in dir whose names end with suffix, hidden ones aside. */
+int count_files(const char *dir, const char *suffix);
 void write_file(const char *dir, const char *name, const char *text);
 const char *source_dir(void);
 char *subst(const char *text, const char *from, const char *to);
