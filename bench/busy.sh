@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # How busy compiling ahead keeps the GPUs: each campaign runs for a fixed wall time on every
 # GPU of the node, first with the workers compiling ahead (--compile-jobs, `auto` unless
-# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache;
+# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache
+# and an empty driver compute cache;
 # then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
 # of both runs, from the ledgers through `tunefarm report` (docs/PERFORMANCE.md defines both),
 # and where the runs compiling ahead still waited (bench/waits.py, with python3). Builds nothing.
@@ -53,9 +54,14 @@ run() { # campaign mode
   name=$(basename "$1" .json)
   [ "$2" = off ] && flags=(--compile-jobs 0)
   [ "$2" = on ] && flags=(--compile-jobs "${jobs:-auto}")
-  rm -rf "$out/cache-$name-$2"
+  rm -rf "$out/cache-$name-$2" "$out/nvcache-$name-$2"
   echo "busy.sh: $name, compiling ahead $2, $seconds s on $gpus GPU(s)" >&2
-  TUNEFARM_CACHE="$out/cache-$name-$2" timeout -s INT -k 60 "$seconds" \
+  # NVRTC also keeps what it compiles in the driver's compute cache (CUDA_CACHE_PATH, by default
+  # ~/.nv/ComputeCache) wherever a driver is installed, across processes and runs: each run
+  # gets an empty one of its own, or the second run of a pair finds much of its work done by
+  # the first (docs/PERFORMANCE.md).
+  CUDA_CACHE_PATH="$out/nvcache-$name-$2" TUNEFARM_CACHE="$out/cache-$name-$2" \
+    timeout -s INT -k 60 "$seconds" \
     mpirun -np $((gpus + 1)) "$tf" run --backend "$backend" --fresh --ledgers "$out/$2" \
     "${flags[@]}" "$1" >"$out/$name-$2.log" 2>&1 || true
 }
