@@ -778,8 +778,7 @@ static void on_signal(int sig) {
 
 static void catch_signals(const run_opts *o, int ranks) {
   char jobs[32] = "", backend[32] = "";
-  if (o->compile_jobs > 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
-  if (o->compile_jobs < 0) snprintf(jobs, sizeof jobs, " --compile-jobs auto");
+  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
   if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
   snprintf(interrupted_msg, sizeof interrupted_msg,
            "; the ledgers in %s/ hold every generation recorded. Resume with the same command "

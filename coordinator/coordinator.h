@@ -22,8 +22,8 @@ typedef struct run_opts {
                           * (a GPU where it sees one) and its hello says which */
   int fresh;             /* start new ledgers instead of resuming */
   int quiet;             /* no progress lines */
-  int compile_jobs;      /* --compile-jobs: N at once, -1 auto (cores per worker less one), 0
-                          * (the default) none: then the jobs carry no "prefetch" list */
+  int compile_jobs;      /* --compile-jobs: N at once, -1 auto (the default: cores per worker
+                          * less one), 0 none: then the jobs carry no "prefetch" list */
   double worker_margin_s; /* --worker-margin: seconds a worker may take beyond a job's
                           * measure.deadline_s before it is declared lost */
   FILE *progress;        /* where progress goes (stderr) */
