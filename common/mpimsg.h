@@ -19,6 +19,17 @@ int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e);
 
 void mpimsg_init(MPI_Comm comm);
 
+/* Doorbells (common/doorbell.h), collective over comm: every rank tells the others its pid and
+ * where it runs. After it, a send on comm to a rank in the same pid space rings that rank, and
+ * a rank waiting for messages that only such ranks send sleeps until rung instead of polling
+ * (a wait that no ring ends still looks every MPIMSG_RING_NET_S: the safety net). A rank that
+ * asks for `receipts` (one that waits for its sends to complete, as a worker does) is rung
+ * when a message of its is taken, before and after the receive (a large message needs its
+ * sender's help while it is received), and sleeps in mpimsg_wait until then. Only ranks whose
+ * process blocked the doorbell before MPI_Init (doorbell_block) are rung; without this call
+ * every wait polls. One communicator at a time: a later call replaces the table. */
+int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);
+
 /* A message on its way. A message larger than MPI's eager limit (a job, a result: a few kB)
  * completes only once the receiver takes it, and MPI_Send waits for that by spinning, which
  * takes the core from the very ranks it waits for: a farm of 64 simulated workers on two cores
@@ -28,6 +39,8 @@ void mpimsg_init(MPI_Comm comm);
 typedef struct mpimsg_out {
   MPI_Request req;
   char *text;           /* NULL: nothing on its way */
+  MPI_Comm comm;        /* where it goes: whether its receiver rings when it takes it */
+  int dest;
 } mpimsg_out;
 
 int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out, tf_err *e);
@@ -38,8 +51,8 @@ int mpimsg_wait(mpimsg_out *out, tf_err *e);
 int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e);
 
 /* Blocking receive from `src` (or MPI_ANY_SOURCE) of any tag; returns the parsed object
- * (caller deletes) and sets *tag and *from. Waits by polling with a short sleep, not by
- * spinning, so a waiting rank leaves its core to the measure children. */
+ * (caller deletes) and sets *tag and *from. Waits on the doorbell where the senders ring it,
+ * else by polling with a short sleep; never by spinning, so a waiting rank leaves its core to the measure children. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
 
 /* mpimsg_recv that gives up at `deadline` (CLOCK_MONOTONIC seconds; 0: never): NULL with *got

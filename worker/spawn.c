@@ -61,7 +61,16 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  int rc = posix_spawn(&c->pid, o->exe, &fa, NULL, argv, environ);
+  /* The child starts with no signal blocked: the worker blocks its doorbell's (common/
+   * doorbell.h), which is the worker's own business. */
+  posix_spawnattr_t at;
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawn(&c->pid, o->exe, &fa, &at, argv, environ);
+  posix_spawnattr_destroy(&at);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
