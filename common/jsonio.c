@@ -327,3 +327,14 @@ int jsonio_write_line(FILE *f, const cJSON *obj) {
   cJSON_free(text);
   return rc;
 }
+
+char *jsonio_prepend_members(const char *text, const char *members) {
+  const char *open = text + strspn(text, " \t\r\n");
+  if (*open != '{') return NULL;
+  const char *rest = open + 1;
+  int empty = rest[strspn(rest, " \t\r\n")] == '}';
+  size_t n = strlen(members) + strlen(rest) + 3;
+  char *out = malloc(n);
+  if (out) snprintf(out, n, "{%s%s%s", members, empty || !*members ? "" : ",", rest);
+  return out;
+}

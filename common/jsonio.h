@@ -67,6 +67,13 @@ int jsonio_safe_name(const char *name);
 /* Write `obj` unformatted as one line plus '\n'; fflush; returns 0 or -1. */
 int jsonio_write_line(FILE *f, const cJSON *obj);
 
+/* The text of a JSON object with `members` ('"rank":3' or '"a":1,"b":2') put first: a new
+ * malloc'd string, or NULL when out of memory or when text is not an object's ('{' first,
+ * leading white space allowed). For a relay that adds a key to a message it passes on
+ * without parsing and printing it again; the caller makes sure the key is not already
+ * there (jsonio_parse refuses a key twice). */
+char *jsonio_prepend_members(const char *text, const char *members);
+
 /* Join where and key into buf ("measure.rounds" or "rounds"). */
 const char *jsonio_key(char *buf, size_t len, const char *where, const char *key);
 

@@ -98,11 +98,12 @@ static int receipted_by(MPI_Comm comm, int dest) {
   return comm == bells.comm && dest >= 0 && dest < bells.size && bells.receipted_by[dest];
 }
 
-int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out,
-                 tf_err *e) {
-  if (mpimsg_wait(out, e)) return -1;
-  char *text = cJSON_PrintUnformatted(obj);
-  if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a message");
+int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *out,
+                      tf_err *e) {
+  if (mpimsg_wait(out, e)) {
+    cJSON_free(text);
+    return -1;
+  }
   size_t n = strlen(text) + 1;
   if (MPI_CHECK(MPI_Isend(text, (int)n, MPI_CHAR, dest, tag, comm, &out->req), e)) {
     cJSON_free(text);
@@ -113,6 +114,13 @@ int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out 
   out->dest = dest;
   ring(comm, dest); /* after the send has started: the receiver's probe must find it */
   return 0;
+}
+
+int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out,
+                 tf_err *e) {
+  char *text = cJSON_PrintUnformatted(obj);
+  if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a message");
+  return mpimsg_isend_text(comm, dest, tag, text, out, e);
 }
 
 /* Where the receiver rings as it takes the message, sleeps until it does, then polls (a large
@@ -186,8 +194,10 @@ static int probe_politely(MPI_Comm comm, int src, double deadline, MPI_Status *s
   }
 }
 
-/* The message `probed` found: received and parsed. */
-static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, tf_err *e) {
+/* The message `probed` found: received and parsed; its text handed over in *keep when keep
+ * is not NULL, else freed. */
+static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, char **keep,
+                      tf_err *e) {
   int count = 0;
   if (MPI_CHECK(MPI_Get_count(st, MPI_CHAR, &count), e)) return NULL;
   char *buf = malloc((size_t)count + 1);
@@ -207,14 +217,24 @@ static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, 
   *tag = st->MPI_TAG;
   *from = st->MPI_SOURCE;
   cJSON *o = jsonio_parse(buf, "MPI message", e);
-  free(buf);
+  if (o && keep)
+    *keep = buf;
+  else
+    free(buf);
   return o;
 }
 
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e) {
   MPI_Status st;
   if (probe_politely(comm, src, 0, &st, e)) return NULL;
-  return receive(comm, &st, tag, from, e);
+  return receive(comm, &st, tag, from, NULL, e);
+}
+
+cJSON *mpimsg_recv_text(MPI_Comm comm, int src, int *tag, int *from, char **text, tf_err *e) {
+  MPI_Status st;
+  *text = NULL;
+  if (probe_politely(comm, src, 0, &st, e)) return NULL;
+  return receive(comm, &st, tag, from, text, e);
 }
 
 cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int *from, int *got,
@@ -222,7 +242,7 @@ cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int 
   MPI_Status st;
   int rc = probe_politely(comm, src, deadline, &st, e);
   *got = rc != 1;
-  return rc == 0 ? receive(comm, &st, tag, from, e) : NULL;
+  return rc == 0 ? receive(comm, &st, tag, from, NULL, e) : NULL;
 }
 
 cJSON *mpimsg_try_recv(MPI_Comm comm, int src, int *tag, int *from, int *got, tf_err *e) {
@@ -234,7 +254,7 @@ cJSON *mpimsg_try_recv(MPI_Comm comm, int src, int *tag, int *from, int *got, tf
     *got = 0;
     return NULL;
   }
-  return receive(comm, &st, tag, from, e);
+  return receive(comm, &st, tag, from, NULL, e);
 }
 
 int mpimsg_local_worker_index(MPI_Comm comm, int *index, int *workers_on_node, tf_err *e) {

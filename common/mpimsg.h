@@ -44,6 +44,11 @@ typedef struct mpimsg_out {
 } mpimsg_out;
 
 int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out, tf_err *e);
+/* mpimsg_isend of a message already written: takes text (NUL-terminated, from malloc or
+ * cJSON's printers: cJSON_free releases it), also on failure. For a relay that passes a
+ * message on without parsing and printing it again. */
+int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *out, tf_err *e);
+
 /* Complete out's send, if one is on its way (polling with a short sleep, not spinning). */
 int mpimsg_wait(mpimsg_out *out, tf_err *e);
 
@@ -54,6 +59,10 @@ int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e);
  * (caller deletes) and sets *tag and *from. Waits on the doorbell where the senders ring it,
  * else by polling with a short sleep; never by spinning, so a waiting rank leaves its core to the measure children. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
+
+/* mpimsg_recv that also hands over the message's text (*text, malloc'd, the caller frees),
+ * for a relay that passes it on as it came. */
+cJSON *mpimsg_recv_text(MPI_Comm comm, int src, int *tag, int *from, char **text, tf_err *e);
 
 /* mpimsg_recv that gives up at `deadline` (CLOCK_MONOTONIC seconds; 0: never): NULL with *got
  * 0 when nothing came by then, NULL with *got 1 and e on an error. */

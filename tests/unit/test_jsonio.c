@@ -87,12 +87,43 @@ static void int_should_refuse_what_is_not_a_whole_number_in_range(void **state) 
   cJSON_Delete(o);
 }
 
+static void prepend_should_put_the_members_first_and_keep_the_rest(void **state) {
+  (void)state;
+  char *t = jsonio_prepend_members("{\"type\":\"result\",\"id\":7}", "\"rank\":3");
+  assert_string_equal(t, "{\"rank\":3,\"type\":\"result\",\"id\":7}");
+  tf_err e = {0};
+  cJSON *o = jsonio_parse(t, "message", &e);
+  assert_non_null(o);
+  assert_int_equal(cJSON_GetObjectItem(o, "rank")->valueint, 3);
+  cJSON_Delete(o);
+  free(t);
+  t = jsonio_prepend_members("  { }", "\"a\":1,\"b\":2");
+  assert_string_equal(t, "{\"a\":1,\"b\":2 }");
+  free(t);
+  t = jsonio_prepend_members("{\"x\":1}", "");
+  assert_string_equal(t, "{\"x\":1}");
+  free(t);
+  assert_null(jsonio_prepend_members("[1,2]", "\"a\":1"));
+  assert_null(jsonio_prepend_members("", "\"a\":1"));
+}
+
+static void prepend_of_a_key_already_there_should_be_refused_when_parsed(void **state) {
+  (void)state;
+  char *t = jsonio_prepend_members("{\"rank\":1}", "\"rank\":3");
+  tf_err e = {0};
+  assert_null(jsonio_parse(t, "message", &e));
+  assert_non_null(strstr(e.msg, "rank"));
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_should_refuse_a_key_given_twice_at_any_depth),
       cmocka_unit_test(parse_should_accept_the_same_key_in_different_objects),
       cmocka_unit_test(load_should_name_the_file_and_the_repeated_key),
       cmocka_unit_test(int_should_refuse_what_is_not_a_whole_number_in_range),
+      cmocka_unit_test(prepend_should_put_the_members_first_and_keep_the_rest),
+      cmocka_unit_test(prepend_of_a_key_already_there_should_be_refused_when_parsed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
