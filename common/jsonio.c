@@ -338,3 +338,14 @@ char *jsonio_prepend_members(const char *text, const char *members) {
   if (out) snprintf(out, n, "{%s%s%s", members, empty || !*members ? "" : ",", rest);
   return out;
 }
+
+cJSON *jsonio_exact(double v) {
+  char buf[32];
+  if (!isfinite(v)) return cJSON_CreateNull();
+  snprintf(buf, sizeof buf, "%.17g", v);
+  return cJSON_CreateRaw(buf);
+}
+
+void jsonio_add_exact(cJSON *obj, const char *key, double v) {
+  cJSON_AddItemToObject(obj, key, jsonio_exact(v));
+}
