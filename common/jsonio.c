@@ -130,10 +130,35 @@ static int find_duplicate(const cJSON *node, char *path, size_t len, size_t at) 
   return 0;
 }
 
+/* Whether obj repeats one of its own keys: 1, 0, or -1 when out of memory. A small object
+ * (every message's and record's) is compared pair by pair, without repeated_key's copy and
+ * sort. */
+static int repeats(const cJSON *obj) {
+  int n = 0, oom = 0;
+  const cJSON *a, *b;
+  cJSON_ArrayForEach(a, obj) if (++n > 16) break;
+  if (n > 16) return repeated_key(obj, &oom) ? 1 : -oom;
+  for (a = obj->child; a; a = a->next)
+    for (b = a->next; b; b = b->next)
+      if (strcmp(a->string ? a->string : "", b->string ? b->string : "") == 0) return 1;
+  return 0;
+}
+
+/* Whether any object of the tree repeats a key: 1, 0, or -1 when out of memory. Every parse
+ * asks; only a repeat needs find_duplicate, which writes the path of every node it visits. */
+static int any_duplicate(const cJSON *node) {
+  int rc = cJSON_IsObject(node) ? repeats(node) : 0;
+  const cJSON *it;
+  for (it = node->child; it && rc == 0; it = it->next)
+    if (cJSON_IsObject(it) || cJSON_IsArray(it)) rc = any_duplicate(it);
+  return rc;
+}
+
 int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len) {
   if (len == 0) return 0;
   buf[0] = '\0';
-  return find_duplicate(root, buf, len, 0);
+  int rc = any_duplicate(root);
+  return rc == 1 ? find_duplicate(root, buf, len, 0) : rc;
 }
 
 int jsonio_whole(double v, long long lo, long long hi, long long *out) {

@@ -288,9 +288,15 @@ static void measured_to(cJSON *o, const record_gen *g) {
   if (r->detail[0]) cJSON_AddStringToObject(o, "detail", r->detail);
 }
 
+/* An object of the record in the tree to print, without a copy: a reference to its members,
+ * which deleting the tree leaves alone (the tree lives only to be printed). */
+static cJSON *share(const cJSON *obj) {
+  return cJSON_IsObject(obj) ? cJSON_CreateObjectReference(obj->child) : cJSON_Duplicate(obj, 1);
+}
+
 static void measured_tail(cJSON *o, const record_gen *g) {
   const result *r = &g->res;
-  if (g->stats) cJSON_AddItemToObject(o, "stats", cJSON_Duplicate(g->stats, 1));
+  if (g->stats) cJSON_AddItemToObject(o, "stats", share(g->stats));
   cJSON_AddNumberToObject(o, "screened", g->screened);
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
   jsonio_add_exact(o, "compile_ms", r->compile_ms);
@@ -307,7 +313,7 @@ static void measured_tail(cJSON *o, const record_gen *g) {
   if (g->has_canary) cJSON_AddItemToObject(o, "canary", canary_to(&g->canary, r));
   if (g->untrusted) cJSON_AddBoolToObject(o, "untrusted", 1);
   /* last: the record's longest part */
-  if (g->job) cJSON_AddItemToObject(o, "job", cJSON_Duplicate(g->job, 1));
+  if (g->job) cJSON_AddItemToObject(o, "job", share(g->job));
 }
 
 static cJSON *gen_to(const record_gen *g) {
