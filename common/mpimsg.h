@@ -34,7 +34,8 @@ int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);
  * completes only once the receiver takes it, and MPI_Send waits for that by spinning, which
  * takes the core from the very ranks it waits for: a farm of 64 simulated workers on two cores
  * spent 790 of its 800 s of CPU spinning. So sends start with mpimsg_isend and end with
- * mpimsg_wait, which polls with a short sleep; the coordinator does other work meanwhile.
+ * mpimsg_wait, which sleeps until the receiver's receipt where there is one (mpimsg_doorbells)
+ * and polls with a short sleep elsewhere; the coordinator does other work meanwhile.
  * Ownership: the struct holds the text until the send completes; zero-initialise it. */
 typedef struct mpimsg_out {
   MPI_Request req;
