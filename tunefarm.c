@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/doorbell.h"           // defines: doorbell_block
 #include "common/err.h"
 #include "common/mpimsg.h"
 #include "coordinator/coordinator.h"  // defines: coordinator_run
@@ -153,7 +154,8 @@ static void share_reference_threads(int workers_on_node) {
 static int run_farm(int rank, int size, run_args *a) {
   tf_err e = {0}; /* the backend, when not asked for, each worker's measure child chooses */
   int index = -1, on_node = 0;
-  if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e)) {
+  if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e) ||
+      mpimsg_doorbells(MPI_COMM_WORLD, rank != 0 /* workers wait for their sends */, &e)) {
     fprintf(stderr, "tunefarm run: rank %d: %s\n", rank, e.msg);
     return 1;
   }
@@ -189,6 +191,7 @@ static int cmd_run(int argc, char **argv) {
     run_usage(stdout);
     return 0;
   }
+  doorbell_block(); /* before MPI_Init starts threads, which would swallow the rings */
   MPI_Init(&argc, &argv);
   mpimsg_init(MPI_COMM_WORLD);
   int rank, size, rc;

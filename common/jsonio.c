@@ -130,10 +130,35 @@ static int find_duplicate(const cJSON *node, char *path, size_t len, size_t at) 
   return 0;
 }
 
+/* Whether obj repeats one of its own keys: 1, 0, or -1 when out of memory. A small object
+ * (every message's and record's) is compared pair by pair, without repeated_key's copy and
+ * sort. */
+static int repeats(const cJSON *obj) {
+  int n = 0, oom = 0;
+  const cJSON *a, *b;
+  cJSON_ArrayForEach(a, obj) if (++n > 16) break;
+  if (n > 16) return repeated_key(obj, &oom) ? 1 : -oom;
+  for (a = obj->child; a; a = a->next)
+    for (b = a->next; b; b = b->next)
+      if (strcmp(a->string ? a->string : "", b->string ? b->string : "") == 0) return 1;
+  return 0;
+}
+
+/* Whether any object of the tree repeats a key: 1, 0, or -1 when out of memory. Every parse
+ * asks; only a repeat needs find_duplicate, which writes the path of every node it visits. */
+static int any_duplicate(const cJSON *node) {
+  int rc = cJSON_IsObject(node) ? repeats(node) : 0;
+  const cJSON *it;
+  for (it = node->child; it && rc == 0; it = it->next)
+    if (cJSON_IsObject(it) || cJSON_IsArray(it)) rc = any_duplicate(it);
+  return rc;
+}
+
 int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len) {
   if (len == 0) return 0;
   buf[0] = '\0';
-  return find_duplicate(root, buf, len, 0);
+  int rc = any_duplicate(root);
+  return rc == 1 ? find_duplicate(root, buf, len, 0) : rc;
 }
 
 int jsonio_whole(double v, long long lo, long long hi, long long *out) {
@@ -326,4 +351,26 @@ int jsonio_write_line(FILE *f, const cJSON *obj) {
   int rc = (fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0) ? -1 : 0;
   cJSON_free(text);
   return rc;
+}
+
+char *jsonio_prepend_members(const char *text, const char *members) {
+  const char *open = text + strspn(text, " \t\r\n");
+  if (*open != '{') return NULL;
+  const char *rest = open + 1;
+  int empty = rest[strspn(rest, " \t\r\n")] == '}';
+  size_t n = strlen(members) + strlen(rest) + 3;
+  char *out = malloc(n);
+  if (out) snprintf(out, n, "{%s%s%s", members, empty || !*members ? "" : ",", rest);
+  return out;
+}
+
+cJSON *jsonio_exact(double v) {
+  char buf[32];
+  if (!isfinite(v)) return cJSON_CreateNull();
+  snprintf(buf, sizeof buf, "%.17g", v);
+  return cJSON_CreateRaw(buf);
+}
+
+void jsonio_add_exact(cJSON *obj, const char *key, double v) {
+  cJSON_AddItemToObject(obj, key, jsonio_exact(v));
 }

@@ -67,6 +67,23 @@ int jsonio_safe_name(const char *name);
 /* Write `obj` unformatted as one line plus '\n'; fflush; returns 0 or -1. */
 int jsonio_write_line(FILE *f, const cJSON *obj);
 
+/* A measured value as a JSON number that reads back as exactly v: 17 significant digits, as
+ * a raw item; null for NaN and infinities (as cJSON prints them). cJSON's own printing keeps
+ * 15 digits where they come within a rounding error of v (1.0299999999999998, a near miss
+ * below 1.03, would come back as 1.03) and costs two printfs and a sscanf for most measured
+ * values; this costs one printf. The item is for printing: to a reader of the tree in
+ * memory a raw item is no number. */
+cJSON *jsonio_exact(double v);
+/* jsonio_exact(v) added to obj as key. */
+void jsonio_add_exact(cJSON *obj, const char *key, double v);
+
+/* The text of a JSON object with `members` ('"rank":3' or '"a":1,"b":2') put first: a new
+ * malloc'd string, or NULL when out of memory or when text is not an object's ('{' first,
+ * leading white space allowed). For a relay that adds a key to a message it passes on
+ * without parsing and printing it again; the caller makes sure the key is not already
+ * there (jsonio_parse refuses a key twice). */
+char *jsonio_prepend_members(const char *text, const char *members);
+
 /* Join where and key into buf ("measure.rounds" or "rounds"). */
 const char *jsonio_key(char *buf, size_t len, const char *where, const char *key);
 

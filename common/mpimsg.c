@@ -3,11 +3,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/doorbell.h"
 #include "common/jsonio.h"
 
 /* The longest sleep between two polls. */
 #define MPIMSG_POLL_MAX_NS 4000000L
+/* The longest sleep on a doorbell that should ring: a look now and then in case a ring went
+ * astray (two pid spaces whose keys collide), never needed otherwise. */
+#define MPIMSG_RING_NET_S 0.25
+
+/* Each rank of the doorbells' communicator: its pid where a send must ring it, else 0 (another
+ * node or pid space, or a rank that cannot wait on its doorbell). */
+static struct {
+  MPI_Comm comm;
+  int size, rank;
+  pid_t *ring;       /* per rank */
+  int rung_by_all;   /* this rank is rung by every other rank */
+  int *rung_by;      /* per rank: 1 when that rank's sends ring this one */
+  pid_t *receipt;    /* per rank: its pid where it asked to be rung when its messages are
+                      * taken, else 0 */
+  int *receipted_by; /* per rank: 1 when that rank rings this one as it takes its messages */
+} bells = {.comm = MPI_COMM_NULL};
 
 int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e) {
   if (rc == MPI_SUCCESS) return 0;
@@ -19,23 +37,97 @@ int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e) {
 
 void mpimsg_init(MPI_Comm comm) { MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); }
 
-int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out,
-                 tf_err *e) {
-  if (mpimsg_wait(out, e)) return -1;
-  char *text = cJSON_PrintUnformatted(obj);
-  if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a message");
+/* The table of doorbells from every rank's {pid space, pid, armed, receipts}. */
+static void fill_bells(const unsigned long long *all, int size, int rank) {
+  const unsigned long long *me = all + 4 * rank;
+  int by_all = (int)me[2];
+  for (int r = 0; r < size; r++) {
+    const unsigned long long *it = all + 4 * r;
+    int near = r != rank && it[0] == me[0];
+    bells.ring[r] = near && it[2] ? (pid_t)it[1] : 0;
+    bells.receipt[r] = near && it[2] && it[3] ? (pid_t)it[1] : 0;
+    bells.rung_by[r] = near && me[2];
+    bells.receipted_by[r] = near && me[2] && me[3];
+    if (r != rank && !bells.rung_by[r]) by_all = 0;
+  }
+  bells.rung_by_all = by_all;
+}
+
+int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e) {
+  int size, rank;
+  if (MPI_CHECK(MPI_Comm_size(comm, &size), e) || MPI_CHECK(MPI_Comm_rank(comm, &rank), e))
+    return -1;
+  unsigned long long mine[4] = {doorbell_space(), (unsigned long long)getpid(),
+                                (unsigned long long)doorbell_armed(), receipts != 0};
+  unsigned long long *all = malloc(4 * sizeof *all * (size_t)size);
+  free(bells.ring), free(bells.rung_by), free(bells.receipt), free(bells.receipted_by);
+  bells.comm = MPI_COMM_NULL;
+  bells.ring = calloc((size_t)size, sizeof *bells.ring);
+  bells.receipt = calloc((size_t)size, sizeof *bells.receipt);
+  bells.rung_by = calloc((size_t)size, sizeof *bells.rung_by);
+  bells.receipted_by = calloc((size_t)size, sizeof *bells.receipted_by);
+  int rc = all && bells.ring && bells.receipt && bells.rung_by && bells.receipted_by
+               ? MPI_CHECK(MPI_Allgather(mine, 4, MPI_UNSIGNED_LONG_LONG, all, 4,
+                                         MPI_UNSIGNED_LONG_LONG, comm), e)
+               : tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  if (rc == 0) {
+    fill_bells(all, size, rank);
+    bells.comm = comm, bells.size = size, bells.rank = rank;
+  }
+  free(all);
+  return rc;
+}
+
+/* Whether a message from src (or MPI_ANY_SOURCE) on comm will ring this rank's doorbell. */
+static int rung_by(MPI_Comm comm, int src) {
+  if (comm != bells.comm) return 0;
+  if (src == MPI_ANY_SOURCE) return bells.rung_by_all;
+  return src >= 0 && src < bells.size && bells.rung_by[src];
+}
+
+static void ring(MPI_Comm comm, int dest) {
+  if (comm == bells.comm && dest >= 0 && dest < bells.size) doorbell_ring(bells.ring[dest]);
+}
+
+/* Tell src that its message is being taken (it may be waiting for its send to complete). */
+static void receipt(MPI_Comm comm, int src) {
+  if (comm == bells.comm && src >= 0 && src < bells.size) doorbell_ring(bells.receipt[src]);
+}
+
+static int receipted_by(MPI_Comm comm, int dest) {
+  return comm == bells.comm && dest >= 0 && dest < bells.size && bells.receipted_by[dest];
+}
+
+int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *out,
+                      tf_err *e) {
+  if (mpimsg_wait(out, e)) {
+    cJSON_free(text);
+    return -1;
+  }
   size_t n = strlen(text) + 1;
   if (MPI_CHECK(MPI_Isend(text, (int)n, MPI_CHAR, dest, tag, comm, &out->req), e)) {
     cJSON_free(text);
     return -1;
   }
   out->text = text;
+  out->comm = comm;
+  out->dest = dest;
+  ring(comm, dest); /* after the send has started: the receiver's probe must find it */
   return 0;
 }
 
+int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out,
+                 tf_err *e) {
+  char *text = cJSON_PrintUnformatted(obj);
+  if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a message");
+  return mpimsg_isend_text(comm, dest, tag, text, out, e);
+}
+
+/* Where the receiver rings as it takes the message, sleeps until it does, then polls (a large
+ * message completes only as both sides take turns); elsewhere polls, backing off from 20 us. */
 int mpimsg_wait(mpimsg_out *out, tf_err *e) {
   long ns = 20000;
-  int rc = 0;
+  int rc = 0, bell = out->text && receipted_by(out->comm, out->dest), rang = 0;
   while (out->text) {
     int done = 0;
     if ((rc = MPI_CHECK(MPI_Test(&out->req, &done, MPI_STATUS_IGNORE), e)) || done) {
@@ -43,8 +135,16 @@ int mpimsg_wait(mpimsg_out *out, tf_err *e) {
       out->text = NULL;
       break;
     }
-    struct timespec ts = {0, ns};
-    nanosleep(&ts, NULL);
+    if (bell && !rang) {
+      rang = doorbell_wait(MPIMSG_RING_NET_S);
+      continue;
+    }
+    if (bell) {
+      doorbell_wait(1e-9 * (double)ns);
+    } else {
+      struct timespec ts = {0, ns};
+      nanosleep(&ts, NULL);
+    }
     ns = 2 * ns < MPIMSG_POLL_MAX_NS ? 2 * ns : MPIMSG_POLL_MAX_NS;
   }
   return rc;
@@ -63,24 +163,41 @@ static double monotonic_s(void) {
 
 /* Wait for a message without spinning: MPI_Probe busy-polls a whole core, and the
  * coordinator and idle workers share their cores with the measure children whose timings
- * they collect. Backs off from 50 us to MPIMSG_POLL_MAX_NS: an answer that comes soon is
- * seen soon, and one that takes long (the coordinator busy with many devices) costs few
- * wake-ups, each a system call and a switch of process. 1 once `deadline` (0: none) passed. */
+ * they collect. Where the senders ring, sleeps until they do; after a ring, or where they do
+ * not, polls backing off from 50 us to MPIMSG_POLL_MAX_NS: an answer that comes soon is seen
+ * soon, and one that takes long (the coordinator busy with many devices) costs few wake-ups,
+ * each a system call and a switch of process. (A ring can come before its message shows: a
+ * send that found the receiver's queue full is delivered when its sender next calls MPI.)
+ * 1 once `deadline` (0: none) passed. */
 static int probe_politely(MPI_Comm comm, int src, double deadline, MPI_Status *st, tf_err *e) {
   long ns = 50000;
+  int bell = rung_by(comm, src), rang = 0;
   for (;;) {
     int flag = 0;
     if (MPI_CHECK(MPI_Iprobe(src, MPI_ANY_TAG, comm, &flag, st), e)) return -1;
     if (flag) return 0;
-    if (deadline > 0 && monotonic_s() >= deadline) return 1;
-    struct timespec ts = {0, ns};
-    nanosleep(&ts, NULL);
+    double now = deadline > 0 || bell ? monotonic_s() : 0;
+    if (deadline > 0 && now >= deadline) return 1;
+    if (bell && !rang) {
+      double wait = MPIMSG_RING_NET_S;
+      if (deadline > 0 && deadline - now < wait) wait = deadline - now;
+      rang = doorbell_wait(wait);
+      continue;
+    }
+    if (bell) { /* rung: the message is on its way; a new ring cuts the sleep short */
+      doorbell_wait(1e-9 * (double)ns);
+    } else {
+      struct timespec ts = {0, ns};
+      nanosleep(&ts, NULL);
+    }
     ns = 2 * ns < MPIMSG_POLL_MAX_NS ? 2 * ns : MPIMSG_POLL_MAX_NS;
   }
 }
 
-/* The message `probed` found: received and parsed. */
-static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, tf_err *e) {
+/* The message `probed` found: received and parsed; its text handed over in *keep when keep
+ * is not NULL, else freed. */
+static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, char **keep,
+                      tf_err *e) {
   int count = 0;
   if (MPI_CHECK(MPI_Get_count(st, MPI_CHAR, &count), e)) return NULL;
   char *buf = malloc((size_t)count + 1);
@@ -88,8 +205,11 @@ static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, 
     tf_fail(e, TF_EXIT_FAIL, "out of memory receiving %d bytes", count);
     return NULL;
   }
-  if (MPI_CHECK(MPI_Recv(buf, count, MPI_CHAR, st->MPI_SOURCE, st->MPI_TAG, comm,
-                         MPI_STATUS_IGNORE), e)) {
+  receipt(comm, st->MPI_SOURCE); /* a large message needs its sender now */
+  int rc = MPI_CHECK(MPI_Recv(buf, count, MPI_CHAR, st->MPI_SOURCE, st->MPI_TAG, comm,
+                              MPI_STATUS_IGNORE), e);
+  receipt(comm, st->MPI_SOURCE); /* its send can complete */
+  if (rc) {
     free(buf);
     return NULL;
   }
@@ -97,14 +217,24 @@ static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, 
   *tag = st->MPI_TAG;
   *from = st->MPI_SOURCE;
   cJSON *o = jsonio_parse(buf, "MPI message", e);
-  free(buf);
+  if (o && keep)
+    *keep = buf;
+  else
+    free(buf);
   return o;
 }
 
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e) {
   MPI_Status st;
   if (probe_politely(comm, src, 0, &st, e)) return NULL;
-  return receive(comm, &st, tag, from, e);
+  return receive(comm, &st, tag, from, NULL, e);
+}
+
+cJSON *mpimsg_recv_text(MPI_Comm comm, int src, int *tag, int *from, char **text, tf_err *e) {
+  MPI_Status st;
+  *text = NULL;
+  if (probe_politely(comm, src, 0, &st, e)) return NULL;
+  return receive(comm, &st, tag, from, text, e);
 }
 
 cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int *from, int *got,
@@ -112,7 +242,7 @@ cJSON *mpimsg_recv_until(MPI_Comm comm, int src, double deadline, int *tag, int 
   MPI_Status st;
   int rc = probe_politely(comm, src, deadline, &st, e);
   *got = rc != 1;
-  return rc == 0 ? receive(comm, &st, tag, from, e) : NULL;
+  return rc == 0 ? receive(comm, &st, tag, from, NULL, e) : NULL;
 }
 
 cJSON *mpimsg_try_recv(MPI_Comm comm, int src, int *tag, int *from, int *got, tf_err *e) {
@@ -124,7 +254,7 @@ cJSON *mpimsg_try_recv(MPI_Comm comm, int src, int *tag, int *from, int *got, tf
     *got = 0;
     return NULL;
   }
-  return receive(comm, &st, tag, from, e);
+  return receive(comm, &st, tag, from, NULL, e);
 }
 
 int mpimsg_local_worker_index(MPI_Comm comm, int *index, int *workers_on_node, tf_err *e) {

@@ -19,18 +19,37 @@ int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e);
 
 void mpimsg_init(MPI_Comm comm);
 
+/* Doorbells (common/doorbell.h), collective over comm: every rank tells the others its pid and
+ * where it runs. After it, a send on comm to a rank in the same pid space rings that rank, and
+ * a rank waiting for messages that only such ranks send sleeps until rung instead of polling
+ * (a wait that no ring ends still looks every MPIMSG_RING_NET_S: the safety net). A rank that
+ * asks for `receipts` (one that waits for its sends to complete, as a worker does) is rung
+ * when a message of its is taken, before and after the receive (a large message needs its
+ * sender's help while it is received), and sleeps in mpimsg_wait until then. Only ranks whose
+ * process blocked the doorbell before MPI_Init (doorbell_block) are rung; without this call
+ * every wait polls. One communicator at a time: a later call replaces the table. */
+int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);
+
 /* A message on its way. A message larger than MPI's eager limit (a job, a result: a few kB)
  * completes only once the receiver takes it, and MPI_Send waits for that by spinning, which
  * takes the core from the very ranks it waits for: a farm of 64 simulated workers on two cores
  * spent 790 of its 800 s of CPU spinning. So sends start with mpimsg_isend and end with
- * mpimsg_wait, which polls with a short sleep; the coordinator does other work meanwhile.
+ * mpimsg_wait, which sleeps until the receiver's receipt where there is one (mpimsg_doorbells)
+ * and polls with a short sleep elsewhere; the coordinator does other work meanwhile.
  * Ownership: the struct holds the text until the send completes; zero-initialise it. */
 typedef struct mpimsg_out {
   MPI_Request req;
   char *text;           /* NULL: nothing on its way */
+  MPI_Comm comm;        /* where it goes: whether its receiver rings when it takes it */
+  int dest;
 } mpimsg_out;
 
 int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out, tf_err *e);
+/* mpimsg_isend of a message already written: takes text (NUL-terminated, from malloc or
+ * cJSON's printers: cJSON_free releases it), also on failure. For a relay that passes a
+ * message on without parsing and printing it again. */
+int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *out, tf_err *e);
+
 /* Complete out's send, if one is on its way (polling with a short sleep, not spinning). */
 int mpimsg_wait(mpimsg_out *out, tf_err *e);
 
@@ -38,9 +57,13 @@ int mpimsg_wait(mpimsg_out *out, tf_err *e);
 int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e);
 
 /* Blocking receive from `src` (or MPI_ANY_SOURCE) of any tag; returns the parsed object
- * (caller deletes) and sets *tag and *from. Waits by polling with a short sleep, not by
- * spinning, so a waiting rank leaves its core to the measure children. */
+ * (caller deletes) and sets *tag and *from. Waits on the doorbell where the senders ring it,
+ * else by polling with a short sleep; never by spinning, so a waiting rank leaves its core to the measure children. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
+
+/* mpimsg_recv that also hands over the message's text (*text, malloc'd, the caller frees),
+ * for a relay that passes it on as it came. */
+cJSON *mpimsg_recv_text(MPI_Comm comm, int src, int *tag, int *from, char **text, tf_err *e);
 
 /* mpimsg_recv that gives up at `deadline` (CLOCK_MONOTONIC seconds; 0: never): NULL with *got
  * 0 when nothing came by then, NULL with *got 1 and e on an error. */

@@ -454,12 +454,12 @@ cJSON *round_to_json(const round_rec *r) {
   char key[32];
   for (int a = 0; a < ARM_COUNT; a++) {
     snprintf(key, sizeof key, "%s_us", arm_names[a]);
-    cJSON_AddNumberToObject(o, key, r->us[a]);
+    jsonio_add_exact(o, key, r->us[a]);
   }
   for (int a = 0; a < ARM_COUNT; a++) {
     snprintf(key, sizeof key, "%s_kernel_us", arm_names[a]);
     if (r->kernel_us[a] >= 0)
-      cJSON_AddNumberToObject(o, key, r->kernel_us[a]);
+      jsonio_add_exact(o, key, r->kernel_us[a]);
     else
       cJSON_AddNullToObject(o, key);
   }
@@ -515,10 +515,10 @@ cJSON *canary_round_to_json(const canary_round *c) {
   cJSON_AddItemToArray(order, cJSON_CreateString(c->copy_first ? "best" : "copy"));
   static const char *const keys[2][2] = {{"best_us", "copy_us"},
                                          {"best_kernel_us", "copy_kernel_us"}};
-  for (int i = 0; i < 2; i++) cJSON_AddNumberToObject(o, keys[0][i], c->us[i]);
+  for (int i = 0; i < 2; i++) jsonio_add_exact(o, keys[0][i], c->us[i]);
   for (int i = 0; i < 2; i++) {
     if (c->kernel_us[i] >= 0)
-      cJSON_AddNumberToObject(o, keys[1][i], c->kernel_us[i]);
+      jsonio_add_exact(o, keys[1][i], c->kernel_us[i]);
     else
       cJSON_AddNullToObject(o, keys[1][i]);
   }
@@ -556,8 +556,8 @@ static const struct {
 cJSON *result_times_to_json(const result_times *t) {
   cJSON *o = cJSON_CreateObject();
   for (size_t i = 0; i < NTIME_KEYS; i++)
-    cJSON_AddNumberToObject(o, time_keys[i].name,
-                            *(const double *)(const void *)((const char *)t + time_keys[i].offset));
+    jsonio_add_exact(o, time_keys[i].name,
+                     *(const double *)(const void *)((const char *)t + time_keys[i].offset));
   return o;
 }
 
@@ -589,11 +589,11 @@ cJSON *result_to_json(const result *r) {
   cJSON_AddStringToObject(o, "device", r->device);
   cJSON_AddBoolToObject(o, "correct", r->correct);
   cJSON *err = cJSON_AddObjectToObject(o, "rel_err");
-  for (int a = 0; a < ARM_COUNT; a++) cJSON_AddNumberToObject(err, arm_names[a], r->rel_err[a]);
+  for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(err, arm_names[a], r->rel_err[a]);
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
-  cJSON_AddNumberToObject(o, "compile_ms", r->compile_ms);
+  jsonio_add_exact(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
-  cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+  jsonio_add_exact(o, "wall_s", r->wall_s);
   cJSON_AddItemToObject(o, "times", result_times_to_json(&r->times));
   cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));

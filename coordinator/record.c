@@ -242,30 +242,11 @@ static int device_from(const cJSON *o, record_device *d, tf_err *e) {
 
 /* ---------------------------------------------------------------- generation: writing */
 
-static void add_num(cJSON *o, const char *key, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, key, v);
-  else
-    cJSON_AddNullToObject(o, key);
-}
-
-/* A number the proposer reads back on resume: cJSON prints 15 significant digits when they
- * come within a rounding error of the value, so 1.0299999999999998 (a near miss below 1.03)
- * would come back as 1.03 (not one). 17 digits give back the same double. */
-static void add_exact(cJSON *o, const char *key, double v) {
-  char buf[32];
-  if (!isfinite(v)) {
-    cJSON_AddNullToObject(o, key);
-    return;
-  }
-  snprintf(buf, sizeof buf, "%.17g", v);
-  cJSON_AddRawToObject(o, key, buf);
-}
-
+/* Measured and derived values are written exactly (common/jsonio.h): the proposer reads
+ * median_ratio back on resume, and verify recomputes every decision from the rounds. */
 static cJSON *num_array(const double *x, int n) {
   cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++)
-    cJSON_AddItemToArray(a, isfinite(x[i]) ? cJSON_CreateNumber(x[i]) : cJSON_CreateNull());
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, jsonio_exact(x[i]));
   return a;
 }
 
@@ -273,14 +254,14 @@ static cJSON *canary_to(const canary_verdict *v, const result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "child", v->child);
   cJSON_AddStringToObject(o, "verdict", v->biased ? "biased" : "ok");
-  add_num(o, "ratio", v->ratio[0]);
-  add_num(o, "kernel_ratio", v->ratio[1]);
+  jsonio_add_exact(o, "ratio", v->ratio[0]);
+  jsonio_add_exact(o, "kernel_ratio", v->ratio[1]);
   cJSON *iv = cJSON_AddArrayToObject(o, "interval");
   cJSON *kv = cJSON_AddArrayToObject(o, "kernel_interval");
   for (int i = 0; i < 2; i++) {
     double a = i ? v->hi[0] : v->lo[0], b = i ? v->hi[1] : v->lo[1];
-    cJSON_AddItemToArray(iv, isfinite(a) ? cJSON_CreateNumber(a) : cJSON_CreateNull());
-    cJSON_AddItemToArray(kv, isfinite(b) ? cJSON_CreateNumber(b) : cJSON_CreateNull());
+    cJSON_AddItemToArray(iv, jsonio_exact(a));
+    cJSON_AddItemToArray(kv, jsonio_exact(b));
   }
   cJSON_AddNumberToObject(o, "threshold", v->threshold);
   cJSON_AddStringToObject(o, "reason", v->reason);
@@ -295,30 +276,36 @@ static void measured_to(cJSON *o, const record_gen *g) {
   cJSON *rounds = cJSON_AddArrayToObject(o, "rounds");
   for (int i = 0; i < r->nrounds; i++) cJSON_AddItemToArray(rounds, round_to_json(&r->rounds[i]));
   cJSON_AddItemToObject(o, "ratios", num_array(g->ratios, g->nratios));
-  add_exact(o, "median_ratio", g->median_ratio);
-  add_num(o, "kernel_median_ratio", g->kernel_median_ratio);
-  add_num(o, "control_drift", g->control_drift);
+  jsonio_add_exact(o, "median_ratio", g->median_ratio);
+  jsonio_add_exact(o, "kernel_median_ratio", g->kernel_median_ratio);
+  jsonio_add_exact(o, "control_drift", g->control_drift);
   cJSON_AddNumberToObject(o, "min_gain", g->min_gain);
   cJSON_AddNumberToObject(o, "drift_tolerance", g->drift_tolerance);
   cJSON_AddBoolToObject(o, "correct", r->correct);
   cJSON *err = cJSON_AddObjectToObject(o, "rel_err");
-  for (int a = 0; a < ARM_COUNT; a++) add_num(err, arm_names[a], r->rel_err[a]);
+  for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(err, arm_names[a], r->rel_err[a]);
   cJSON_AddStringToObject(o, "status", status_names[r->status]);
   if (r->detail[0]) cJSON_AddStringToObject(o, "detail", r->detail);
 }
 
+/* An object of the record in the tree to print, without a copy: a reference to its members,
+ * which deleting the tree leaves alone (the tree lives only to be printed). */
+static cJSON *share(const cJSON *obj) {
+  return cJSON_IsObject(obj) ? cJSON_CreateObjectReference(obj->child) : cJSON_Duplicate(obj, 1);
+}
+
 static void measured_tail(cJSON *o, const record_gen *g) {
   const result *r = &g->res;
-  if (g->stats) cJSON_AddItemToObject(o, "stats", cJSON_Duplicate(g->stats, 1));
+  if (g->stats) cJSON_AddItemToObject(o, "stats", share(g->stats));
   cJSON_AddNumberToObject(o, "screened", g->screened);
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
-  cJSON_AddNumberToObject(o, "compile_ms", r->compile_ms);
+  jsonio_add_exact(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
-  cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+  jsonio_add_exact(o, "wall_s", r->wall_s);
   const result_times *t = &r->times; /* none in a fault the worker wrote */
   if (t->compile_s > 0 || t->load_s > 0 || t->check_s > 0 || t->measure_s > 0)
     cJSON_AddItemToObject(o, "times", result_times_to_json(t));
-  if (g->elapsed_s > 0) cJSON_AddNumberToObject(o, "elapsed_s", g->elapsed_s);
+  if (g->elapsed_s > 0) jsonio_add_exact(o, "elapsed_s", g->elapsed_s);
   if (r->child > 0) {
     cJSON_AddNumberToObject(o, "child", r->child);
     cJSON_AddStringToObject(o, "run", g->run);
@@ -326,7 +313,7 @@ static void measured_tail(cJSON *o, const record_gen *g) {
   if (g->has_canary) cJSON_AddItemToObject(o, "canary", canary_to(&g->canary, r));
   if (g->untrusted) cJSON_AddBoolToObject(o, "untrusted", 1);
   /* last: the record's longest part */
-  if (g->job) cJSON_AddItemToObject(o, "job", cJSON_Duplicate(g->job, 1));
+  if (g->job) cJSON_AddItemToObject(o, "job", share(g->job));
 }
 
 static cJSON *gen_to(const record_gen *g) {
@@ -529,7 +516,7 @@ static cJSON *restart_to(const record_restart *r) {
   cJSON_AddNumberToObject(o, "restart", r->restart);
   cJSON_AddNumberToObject(o, "generation", (double)r->generation);
   add_cfg(o, "champion", &r->champion);
-  add_num(o, "champion_us", r->champion_us);
+  jsonio_add_exact(o, "champion_us", r->champion_us);
   add_cfg(o, "start", &r->start);
   cJSON_AddStringToObject(o, "reason", r->reason);
   return o;

@@ -19,7 +19,8 @@
  * Ownership: a record is large (the rounds of a generation): record_new allocates one,
  * record_free frees it. record_release frees what a record owns (its "stats" and "job" trees)
  * and leaves it empty for reuse; record_from_json releases first. record_to_json returns a new
- * tree the caller deletes. */
+ * tree the caller deletes, for printing: it refers to the record's "stats" and "job" rather
+ * than copying them, so it must go before the record is released or changed. */
 #ifndef TF_RECORD_H
 #define TF_RECORD_H
 

@@ -61,7 +61,16 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  int rc = posix_spawn(&c->pid, o->exe, &fa, NULL, argv, environ);
+  /* The child starts with no signal blocked: the worker blocks its doorbell's (common/
+   * doorbell.h), which is the worker's own business. */
+  posix_spawnattr_t at;
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawn(&c->pid, o->exe, &fa, &at, argv, environ);
+  posix_spawnattr_destroy(&at);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
@@ -75,23 +84,36 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   return 0;
 }
 
+/* Write all of buf: 0, or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, buf, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    buf += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int childproc_send_text(childproc *c, const char *text, tf_err *e) {
+  /* the line and its newline in one write: the child wakes once */
+  size_t n = strlen(text);
+  char *line = malloc(n + 1);
+  if (!line) return tf_fail(e, TF_EXIT_FAIL, "out of memory sending a job");
+  memcpy(line, text, n);
+  line[n] = '\n';
+  int rc = write_all(c->to_fd, line, n + 1);
+  free(line);
+  return rc ? tf_fail(e, TF_EXIT_FAIL, "writing to the measure child: %s", strerror(errno)) : 0;
+}
+
 int childproc_send(childproc *c, const cJSON *obj, tf_err *e) {
   char *text = cJSON_PrintUnformatted(obj);
   if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a job");
-  size_t n = strlen(text);
-  text[n] = '\n'; /* replaces the NUL; cJSON_free does not care */
-  size_t off = 0;
-  while (off < n + 1) {
-    ssize_t w = write(c->to_fd, text + off, n + 1 - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      cJSON_free(text);
-      return tf_fail(e, TF_EXIT_FAIL, "writing to the measure child: %s", strerror(errno));
-    }
-    off += (size_t)w;
-  }
+  int rc = childproc_send_text(c, text, e);
   cJSON_free(text);
-  return 0;
+  return rc;
 }
 
 /* Describe how a reaped child ended. */
@@ -162,13 +184,22 @@ static int fill(childproc *c) {
 
 int childproc_recv(childproc *c, double deadline_s, cJSON **out, char *why, size_t whylen,
                    tf_err *e) {
+  return childproc_recv_text(c, deadline_s, out, NULL, why, whylen, e);
+}
+
+int childproc_recv_text(childproc *c, double deadline_s, cJSON **out, char **text, char *why,
+                        size_t whylen, tf_err *e) {
   double end = now_s() + deadline_s;
   *out = NULL;
+  if (text) *text = NULL;
   for (;;) {
     char *line = take_line(c);
     if (line) {
       *out = jsonio_parse(line, "measure child's reply", e);
-      free(line);
+      if (*out && text)
+        *text = line;
+      else
+        free(line);
       return *out ? CHILD_LINE : -1;
     }
     double left = end - now_s();

@@ -32,6 +32,8 @@ typedef struct childproc_opts {
 
 int childproc_start(childproc *c, const childproc_opts *o, tf_err *e);
 int childproc_send(childproc *c, const cJSON *obj, tf_err *e);
+/* A message already written (one JSON object, no newline in it), as it is. */
+int childproc_send_text(childproc *c, const char *text, tf_err *e);
 
 enum { CHILD_LINE = 0, CHILD_TIMEOUT = 1, CHILD_GONE = 2 };
 /* Wait up to deadline_s for one line: CHILD_LINE with *out parsed (caller deletes),
@@ -39,6 +41,10 @@ enum { CHILD_LINE = 0, CHILD_TIMEOUT = 1, CHILD_GONE = 2 };
  * happened in the last two cases. -1 on a malformed line or an I/O error. */
 int childproc_recv(childproc *c, double deadline_s, cJSON **out, char *why, size_t whylen,
                    tf_err *e);
+/* childproc_recv that also hands over the line's text with CHILD_LINE (*text, malloc'd, the
+ * caller frees; NULL otherwise), for a worker that passes the answer on as it came. */
+int childproc_recv_text(childproc *c, double deadline_s, cJSON **out, char **text, char *why,
+                        size_t whylen, tf_err *e);
 
 /* Close stdin (the child's cue to exit), wait up to grace_s, then kill. */
 void childproc_stop(childproc *c, double grace_s);

@@ -99,8 +99,11 @@ static cJSON *fault_json(long long id, const char *uuid, const char *why) {
   return o;
 }
 
-/* The child's answer to one job, or a fault result saying why there is none. */
-static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
+/* The child's answer to one job, or a fault result saying why there is none. The job goes to
+ * the child as `jobtext` when that is given (the message as it came), and the child's own
+ * answer comes back in *restext too (NULL for a fault result the worker wrote): a relay
+ * need not print again what it did not change. */
+static cJSON *run_job(worker_state *w, const cJSON *jobmsg, const char *jobtext, char **restext) {
   char why[1024] = "";
   tf_err e = {0};
   const cJSON *idj = cJSON_GetObjectItemCaseSensitive(jobmsg, "id");
@@ -126,8 +129,9 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
     }
   }
   cJSON *reply = NULL;
-  int rc = childproc_send(&w->child, jobmsg, &e);
-  if (rc == 0) rc = childproc_recv(&w->child, deadline, &reply, why, sizeof why, &e);
+  int rc = jobtext ? childproc_send_text(&w->child, jobtext, &e)
+                   : childproc_send(&w->child, jobmsg, &e);
+  if (rc == 0) rc = childproc_recv_text(&w->child, deadline, &reply, restext, why, sizeof why, &e);
   if (rc == -1) {
     childproc_kill(&w->child);
     return fault_json(id, w->uuid, e.msg);
@@ -139,6 +143,8 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg) {
     snprintf(why, sizeof why, "the measure child refused the job: %s",
              cJSON_IsString(msg) ? msg->valuestring : "(no message)");
     cJSON_Delete(reply);
+    free(*restext);
+    *restext = NULL;
     return fault_json(id, w->uuid, why);
   }
   /* A fault result means the child found its device unusable and is exiting: the next
@@ -173,6 +179,24 @@ static void stop_worker(worker_state *w) {
   childproc_stop(&w->child, 5.0);
 }
 
+/* The result to the coordinator, with this worker's rank and, where the child did not say it,
+ * its child's number: the child's text passed on as it came when there is one. */
+static int send_result(worker_state *w, cJSON *res, char *text, tf_err *e) {
+  int has_child = cJSON_GetObjectItemCaseSensitive(res, "child") != NULL;
+  if (!text) {
+    cJSON_AddNumberToObject(res, "rank", w->rank);
+    if (!has_child) cJSON_AddNumberToObject(res, "child", w->nchild); /* a fault the worker wrote */
+    return mpimsg_send(w->comm, 0, TAG_RESULT, res, e);
+  }
+  char members[64];
+  snprintf(members, sizeof members, has_child ? "\"rank\":%d" : "\"rank\":%d,\"child\":%d",
+           w->rank, w->nchild);
+  char *out = jsonio_prepend_members(text, members);
+  if (!out) return tf_fail(e, TF_EXIT_FAIL, "worker rank %d: out of memory", w->rank);
+  mpimsg_out send = {.text = NULL};
+  return mpimsg_isend_text(w->comm, 0, TAG_RESULT, out, &send, e) || mpimsg_wait(&send, e) ? -1 : 0;
+}
+
 int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   worker_state w = {.o = o, .comm = comm};
   snprintf(w.backend, sizeof w.backend, "%s", o->backend ? o->backend : "");
@@ -180,27 +204,33 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   if (send_hello(&w, e)) return -1;
   for (;;) {
     int tag, from;
-    cJSON *msg = mpimsg_recv(comm, 0, &tag, &from, e);
+    char *jobtext = NULL, *restext = NULL;
+    cJSON *msg = mpimsg_recv_text(comm, 0, &tag, &from, &jobtext, e);
     if (!msg) break;
     if (tag == TAG_STOP) {
       cJSON_Delete(msg);
+      free(jobtext);
       stop_worker(&w);
       return 0;
     }
     cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(msg, "prefetch");
+    if (list) { /* the child must not see it: the job goes as printed again */
+      free(jobtext);
+      jobtext = NULL;
+    }
     if (list && w.pool) prefetch(&w, msg, list);
     cJSON_Delete(list);
-    cJSON *res = run_job(&w, msg);
+    cJSON *res = run_job(&w, msg, jobtext, &restext);
     cJSON_Delete(msg);
+    free(jobtext);
     if (!res) {
+      free(restext);
       tf_fail(e, TF_EXIT_FAIL, "worker rank %d: out of memory", w.rank);
       break;
     }
-    cJSON_AddNumberToObject(res, "rank", w.rank);
-    if (!cJSON_GetObjectItemCaseSensitive(res, "child")) /* a fault the worker wrote */
-      cJSON_AddNumberToObject(res, "child", w.nchild);
-    int rc = mpimsg_send(comm, 0, TAG_RESULT, res, e);
+    int rc = send_result(&w, res, restext, e);
     cJSON_Delete(res);
+    free(restext);
     if (rc) break;
   }
   compile_pool_stop(w.pool, 0.0);

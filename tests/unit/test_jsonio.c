@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,12 +88,82 @@ static void int_should_refuse_what_is_not_a_whole_number_in_range(void **state) 
   cJSON_Delete(o);
 }
 
+static void prepend_should_put_the_members_first_and_keep_the_rest(void **state) {
+  (void)state;
+  char *t = jsonio_prepend_members("{\"type\":\"result\",\"id\":7}", "\"rank\":3");
+  assert_string_equal(t, "{\"rank\":3,\"type\":\"result\",\"id\":7}");
+  tf_err e = {0};
+  cJSON *o = jsonio_parse(t, "message", &e);
+  assert_non_null(o);
+  assert_int_equal(cJSON_GetObjectItem(o, "rank")->valueint, 3);
+  cJSON_Delete(o);
+  free(t);
+  t = jsonio_prepend_members("  { }", "\"a\":1,\"b\":2");
+  assert_string_equal(t, "{\"a\":1,\"b\":2 }");
+  free(t);
+  t = jsonio_prepend_members("{\"x\":1}", "");
+  assert_string_equal(t, "{\"x\":1}");
+  free(t);
+  assert_null(jsonio_prepend_members("[1,2]", "\"a\":1"));
+  assert_null(jsonio_prepend_members("", "\"a\":1"));
+}
+
+static void prepend_of_a_key_already_there_should_be_refused_when_parsed(void **state) {
+  (void)state;
+  char *t = jsonio_prepend_members("{\"rank\":1}", "\"rank\":3");
+  tf_err e = {0};
+  assert_null(jsonio_parse(t, "message", &e));
+  assert_non_null(strstr(e.msg, "rank"));
+  free(t);
+}
+
+/* Every double, printed by jsonio_exact and parsed, is the same double; NaN and the
+ * infinities, which JSON cannot say, are null. */
+static void exact_should_read_back_as_the_same_double(void **state) {
+  (void)state;
+  static const double some[] = {0.0, 1.0, -2.5, 1980.0, 1.0299999999999998, 0.1, 1e-300,
+                                4.9406564584124654e-324, 1.7976931348623157e308, 1.0 / 3.0};
+  unsigned long long bits = 0x9e3779b97f4a7c15ULL;
+  for (int k = 0; k < 20000; k++) {
+    double v;
+    if (k < (int)(sizeof some / sizeof some[0])) {
+      v = some[k];
+    } else {
+      bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17; /* xorshift: any bit pattern */
+      memcpy(&v, &bits, sizeof v);
+      if (!isfinite(v)) continue;
+    }
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, jsonio_exact(v));
+    char *text = cJSON_PrintUnformatted(a);
+    cJSON *back = cJSON_Parse(text);
+    assert_non_null(back);
+    const cJSON *x = cJSON_GetArrayItem(back, 0);
+    assert_true(cJSON_IsNumber(x));
+    if (memcmp(&x->valuedouble, &v, sizeof v) != 0 && !(v == 0 && x->valuedouble == 0))
+      fail_msg("%s read back as %.17g, not %.17g", text, x->valuedouble, v);
+    cJSON_Delete(back);
+    cJSON_Delete(a);
+    free(text);
+  }
+  cJSON *o = cJSON_CreateObject();
+  jsonio_add_exact(o, "nan", NAN);
+  jsonio_add_exact(o, "inf", -INFINITY);
+  char *text = cJSON_PrintUnformatted(o);
+  assert_string_equal(text, "{\"nan\":null,\"inf\":null}");
+  free(text);
+  cJSON_Delete(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_should_refuse_a_key_given_twice_at_any_depth),
       cmocka_unit_test(parse_should_accept_the_same_key_in_different_objects),
       cmocka_unit_test(load_should_name_the_file_and_the_repeated_key),
       cmocka_unit_test(int_should_refuse_what_is_not_a_whole_number_in_range),
+      cmocka_unit_test(prepend_should_put_the_members_first_and_keep_the_rest),
+      cmocka_unit_test(exact_should_read_back_as_the_same_double),
+      cmocka_unit_test(prepend_of_a_key_already_there_should_be_refused_when_parsed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

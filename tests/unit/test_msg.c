@@ -563,17 +563,38 @@ static void round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask(voi
   static const char *const bad[] = {"1e300", "-1", "1.5", "1000.7", "1e19"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     round_rec r = sample_round(0), b;
-    cJSON *o = round_to_json(&r);
+    cJSON *o = through_text(round_to_json(&r));
     cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(o, "clock_reasons"), 1,
                              cJSON_Parse(bad[i]));
     if (round_from_json(o, &b) != -1) fail_msg("clock_reasons %s was read as %llu", bad[i], b.reasons[1]);
     cJSON_Delete(o);
   }
   round_rec r = sample_round(1), b;
-  cJSON *o = round_to_json(&r);
+  cJSON *o = through_text(round_to_json(&r));
   assert_int_equal(round_from_json(o, &b), 0);
   assert_round_equal(1, &r, &b);
   cJSON_Delete(o);
+}
+
+/* A measured time reads back as the very double the child measured, whatever its digits: the
+ * coordinator decides on what it reads and verify recomputes from the ledger. cJSON alone
+ * would write 15 digits for 1.0299999999999998 and read back 1.03. */
+static void round_should_read_back_measured_times_exactly(void **state) {
+  (void)state;
+  round_rec r = sample_round(2), b;
+  double odd[ARM_COUNT] = {1.0299999999999998, 74.548946307634203, 1.0 / 3.0};
+  unsigned long long seed = 42;
+  for (int k = 0; k < 1000; k++) {
+    for (int a = 0; a < ARM_COUNT; a++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      r.us[a] = k == 0 ? odd[a] : (double)(seed >> 11) * 0x1.0p-53 * 1000.0;
+      r.kernel_us[a] = r.us[a] * (1.0 - 1e-3 * a);
+    }
+    cJSON *o = through_text(round_to_json(&r));
+    assert_int_equal(round_from_json(o, &b), 0);
+    cJSON_Delete(o);
+    assert_round_equal(k, &r, &b);
+  }
 }
 
 static void result_should_round_trip_every_status(void **state) {
@@ -651,6 +672,7 @@ int main(void) {
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
       cmocka_unit_test(result_should_round_trip_every_field),
       cmocka_unit_test(round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask),
+      cmocka_unit_test(round_should_read_back_measured_times_exactly),
       cmocka_unit_test(result_should_round_trip_every_status),
       cmocka_unit_test(result_from_json_should_refuse_malformed_results),
       cmocka_unit_test(result_fault_should_describe_a_dead_child),
