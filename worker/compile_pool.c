@@ -183,8 +183,11 @@ static int start(compile_pool *p, const wanted *w) {
    * and it would otherwise compete with the measure child at the child's own priority. */
   posix_spawnattr_t at;
   struct sched_param none = {.sched_priority = 0};
+  sigset_t nothing; /* the worker blocks its doorbell's signal (common/doorbell.h) */
+  sigemptyset(&nothing);
   posix_spawnattr_init(&at);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSCHEDULER);
+  posix_spawnattr_setsigmask(&at, &nothing);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSCHEDULER | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setschedpolicy(&at, SCHED_IDLE);
   posix_spawnattr_setschedparam(&at, &none);
   pid_t pid = 0;
