@@ -155,7 +155,10 @@ static int run_farm(int rank, int size, run_args *a) {
   tf_err e = {0}; /* the backend, when not asked for, each worker's measure child chooses */
   int index = -1, on_node = 0;
   if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e) ||
-      mpimsg_doorbells(MPI_COMM_WORLD, rank != 0 /* workers wait for their sends */, &e)) {
+      /* every rank asks for receipts: a worker waits for its sends, and a job larger than the
+       * eager limit (one with its compile-ahead list) reaches its worker only once the
+       * coordinator, asleep on its doorbell, is rung to help */
+      mpimsg_doorbells(MPI_COMM_WORLD, 1, &e)) {
     fprintf(stderr, "tunefarm run: rank %d: %s\n", rank, e.msg);
     return 1;
   }

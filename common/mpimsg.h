@@ -23,9 +23,11 @@ void mpimsg_init(MPI_Comm comm);
  * where it runs. After it, a send on comm to a rank in the same pid space rings that rank, and
  * a rank waiting for messages that only such ranks send sleeps until rung instead of polling
  * (a wait that no ring ends still looks every MPIMSG_RING_NET_S: the safety net). A rank that
- * asks for `receipts` (one that waits for its sends to complete, as a worker does) is rung
- * when a message of its is taken, before and after the receive (a large message needs its
- * sender's help while it is received), and sleeps in mpimsg_wait until then. Only ranks whose
+ * asks for `receipts` is rung when a message of its is taken, before and after the receive:
+ * a message above MPI's eager limit moves only while its sender calls MPI, so a sender that
+ * sleeps on its doorbell (in mpimsg_wait, or waiting for other messages as the coordinator
+ * does after it sent a job) must be woken, or the message waits for the safety net. Every
+ * rank of `tunefarm run` asks for them. Only ranks whose
  * process blocked the doorbell before MPI_Init (doorbell_block) are rung; without this call
  * every wait polls. One communicator at a time: a later call replaces the table. */
 int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);

@@ -13,9 +13,11 @@ c["search"].update(budget=12, max_stale=50, restarts=0)
 json.dump(c, open(sys.argv[2], "w"))
 PY
 export TUNEFARM_ROOT="$SRC"
-# a simulated compile of 0.3 s a job (cached after) keeps the run going long enough to stop it
+# a simulated compile of 0.3 s a job (cached after) keeps the run going long enough to stop it;
+# compiled in the job, not ahead, which on a node of many cores would hide it
 export TUNEFARM_SIM_COMPILE=0.3 TUNEFARM_CACHE="$WORK/cache"
-cmd=("${MPIRUN[@]}" -np 3 "$TF" run --backend sim --ledgers "$WORK/ledgers" campaigns/ln.json)
+cmd=("${MPIRUN[@]}" -np 3 "$TF" run --backend sim --ledgers "$WORK/ledgers" --compile-jobs 0
+  campaigns/ln.json)
 "${cmd[@]}" >run1.out 2>&1 &
 pid=$!
 for _ in $(seq 100); do
@@ -28,7 +30,7 @@ for want in "tunefarm: loading campaign campaigns/ln.json" \
   "tunefarm: enumerating its space: 19440 configurations against 10 constraints" \
   "tunefarm: opening the ledgers in $WORK/ledgers/ln/" "tunefarm: measuring, 12 generations per device" \
   "tunefarm: stopped by SIGTERM; the ledgers in $WORK/ledgers/ hold every generation recorded. Resume with the same command" \
-  "mpirun -np 3 tunefarm run --backend sim --ledgers $WORK/ledgers campaigns/ln.json"; do
+  "mpirun -np 3 tunefarm run --backend sim --ledgers $WORK/ledgers --compile-jobs 0 campaigns/ln.json"; do
   grep -qF -- "$want" run1.out || { cat run1.out; fail "the run did not say '$want'"; }
 done
 grep -Eq '\] gen [0-9]+ \([0-9]+ of 12, ETA [0-9]+m[0-9]{2}s\) ' run1.out || { cat run1.out; fail "no ETA"; }
