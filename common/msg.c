@@ -580,6 +580,27 @@ int result_times_from_json(const cJSON *o, result_times *t) {
   return 0;
 }
 
+cJSON *checked_to_json(int checked) {
+  cJSON *a = cJSON_CreateArray();
+  for (int k = 0; a && k < ARM_COUNT; k++)
+    if (checked & (1 << k)) cJSON_AddItemToArray(a, cJSON_CreateString(arm_names[k]));
+  return a;
+}
+
+int checked_from_json(const cJSON *o, int *checked) {
+  const cJSON *it;
+  *checked = 0;
+  if (!cJSON_IsArray(o)) return -1;
+  cJSON_ArrayForEach(it, o) {
+    int k = 0;
+    while (k < ARM_COUNT && !(cJSON_IsString(it) && strcmp(it->valuestring, arm_names[k]) == 0))
+      k++;
+    if (k == ARM_COUNT) return -1;
+    *checked |= 1 << k;
+  }
+  return 0;
+}
+
 cJSON *result_to_json(const result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "type", "result");
@@ -590,6 +611,7 @@ cJSON *result_to_json(const result *r) {
   cJSON_AddBoolToObject(o, "correct", r->correct);
   cJSON *err = cJSON_AddObjectToObject(o, "rel_err");
   for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(err, arm_names[a], r->rel_err[a]);
+  if (r->checked >= 0) cJSON_AddItemToObject(o, "checked", checked_to_json(r->checked));
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
   jsonio_add_exact(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
@@ -620,6 +642,10 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
   r->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "correct"));
   const cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "rel_err");
   for (int a = 0; a < ARM_COUNT; a++) r->rel_err[a] = num_or(err, arm_names[a], NAN);
+  const cJSON *checked = cJSON_GetObjectItemCaseSensitive(o, "checked");
+  r->checked = -1;
+  if (checked && checked_from_json(checked, &r->checked))
+    return tf_fail(e, TF_EXIT_FAIL, "result: 'checked' must be an array of arm names");
   r->burn_in = INT_OR(o, "burn_in", 0);
   r->compile_ms = num_or(o, "compile_ms", 0);
   r->cache_hit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cache_hit"));

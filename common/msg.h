@@ -169,6 +169,10 @@ typedef struct result {
   char device[64];               /* UUID of the device that measured */
   int correct;                   /* every arm passed on every input set */
   double rel_err[ARM_COUNT];     /* the worst relative error over the input sets */
+  int checked;                   /* bit 1 << arm: the arm's check ran in this job; an arm
+                                  * without it took the errors its measure process found for
+                                  * the same kernel before (worker/protocol.h, gate_memo); -1:
+                                  * not known (a record written before it) */
   int nrounds;                   /* recorded rounds, screened ones included */
   round_rec rounds[MSG_MAX_ROUNDS];
   int burn_in;
@@ -189,6 +193,11 @@ cJSON *decide_opts_to_json(const decide_opts *d);
 
 cJSON *canary_round_to_json(const canary_round *c);
 int canary_round_from_json(const cJSON *o, canary_round *c); /* 0, or -1 if malformed */
+
+/* "checked": the names of the arms in the bit mask, as a JSON array; and back (-1 for anything
+ * but an array of arm names). */
+cJSON *checked_to_json(int checked);
+int checked_from_json(const cJSON *o, int *checked);
 
 cJSON *result_to_json(const result *r);
 int result_from_json(const cJSON *o, result *r, tf_err *e);

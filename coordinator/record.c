@@ -24,7 +24,8 @@ static const char *const device_keys[] = {"type", "schema_version", "device", "c
 static const char *const gen_keys[] = {
     "type", "generation", "device", "backend", "simulated", "time", "rule", "restart", "duel",
     "best", "new", "change", "rounds", "ratios", "median_ratio", "kernel_median_ratio",
-    "control_drift", "min_gain", "drift_tolerance", "correct", "rel_err", "status", "detail",
+    "control_drift", "min_gain", "drift_tolerance", "correct", "rel_err", "checked", "status",
+    "detail",
     "decision", "reason", "constraint", "stats", "screened", "burn_in", "compile_ms",
     "cache_hit", "wall_s", "times", "elapsed_s", "child", "run", "canary", "untrusted", "job",
     NULL};
@@ -284,6 +285,7 @@ static void measured_to(cJSON *o, const record_gen *g) {
   cJSON_AddBoolToObject(o, "correct", r->correct);
   cJSON *err = cJSON_AddObjectToObject(o, "rel_err");
   for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(err, arm_names[a], r->rel_err[a]);
+  if (r->checked >= 0) cJSON_AddItemToObject(o, "checked", checked_to_json(r->checked));
   cJSON_AddStringToObject(o, "status", status_names[r->status]);
   if (r->detail[0]) cJSON_AddStringToObject(o, "detail", r->detail);
 }
@@ -443,6 +445,16 @@ static int times_from(const cJSON *o, result *r, tf_err *e) {
   return 0;
 }
 
+/* "checked" (absent in records written before it: unknown, -1). */
+static int checked_from(const cJSON *o, result *r, tf_err *e) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "checked");
+  r->checked = -1;
+  if (c && checked_from_json(c, &r->checked))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'checked' must be an array of arm names (best, new, "
+                   "control)");
+  return 0;
+}
+
 static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
   result *r = &g->res;
   long long screened = 0, burn_in = 0, child = 0;
@@ -455,7 +467,7 @@ static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
       jsonio_num(NULL, NULL, o, "", "min_gain", 1, 0.0, 1.0, &g->min_gain, e) ||
       jsonio_num(NULL, NULL, o, "", "drift_tolerance", 1, 0.0, 1.0, &g->drift_tolerance, e) ||
       jsonio_bool(NULL, NULL, o, "", "correct", 1, &r->correct, e) || rel_err_from(o, r, e) ||
-      choice(o, "", "status", status_names, &status, e) ||
+      checked_from(o, r, e) || choice(o, "", "status", status_names, &status, e) ||
       str_into(o, "", "detail", 0, r->detail, sizeof r->detail, e) ||
       jsonio_child(NULL, NULL, o, "", "stats", 0, cJSON_Object, &stats, e) ||
       int_into(o, "screened", 1, 0, MSG_MAX_ROUNDS, &screened, e) ||

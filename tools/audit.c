@@ -297,7 +297,7 @@ static int run_triple(const backend_ops *ops, void *self, const campaign *c, con
   j->measure.burn_in = j->measure.rounds = 0; /* the check alone */
   j->canary_rounds = 0;
   memset(&x->r, 0, sizeof x->r);
-  int sticky = protocol_run(ops, self, j, &x->r, &e) != 0;
+  int sticky = protocol_run(ops, self, j, &x->r, NULL, &e) != 0;
   if (sticky) {
     char name[512];
     spec_config_str(&c->tmpl, cfg[0], name, sizeof name);

@@ -173,7 +173,7 @@ static int measure_job(bench *b, const bench_opts *o, const backend_ops *ops, vo
   for (int fill; (fill = pending_place(b, slots)) >= 0;) {
     memset(&x->r, 0, sizeof x->r);
     if (build_job(b, o, slots, slots[fill], id, &x->j, e)) return 1;
-    if (protocol_run(ops, self, &x->j, &x->r, e)) return -1; /* sticky: never touch it again */
+    if (protocol_run(ops, self, &x->j, &x->r, NULL, e)) return -1; /* sticky: never touch it again */
     if (x->r.status != RESULT_OK) {
       tf_fail(e, x->r.status == RESULT_COMPILE_ERROR ? TF_COMPILE_REFUSED : TF_EXIT_FAIL, "%s",
               x->r.detail);

@@ -3,7 +3,7 @@
  *
  * The measurement protocol (worker/protocol.c) is written once against this
  * table: the backend provides primitives, the protocol decides their order
- * (correctness gate on every arm and input set, burn-in, rotated recorded
+ * (correctness gate on every arm and input set, once per kernel and process, burn-in, rotated recorded
  * rounds, clock screening). So the simulated device goes through exactly the
  * steps the GPU does.
  *

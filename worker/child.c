@@ -102,6 +102,7 @@ typedef struct child_state {
   FILE *out; /* the protocol: the original stdout, which nothing else may write to */
   job *j;    /* the job being measured and its result: large, one of each for the child */
   result *r;
+  gate_memo *memo; /* the checks this process has passed (worker/protocol.h) */
 } child_state;
 
 static void reply(child_state *st, cJSON *o) {
@@ -153,7 +154,7 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
     reply(st, result_to_json(r));
     return 1;
   }
-  int sticky = protocol_run(st->ops, st->self, j, r, &e) != 0;
+  int sticky = protocol_run(st->ops, st->self, j, r, st->memo, &e) != 0;
   if (sticky) result_fault(r, j->id, st->dev.uuid, "device error: %s", e.msg);
   snprintf(r->device, sizeof r->device, "%s", st->dev.uuid);
   r->child = o->instance;
@@ -264,7 +265,8 @@ int child_main(int argc, char **argv) {
   setvbuf(st.out, NULL, _IOLBF, 0);
   st.j = malloc(sizeof *st.j);
   st.r = malloc(sizeof *st.r);
-  if (!st.j || !st.r) {
+  st.memo = calloc(1, sizeof *st.memo);
+  if (!st.j || !st.r || !st.memo) {
     fprintf(stderr, "tunefarm measure: out of memory\n");
     rc = 1;
   } else {
@@ -273,6 +275,7 @@ int child_main(int argc, char **argv) {
   if (st.open && rc == 0) st.ops->close(st.self);
   free(st.j);
   free(st.r);
+  free(st.memo);
   return rc;
 }
 

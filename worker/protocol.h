@@ -1,7 +1,8 @@
 /* protocol: one job measured on one device, the same way on every backend.
  *
  * prepare -> correctness gate (every arm, every input set, outputs poisoned by
- * the backend) -> burn-in (unrecorded; every arm launched) -> the A/A canary
+ * the backend; a kernel its process has checked before on the same inputs takes
+ * that check's errors, gate_memo below) -> burn-in (unrecorded; every arm launched) -> the A/A canary
  * when the job asks for one (best against a second copy of itself in new's
  * place, worker/placement.h) -> recorded rounds, the arm order cycling through
  * all six permutations so that best runs before new in every other round ->
@@ -18,7 +19,25 @@
 #include "common/msg.h"
 #include "worker/backend.h"
 
-int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e);
+/* The checks a measure process has passed. A kernel is checked on every input set the first
+ * time a process measures it (each of two identical arms of one job, the A/A pair, too); a
+ * later job that brings it again (best and the control in every generation, a candidate
+ * measured again) takes the relative errors remembered: the same code
+ * on the same inputs (measure.seed) computes the same outputs, and the check was two thirds
+ * of the gate's time. A check that failed is not remembered, nor is an arm with an injected
+ * fault; the canary's copy (a module loaded for that job) is checked every time. The result's
+ * `checked` says which arms this job checked. Zero-initialise; the caller owns it (the
+ * measure child keeps one for its life). */
+#define GATE_MEMO_SLOTS 4096
+typedef struct gate_memo {
+  unsigned long long key[GATE_MEMO_SLOTS]; /* 0: empty */
+  double err[GATE_MEMO_SLOTS];
+  int used;
+} gate_memo;
+
+/* memo NULL: every arm is checked (the audit's sweep, the bench). */
+int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, gate_memo *memo,
+                 tf_err *e);
 
 /* The arm order of recorded round i. */
 void protocol_order(int i, int order[ARM_COUNT]);

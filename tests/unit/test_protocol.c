@@ -1,0 +1,206 @@
+/* Unit tests of worker/protocol.c's gate memory: a measure process checks each kernel once
+ * per input set, and a job that brings it again takes the errors found before; anything
+ * that could change a kernel's outputs checks it again. On the simulated device, through a
+ * table that counts the checks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/unit/testutil.h"
+#include "worker/backend.h"
+#include "worker/protocol.h"
+
+static int checks[ARM_COUNT]; /* checks that reached the device, per arm */
+
+static int counting_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
+  checks[p->arm]++;
+  return backend_sim.check(self, p, set, rel_err, e);
+}
+
+static backend_ops counted(void) {
+  backend_ops ops = backend_sim;
+  ops.check = counting_check;
+  return ops;
+}
+
+/* The chain template's job with two input sets: arms at ITERS best, new, control. */
+static void chain_job(job *j, long long best, long long new_iters, long long control) {
+  memset(j, 0, sizeof *j);
+  j->id = 1;
+  snprintf(j->root, sizeof j->root, "%s", source_dir());
+  snprintf(j->sources[0], SPEC_PATH, "templates/chain.cu");
+  snprintf(j->specs[0], SPEC_PATH, "templates/chain.json");
+  snprintf(j->family, sizeof j->family, "chain");
+  j->nsources = 1;
+  j->ndims = 1;
+  snprintf(j->dim_names[0], SPEC_NAME, "N");
+  j->dims[0] = 1 << 20;
+  const long long iters[ARM_COUNT] = {best, new_iters, control};
+  for (int a = 0; a < ARM_COUNT; a++) {
+    j->arm[a].from_template = 1;
+    j->arm[a].cfg = (config){1, {iters[a]}};
+    snprintf(j->arm[a].name_expr, sizeof j->arm[a].name_expr, "tf_chain<%lld>", iters[a]);
+  }
+  j->tolerance = 1e-5;
+  j->measure = (measure_opts){.burn_in = 1, .rounds = 2, .samples = 3, .input_sets = 2,
+                              .deadline_s = 60, .seed = 7};
+  snprintf(j->decide.rule, sizeof j->decide.rule, "median");
+}
+
+typedef struct fixture {
+  backend_ops ops;
+  void *self;
+  job *j;
+  result *r;
+  gate_memo *memo;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->ops = counted();
+  f->j = calloc(1, sizeof *f->j);
+  f->r = calloc(1, sizeof *f->r);
+  f->memo = calloc(1, sizeof *f->memo);
+  backend_opts o = {0, NULL, 0};
+  tf_err e = {0};
+  if (!f->j || !f->r || !f->memo || backend_sim.open(&f->self, &o, &e)) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  backend_sim.close(f->self);
+  free(f->j), free(f->r), free(f->memo), free(f);
+  return 0;
+}
+
+/* Run f's job with memo m; the checks per arm it made land in got[]. */
+static void run(fixture *f, gate_memo *m, int got[ARM_COUNT]) {
+  tf_err e = {0};
+  memset(checks, 0, sizeof checks);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, m, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+  memcpy(got, checks, sizeof checks);
+}
+
+static void a_kernel_should_be_checked_once_per_input_set_in_a_process(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1030, 1100);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST], 2);
+  assert_int_equal(got[ARM_NEW], 2);
+  assert_int_equal(got[ARM_CONTROL], 2);
+  assert_int_equal(f->r->checked, 7);
+  assert_true(f->r->correct);
+  /* the next generation: the same best and control, another candidate */
+  chain_job(f->j, 1000, 1060, 1100);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST], 0);
+  assert_int_equal(got[ARM_NEW], 2);
+  assert_int_equal(got[ARM_CONTROL], 0);
+  assert_int_equal(f->r->checked, 1 << ARM_NEW);
+  assert_true(f->r->correct);
+  for (int a = 0; a < ARM_COUNT; a++) assert_true(f->r->rel_err[a] == 0.0);
+  /* a candidate kept: the old candidate is best now, and was checked as new */
+  chain_job(f->j, 1060, 1090, 1100);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST] + got[ARM_CONTROL], 0);
+  assert_int_equal(got[ARM_NEW], 2);
+}
+
+static void identical_arms_of_one_job_should_each_be_checked(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1000, 1100); /* the A/A pair: both launched before burn-in */
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST], 2);
+  assert_int_equal(got[ARM_NEW], 2);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST] + got[ARM_NEW] + got[ARM_CONTROL], 0);
+  assert_int_equal(f->r->checked, 0);
+}
+
+static void without_a_memo_every_arm_should_be_checked(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1030, 1100);
+  run(f, NULL, got);
+  run(f, NULL, got);
+  for (int a = 0; a < ARM_COUNT; a++) assert_int_equal(got[a], 2);
+  assert_int_equal(f->r->checked, 7);
+}
+
+static void other_inputs_or_shape_should_check_again(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1030, 1100);
+  run(f, f->memo, got);
+  f->j->measure.seed = 8; /* other inputs */
+  run(f, f->memo, got);
+  for (int a = 0; a < ARM_COUNT; a++) assert_int_equal(got[a], 2);
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->dims[0] = 1 << 21; /* another problem */
+  run(f, f->memo, got);
+  for (int a = 0; a < ARM_COUNT; a++) assert_int_equal(got[a], 2);
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->arm[ARM_BEST].geom.block[0] = 64; /* another launch */
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST], 2);
+  assert_int_equal(got[ARM_NEW] + got[ARM_CONTROL], 0);
+}
+
+static void a_failed_or_faulty_check_should_never_be_remembered(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1030, 1100);
+  snprintf(f->j->arm[ARM_NEW].fault, sizeof f->j->arm[ARM_NEW].fault, "wrong");
+  run(f, f->memo, got);
+  assert_false(f->r->correct);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_NEW], 2); /* injected: checked every time */
+  assert_false(f->r->correct);
+  assert_true(f->r->rel_err[ARM_NEW] == 0.5);
+  /* a tolerance the kernel fails: the failure is found again, not remembered as a pass */
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->tolerance = -1.0;
+  run(f, f->memo, got);
+  assert_false(f->r->correct);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_NEW], 2);
+  assert_false(f->r->correct);
+}
+
+static void a_full_memo_should_start_again(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  for (int i = 0; i < GATE_MEMO_SLOTS; i++) { /* more kernels than it keeps */
+    chain_job(f->j, 1000, 2000 + i, 1100);
+    run(f, f->memo, got);
+    assert_int_equal(got[ARM_NEW], 2);
+    assert_true(f->memo->used <= GATE_MEMO_SLOTS * 3 / 4);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(a_kernel_should_be_checked_once_per_input_set_in_a_process,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(identical_arms_of_one_job_should_each_be_checked, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(without_a_memo_every_arm_should_be_checked, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(other_inputs_or_shape_should_check_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_failed_or_faulty_check_should_never_be_remembered, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
