@@ -58,8 +58,8 @@ static void usage(FILE *f) {
 static void run_usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np G+1 tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
-          "                                   [--quiet] [--compile-jobs N] [--worker-margin S]\n"
-          "                                   CAMPAIGN\n\n"
+          "                                   [--quiet] [--compile-jobs N] [--no-run-ahead]\n"
+          "                                   [--worker-margin S] CAMPAIGN\n\n"
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
           "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
@@ -74,6 +74,10 @@ static void run_usage(FILE *f) {
           "                compiles its own. Default auto: the node's cores per worker less\n"
           "                one (1.7-3.1x the decisions per hour of 0 on an H200,\n"
           "                docs/PERFORMANCE.md)\n"
+          "  --no-run-ahead  wait for each decision before the next job starts; by default\n"
+          "                a job comes with the one that follows it if it is rejected, which\n"
+          "                the GPU starts at once and the coordinator confirms or replaces\n"
+          "                (the ledgers are the same either way; docs/PERFORMANCE.md)\n"
           "  --worker-margin S  seconds a worker may take beyond a job's measure.deadline_s\n"
           "                (which covers its measure child) before it is declared lost: its\n"
           "                job is recorded as a fault, its GPU's search stops, the others go\n"
@@ -93,6 +97,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                          {"quiet", no_argument, 0, 'q'},
                                          {"compile-jobs", required_argument, 0, 'j'},
                                          {"worker-margin", required_argument, 0, 'm'},
+                                         {"no-run-ahead", no_argument, 0, 'A'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
@@ -104,6 +109,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
       case 'l': a->o.ledgers = optarg; break;
       case 'f': a->o.fresh = 1; break;
       case 'q': a->o.quiet = 1; break;
+      case 'A': a->o.run_ahead = 0; break;
       case 'j': {
         if (strcmp(optarg, "auto") == 0) {
           a->o.compile_jobs = -1;
@@ -188,7 +194,7 @@ static int cmd_run(int argc, char **argv) {
   /* The margin covers what the job's deadline does not: starting a measure child (its hello
    * may take up to the worker's hello_s, 120 s), stopping an old one, the messages. */
   run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1,
-                      .worker_margin_s = 180.0}};
+                      .run_ahead = 1, .worker_margin_s = 180.0}};
   int bad = parse_run(argc, argv, &a);
   if (a.help) {
     run_usage(stdout);

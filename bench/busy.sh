@@ -1,36 +1,37 @@
 #!/usr/bin/env bash
-# How busy compiling ahead keeps the GPUs: each campaign runs for a fixed wall time on every
+# How busy speculation keeps the GPUs: each campaign runs for a fixed wall time on every
 # GPU of the node, first with the workers compiling ahead (--compile-jobs, `auto` unless
-# given) and then without (--compile-jobs 0, the default), each from an empty cubin cache
-# and an empty driver compute cache;
-# then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
+# given) and running the next job ahead of its decision (run's defaults; --run-ahead no
+# turns the latter off in this run), and then with neither (--compile-jobs 0
+# --no-run-ahead), each from an empty cubin cache and an empty driver compute cache; then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
 # of both runs, from the ledgers through `tunefarm report` (docs/PERFORMANCE.md defines both),
 # and where the runs compiling ahead still waited (bench/waits.py, with python3). Builds nothing.
 #
 #   bash bench/busy.sh TUNEFARM [--seconds S] [--gpus G] [--backend cuda|sim]
-#                      [--compile-jobs N] [--out DIR] [CAMPAIGN...]
+#                      [--compile-jobs N] [--run-ahead yes|no] [--out DIR] [CAMPAIGN...]
 #
 # TUNEFARM is the binary; it must find the campaigns' templates (run from the source tree, or
 # set TUNEFARM_ROOT). Defaults: 300 s per run, every GPU `tunefarm devices --json` lists (2
 # with --backend sim), backend cuda, compiles ahead `auto` (cores per worker less one), a new
 # folder busy-<UTC time>, campaigns/matmul-1024.json and campaigns/matmul-2048x1536x1024.json.
-# Four runs per campaign pair: 2 x S seconds each, plus start-up. On the simulated device,
+# Two runs per campaign: 2 x S seconds, plus start-up. On the simulated device,
 # give it a compile and a measuring time first, for example
 #   TUNEFARM_SIM_COMPILE=1.2 TUNEFARM_SIM_SLEEP=30 bash bench/busy.sh build/tunefarm \
 #     --backend sim --seconds 60 --compile-jobs 8
 set -euo pipefail
-[ $# -ge 1 ] && [ "${1:0:1}" != - ] || { sed -n 2,19p "$0"; exit 2; }
+[ $# -ge 1 ] && [ "${1:0:1}" != - ] || { sed -n 2,20p "$0"; exit 2; }
 tf=$(realpath "$1")
 shift
-seconds=300 gpus="" backend=cuda jobs="" out=""
+seconds=300 gpus="" backend=cuda jobs="" out="" ahead=yes
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --gpus) gpus=$2; shift 2 ;;
     --backend) backend=$2; shift 2 ;;
     --compile-jobs) jobs=$2; shift 2 ;;
+    --run-ahead) ahead=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     -*) echo "busy.sh: unknown option '$1'" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -52,10 +53,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROO
 run() { # campaign mode
   local name flags=()
   name=$(basename "$1" .json)
-  [ "$2" = off ] && flags=(--compile-jobs 0)
+  [ "$2" = off ] && flags=(--compile-jobs 0 --no-run-ahead)
   [ "$2" = on ] && flags=(--compile-jobs "${jobs:-auto}")
+  [ "$2" = on ] && [ "$ahead" = no ] && flags+=(--no-run-ahead)
   rm -rf "$out/cache-$name-$2" "$out/nvcache-$name-$2"
-  echo "busy.sh: $name, compiling ahead $2, $seconds s on $gpus GPU(s)" >&2
+  echo "busy.sh: $name, speculating $2, $seconds s on $gpus GPU(s)" >&2
   # NVRTC also keeps what it compiles in the driver's compute cache (CUDA_CACHE_PATH, by default
   # ~/.nv/ComputeCache) wherever a driver is installed, across processes and runs: each run
   # gets an empty one of its own, or the second run of a pair finds much of its work done by
@@ -79,7 +81,7 @@ for c in "${campaigns[@]}"; do
   run "$c" off
 done
 echo "# busy.sh $(date -u +%Y-%m-%dT%H:%MZ): $seconds s per run, $gpus GPU(s), backend $backend, $tf"
-echo "| campaign | GPU | busy, compiling ahead | busy, not | decisions/h, compiling ahead | decisions/h, not | ratio |"
+echo "| campaign | GPU | busy, ahead | busy, not | decisions/h, ahead | decisions/h, not | ratio |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for c in "${campaigns[@]}"; do
   join -t $'\t' <(figures "$c" on | sort) <(figures "$c" off | sort) |

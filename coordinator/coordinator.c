@@ -42,6 +42,12 @@ typedef struct device_run {
   search_step step;    /* the step the job in flight measures */
   cJSON *sent;         /* that job as sent, for its record */
   cJSON *prefetch;     /* the programs to compile ahead that go with it (message only) */
+  cJSON *next;         /* the job to run ahead that goes with it (message only) */
+  cJSON *ahead;        /* the job the worker holds ahead, as sent (with its root); NULL: none */
+  int go;              /* the queued job is the one ahead: the message only says go */
+  int ahead_sent, ahead_taken; /* jobs sent ahead in this run, and of them the ones taken */
+  double extra_s;      /* the job's result may come this much later: the worker first
+                        * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
   mpimsg_out out;      /* the last job's send, until it completes */
   int compile_jobs;    /* its worker's compiles ahead at once (its hello); 0: no list to send */
@@ -220,27 +226,81 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
 
 /* ---- jobs and results ---- */
 
+/* The job of step st as sent: every expression evaluated, the canary and a fresh process
+ * when the search asks; NULL with e when it cannot be built (or out of memory). */
+static cJSON *job_msg(farm *f, const search_step *st, job *j, tf_err *e) {
+  if (job_build(j, &f->c, st->job_id, (int)st->generation, &st->best, &st->cand, e)) return NULL;
+  j->canary_rounds = st->canary ? f->c.canary.rounds : 0;
+  j->fresh_child = st->fresh;
+  cJSON *msg = job_to_json(j);
+  if (!msg) tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  return msg;
+}
+
+/* The job to run ahead of st's decision: the one the search asks for next if st is rejected
+ * (search_next_if_rejected), unless it wants a fresh process; NULL when there is none. Any
+ * error only means none: the job sent after the decision is built on its own. */
+static cJSON *ahead_of(farm *f, device_run *d, const search_step *st) {
+  search_step nx;
+  tf_err ignored = {0};
+  if (!f->o->run_ahead || search_next_if_rejected(&d->s, st, &nx, &ignored) != 1 || nx.fresh)
+    return NULL;
+  job *j = malloc(sizeof *j);
+  cJSON *msg = j ? job_msg(f, &nx, j, &ignored) : NULL;
+  free(j);
+  return msg;
+}
+
 /* The job queued (flush sends it, once the records before it are durable), with the programs
  * its device's search may ask for next for the worker to compile ahead (coordinator/
- * prefetch.h), which travel in the message only, never in the record. */
+ * prefetch.h) and the job to run ahead of its decision, which travel in the message only,
+ * never in the record. A job that is the one the worker holds ahead goes as the word "go". */
 static void queue_job(farm *f, device_run *d, const search_step *st, const job *j, cJSON *msg,
                       tf_err *e) {
   int ahead = d->compile_jobs > 0 ? f->c.search.compile_ahead : 0;
+  d->go = d->ahead && cJSON_Compare(d->ahead, msg, 1);
+  d->extra_s = d->ahead && !d->go ? f->c.measure.deadline_s : 0;
+  cJSON_Delete(d->ahead);
+  d->ahead = NULL;
   cJSON_Delete(d->sent);
   cJSON_Delete(d->prefetch);
+  cJSON_Delete(d->next);
   d->sent = msg;
   d->prefetch = prefetch_list(&d->s, st, j, ahead, e);
+  d->next = ahead_of(f, d, st);
   d->queued = 1;
+}
+
+/* The message of a queued job: the job itself, or "go" when the worker holds it ahead; with
+ * the lists that travel in the message only (taken by the caller's tree). */
+static cJSON *message_of(device_run *d) {
+  cJSON *m = d->sent;
+  if (d->go) {
+    m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", "go");
+    cJSON_AddNumberToObject(m, "id", (double)d->job_id);
+  }
+  if (d->prefetch) cJSON_AddItemToObject(m, "prefetch", d->prefetch);
+  if (d->next) cJSON_AddItemReferenceToObject(m, "next", d->next);
+  return m;
 }
 
 /* Send a queued job; its previous send has completed (its result came back). */
 static int send_queued(farm *f, device_run *d, tf_err *e) {
   if (!d->queued) return 0;
   d->queued = 0;
-  if (d->prefetch) cJSON_AddItemToObject(d->sent, "prefetch", d->prefetch);
-  int rc = mpimsg_isend(f->comm, d->rank, TAG_JOB, d->sent, &d->out, e);
-  if (d->prefetch) cJSON_DeleteItemFromObjectCaseSensitive(d->sent, "prefetch");
+  cJSON *m = message_of(d);
+  int rc = mpimsg_isend(f->comm, d->rank, TAG_JOB, m, &d->out, e);
+  if (m != d->sent) cJSON_Delete(m); /* the reference to next goes, not next */
+  else {
+    cJSON_DeleteItemFromObjectCaseSensitive(d->sent, "prefetch");
+    cJSON_DeleteItemFromObjectCaseSensitive(d->sent, "next");
+  }
+  if (d->go) d->ahead_taken++;
   d->prefetch = NULL;
+  d->ahead = d->next; /* kept as sent, with its root, for the comparison */
+  d->next = NULL;
+  d->ahead_sent += d->ahead != NULL;
   job_drop_root(d->sent); /* the ledger names files relative to the project root */
   if (f->cpu_first == 0) f->cpu_first = cpu_s();
   if (d->t_first == 0) d->t_first = wall_s();
@@ -262,16 +322,10 @@ static int flush(farm *f, tf_err *e) {
 static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
   job *j = malloc(sizeof *j);
   if (!j) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int rc = job_build(j, &f->c, st->job_id, (int)st->generation, &st->best, &st->cand, e);
-  cJSON *msg = NULL;
-  if (rc == 0) {
-    j->canary_rounds = st->canary ? f->c.canary.rounds : 0;
-    j->fresh_child = st->fresh;
-    msg = job_to_json(j); /* encoded once: sent, and kept for the record */
-    queue_job(f, d, st, j, msg, e);
-  }
+  cJSON *msg = job_msg(f, st, j, e); /* encoded once: sent, and kept for the record */
+  if (msg) queue_job(f, d, st, j, msg, e);
   free(j);
-  if (rc) return rc;
+  if (!msg) return -1;
   if (st->duel && !d->s.duel)
     progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
              d->dev.ordinal, d->dev.uuid, d->s.segment, d->s.seg_keeps);
@@ -405,10 +459,13 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
  * cannot be stopped by a message; the run ends through MPI_Abort (coordinator.h). */
 static int lose(farm *f, device_run *d, tf_err *e) {
   double waited = wall_s() - d->sent_at;
+  char ahead[80] = "";
+  if (d->extra_s > 0)
+    snprintf(ahead, sizeof ahead, " + %g for the job ahead it finished first", d->extra_s);
   result_fault(f->res, d->job_id, d->dev.uuid,
                "worker rank %d sent no result for %.0f s (measure.deadline_s %g + "
-               "--worker-margin %g): declared lost, its search stops for this run",
-               d->rank, waited, f->c.measure.deadline_s, f->o->worker_margin_s);
+               "--worker-margin %g%s): declared lost, its search stops for this run",
+               d->rank, waited, f->c.measure.deadline_s, f->o->worker_margin_s, ahead);
   progress(f, "[gpu%d %.12s] %s\n", d->dev.ordinal, d->dev.uuid, f->res->detail);
   d->lost = 1;
   f->lost++;
@@ -560,7 +617,8 @@ static double first_deadline(farm *f, device_run **late) {
   for (int i = 0; i < f->ndev; i++) {
     device_run *d = &f->d[i];
     if (!d->usable || d->lost || !d->busy || d->queued) continue;
-    if (first == 0 || d->sent_at + allowed < first) first = d->sent_at + allowed, *late = d;
+    double by = d->sent_at + allowed + d->extra_s;
+    if (first == 0 || by < first) first = by, *late = d;
   }
   return first;
 }
@@ -649,6 +707,9 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   fprintf(out, "\n    rate: %d measured generations in %.1f s = %.0f per hour", n, span,
           span > 0 ? 3600.0 * n / span : 0.0);
   print_busy(d, out);
+  if (d->ahead_sent > 0)
+    fprintf(out, "\n    run ahead: %d jobs started before their decision, %d of them taken",
+            d->ahead_sent, d->ahead_taken);
   if (s->canaries > 0 || s->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
             "measured again", s->canaries, s->biased, s->untrusted);
@@ -675,6 +736,8 @@ static void release(farm *f) {
     search_release(&f->d[i].s);
     cJSON_Delete(f->d[i].sent);
     cJSON_Delete(f->d[i].prefetch);
+    cJSON_Delete(f->d[i].next);
+    cJSON_Delete(f->d[i].ahead);
   }
   free(f->d);
   free(f->ls);
@@ -777,8 +840,9 @@ static void on_signal(int sig) {
 }
 
 static void catch_signals(const run_opts *o, int ranks) {
-  char jobs[32] = "", backend[32] = "";
+  char jobs[48] = "", backend[32] = "";
   if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
+  if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
   if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
   snprintf(interrupted_msg, sizeof interrupted_msg,
            "; the ledgers in %s/ hold every generation recorded. Resume with the same command "

@@ -24,6 +24,11 @@ typedef struct run_opts {
   int quiet;             /* no progress lines */
   int compile_jobs;      /* --compile-jobs: N at once, -1 auto (the default: cores per worker
                           * less one), 0 none: then the jobs carry no "prefetch" list */
+  int run_ahead;         /* 1 (the default; --no-run-ahead: 0): each job goes with the job
+                          * that follows it if it is rejected, which its worker starts at once;
+                          * the coordinator then says "go" when the decision leads to that very
+                          * job, or sends another (the worker drops the one ahead). Only time
+                          * changes: the ledgers are the same either way */
   double worker_margin_s; /* --worker-margin: seconds a worker may take beyond a job's
                           * measure.deadline_s before it is declared lost */
   FILE *progress;        /* where progress goes (stderr) */

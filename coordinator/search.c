@@ -623,6 +623,27 @@ int search_peek(const search *s, const search_step *pending, int n, search_guess
   return rc ? -1 : k;
 }
 
+int search_next_if_rejected(const search *s, const search_step *pending, search_step *next,
+                            tf_err *e) {
+  if (!s->cfg.tmpl || s->done || !pending || pending->kind != SEARCH_MEASURE) return 0;
+  search c;
+  if (clone(s, &c, e)) return -1;
+  search_fact f;
+  tf_err ignored = {0};
+  int found = 0;
+  assumed(s, pending, DECISION_REJECT, &f);
+  for (int steps = 0; steps < 256 && search_apply(&c, &f, &ignored) == 0; steps++) {
+    if (search_next(&c, next, &ignored)) break;
+    if (next->kind != SEARCH_REFUSE) {
+      found = next->kind == SEARCH_MEASURE;
+      break;
+    }
+    assumed(&c, next, DECISION_REJECT, &f); /* a static refusal: its record, then on */
+  }
+  tried_release(&c.tried);
+  return found;
+}
+
 int search_trusts(const search *s, const search_fact *f) {
   if (s->cfg.canary.rounds == 0 || f->status != RESULT_OK || !f->correct) return 1;
   if (f->canary != SEARCH_NO_CANARY) return f->canary == SEARCH_CANARY_OK;

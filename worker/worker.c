@@ -12,6 +12,16 @@
 #include "worker/compile_pool.h" /* defines: compile_pool_start, compile_pool_want, ... */
 #include "worker/spawn.h"
 
+/* A job as the worker handles it: the message, the text the child reads, what the worker
+ * needs of it. */
+typedef struct wjob {
+  cJSON *msg;       /* NULL: no job */
+  char *text;       /* the message as sent, or printed again; cJSON_free */
+  long long id;     /* -1: one the child will refuse (its fault result still names one) */
+  double deadline;  /* measure.deadline_s */
+  int fresh;        /* fresh_child */
+} wjob;
+
 typedef struct worker_state {
   const worker_opts *o;
   MPI_Comm comm;
@@ -22,6 +32,8 @@ typedef struct worker_state {
   char arch[16];        /* the device's, from its record: what the compile pool compiles for */
   char backend[8];      /* the backend its children use: asked for, or the first one's choice */
   compile_pool *pool;   /* compiles ahead; NULL when off */
+  wjob ahead;           /* the job sent ahead (coordinator.h, run-ahead); .msg NULL: none */
+  int ahead_child;      /* the child it was written to (w->nchild then); 0: in none */
 } worker_state;
 
 /* Start a child and ask its device: the device record on success, else NULL and *why. */
@@ -99,39 +111,62 @@ static cJSON *fault_json(long long id, const char *uuid, const char *why) {
   return o;
 }
 
-/* The child's answer to one job, or a fault result saying why there is none. The job goes to
- * the child as `jobtext` when that is given (the message as it came), and the child's own
- * answer comes back in *restext too (NULL for a fault result the worker wrote): a relay
- * need not print again what it did not change. */
-static cJSON *run_job(worker_state *w, const cJSON *jobmsg, const char *jobtext, char **restext) {
-  char why[1024] = "";
-  tf_err e = {0};
-  const cJSON *idj = cJSON_GetObjectItemCaseSensitive(jobmsg, "id");
-  long long id = -1; /* a job the child will refuse; its fault result still names one */
-  if (cJSON_IsNumber(idj) && jsonio_whole(idj->valuedouble, 0, 1LL << 53, &id)) id = -1;
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(jobmsg, "measure");
+/* Take msg (and its text when given, as it came: a relay need not print again what it did not
+ * change) as a job; -1 out of memory. */
+static int wjob_take(wjob *j, cJSON *msg, char *text) {
+  const cJSON *idj = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "measure");
   const cJSON *dl = cJSON_GetObjectItemCaseSensitive(m, "deadline_s");
-  double deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
+  j->msg = msg;
+  j->id = -1;
+  if (cJSON_IsNumber(idj) && jsonio_whole(idj->valuedouble, 0, 1LL << 53, &j->id)) j->id = -1;
+  j->deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
+  j->fresh = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "fresh_child"));
+  j->text = text ? text : cJSON_PrintUnformatted(msg);
+  return j->text ? 0 : -1;
+}
+
+static void wjob_release(wjob *j) {
+  cJSON_Delete(j->msg);
+  cJSON_free(j->text);
+  memset(j, 0, sizeof *j);
+}
+
+/* A child for the next job (a fresh one when it asks): NULL, or a fault result for job id
+ * saying why there is none. */
+static cJSON *ready_child(worker_state *w, long long id, int fresh) {
+  char why[1024] = "";
   childproc_reap_if_exited(&w->child); /* a child that ended after its last answer */
   /* The coordinator wants this job in a new process (its canary found the old one biased). */
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jobmsg, "fresh_child")))
+  if (fresh) childproc_stop(&w->child, 5.0);
+  if (childproc_running(&w->child)) return NULL;
+  hello h;
+  start_child(w, &h);
+  if (!h.has_device) return fault_json(id, w->uuid, h.error);
+  /* Ordinals shift when a GPU falls off the bus: never measure on another device. */
+  if (strcmp(h.dev.uuid, w->uuid) != 0) {
+    snprintf(why, sizeof why, "the fresh measure child sees device %s at ordinal %d, not %s; "
+             "this worker measures nothing else", h.dev.uuid, w->o->device, w->uuid);
     childproc_stop(&w->child, 5.0);
-  if (!childproc_running(&w->child)) {
-    hello h;
-    start_child(w, &h);
-    if (!h.has_device) return fault_json(id, w->uuid, h.error);
-    /* Ordinals shift when a GPU falls off the bus: never measure on another device. */
-    if (strcmp(h.dev.uuid, w->uuid) != 0) {
-      snprintf(why, sizeof why, "the fresh measure child sees device %s at ordinal %d, not %s; "
-               "this worker measures nothing else", h.dev.uuid, w->o->device, w->uuid);
-      childproc_stop(&w->child, 5.0);
-      return fault_json(id, w->uuid, why);
-    }
+    return fault_json(id, w->uuid, why);
   }
+  return NULL;
+}
+
+/* Write job j to the child, behind what it holds: NULL, or a fault result for j (the child
+ * took no more: it has ended, and what it wrote before is still to be read). */
+static cJSON *feed(worker_state *w, const wjob *j) {
+  tf_err e = {0};
+  return childproc_send_text(&w->child, j->text, &e) ? fault_json(j->id, w->uuid, e.msg) : NULL;
+}
+
+/* The child's answer to the oldest job it holds, job id, or a fault result saying why there
+ * is none; the answer's text in *restext (NULL for a fault result the worker wrote). */
+static cJSON *collect(worker_state *w, long long id, double deadline, char **restext) {
+  char why[1024] = "";
+  tf_err e = {0};
   cJSON *reply = NULL;
-  int rc = jobtext ? childproc_send_text(&w->child, jobtext, &e)
-                   : childproc_send(&w->child, jobmsg, &e);
-  if (rc == 0) rc = childproc_recv_text(&w->child, deadline, &reply, restext, why, sizeof why, &e);
+  int rc = childproc_recv_text(&w->child, deadline, &reply, restext, why, sizeof why, &e);
   if (rc == -1) {
     childproc_kill(&w->child);
     return fault_json(id, w->uuid, e.msg);
@@ -152,6 +187,42 @@ static cJSON *run_job(worker_state *w, const cJSON *jobmsg, const char *jobtext,
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(reply, "status");
   if (cJSON_IsString(st) && strcmp(st->valuestring, "fault") == 0) childproc_stop(&w->child, 10.0);
   return reply;
+}
+
+/* The job ahead is in the child that runs now. */
+static int ahead_in_child(const worker_state *w) {
+  return w->ahead.msg && w->ahead_child == w->nchild && childproc_running(&w->child);
+}
+
+/* The coordinator sent a job other than the one ahead: the child measures that one first,
+ * and its answer is dropped. */
+static void drop_ahead(worker_state *w) {
+  if (ahead_in_child(w)) {
+    char *text = NULL;
+    cJSON_Delete(collect(w, w->ahead.id, w->ahead.deadline, &text));
+    free(text);
+  }
+  wjob_release(&w->ahead);
+  w->ahead_child = 0;
+}
+
+/* The child's answer to job j (written to the child already when held), or a fault result
+ * saying why there is none; `next`, the job to run after it when the coordinator sent one,
+ * follows it into the child at once and becomes the job ahead. */
+static cJSON *run_job(worker_state *w, wjob *j, int held, wjob *next, char **restext) {
+  cJSON *res = held ? NULL : ready_child(w, j->id, j->fresh);
+  if (!res && !held && (res = feed(w, j))) childproc_kill(&w->child);
+  wjob_release(&w->ahead);
+  w->ahead = *next;
+  memset(next, 0, sizeof *next);
+  w->ahead_child = 0;
+  if (res) return res;
+  if (w->ahead.msg) {
+    cJSON *lost = feed(w, &w->ahead); /* a child that took no more has its answer to j ready */
+    if (!lost) w->ahead_child = w->nchild;
+    cJSON_Delete(lost);
+  }
+  return collect(w, j->id, j->deadline, restext);
 }
 
 /* Hand a job's "prefetch" list (taken out of the job: the measure child and the ledger never
@@ -197,6 +268,53 @@ static int send_result(worker_state *w, cJSON *res, char *text, tf_err *e) {
   return mpimsg_isend_text(w->comm, 0, TAG_RESULT, out, &send, e) || mpimsg_wait(&send, e) ? -1 : 0;
 }
 
+/* One message of the coordinator: a job ("job"), or the word to go on with the job it sent
+ * ahead ("go", with that job's id; coordinator.h, run-ahead). Either may carry the job to run
+ * after it ("next") and the programs to compile ahead ("prefetch"), which the child never
+ * sees. `text` is the message as it came (taken). The answer, or NULL when out of memory. */
+static cJSON *serve(worker_state *w, cJSON *msg, char *text, char **restext) {
+  cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(msg, "prefetch");
+  cJSON *nextmsg = cJSON_DetachItemFromObjectCaseSensitive(msg, "next");
+  if (list || nextmsg) { /* the child must not see them: the job goes as printed again */
+    free(text);
+    text = NULL;
+  }
+  wjob j = {0}, next = {0};
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+  int go = type && strcmp(type, "go") == 0, held = 0, bad = 0;
+  cJSON *res = NULL;
+  if (nextmsg && wjob_take(&next, nextmsg, NULL)) bad = 1;
+  if (bad) {
+    cJSON_Delete(msg);
+    free(text);
+  } else if (go) {
+    const cJSON *idj = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    long long id = cJSON_IsNumber(idj) ? (long long)idj->valuedouble : -1;
+    cJSON_Delete(msg);
+    if (!w->ahead.msg || w->ahead.id != id) {
+      char why[160];
+      snprintf(why, sizeof why, "the coordinator went on with job %lld, which this worker was "
+               "not sent ahead", id);
+      res = fault_json(id, w->uuid, why);
+    } else {
+      held = ahead_in_child(w);
+      j = w->ahead;
+      memset(&w->ahead, 0, sizeof w->ahead);
+    }
+  } else if (wjob_take(&j, msg, text)) {
+    bad = 1;
+  }
+  if (j.msg && !bad) {
+    if (list && w->pool) prefetch(w, j.msg, list);
+    if (!go) drop_ahead(w); /* after the pool has its new list: the dropped job takes a while */
+    res = run_job(w, &j, held, &next, restext);
+  }
+  wjob_release(&j);
+  wjob_release(&next);
+  cJSON_Delete(list);
+  return bad ? NULL : res;
+}
+
 int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   worker_state w = {.o = o, .comm = comm};
   snprintf(w.backend, sizeof w.backend, "%s", o->backend ? o->backend : "");
@@ -204,25 +322,17 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
   if (send_hello(&w, e)) return -1;
   for (;;) {
     int tag, from;
-    char *jobtext = NULL, *restext = NULL;
-    cJSON *msg = mpimsg_recv_text(comm, 0, &tag, &from, &jobtext, e);
+    char *text = NULL, *restext = NULL;
+    cJSON *msg = mpimsg_recv_text(comm, 0, &tag, &from, &text, e);
     if (!msg) break;
     if (tag == TAG_STOP) {
       cJSON_Delete(msg);
-      free(jobtext);
+      free(text);
+      wjob_release(&w.ahead);
       stop_worker(&w);
       return 0;
     }
-    cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(msg, "prefetch");
-    if (list) { /* the child must not see it: the job goes as printed again */
-      free(jobtext);
-      jobtext = NULL;
-    }
-    if (list && w.pool) prefetch(&w, msg, list);
-    cJSON_Delete(list);
-    cJSON *res = run_job(&w, msg, jobtext, &restext);
-    cJSON_Delete(msg);
-    free(jobtext);
+    cJSON *res = serve(&w, msg, text, &restext);
     if (!res) {
       free(restext);
       tf_fail(e, TF_EXIT_FAIL, "worker rank %d: out of memory", w.rank);
@@ -233,6 +343,7 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
     free(restext);
     if (rc) break;
   }
+  wjob_release(&w.ahead);
   compile_pool_stop(w.pool, 0.0);
   childproc_kill(&w.child);
   return -1;

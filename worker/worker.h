@@ -4,7 +4,13 @@
  * crash, a sticky error or a hang past the job's deadline becomes a `fault`
  * result naming the cause, and the next job gets a fresh child. While the
  * child measures, the worker's compile pool (worker/compile_pool.h) compiles
- * the programs of the jobs the coordinator listed as likely next. */
+ * the programs of the jobs the coordinator listed as likely next.
+ * Run-ahead: a job may come with the job that follows it if it is rejected
+ * ("next"); the worker writes that one to the child behind it, so the child
+ * goes on without waiting for the decision, and holds it until the
+ * coordinator says "go" (its answer is then passed on) or sends another job
+ * (the child finishes the one ahead first, and its answer is dropped). A job
+ * ahead lost with its child is run afresh on "go". */
 #ifndef TF_WORKER_H
 #define TF_WORKER_H
 

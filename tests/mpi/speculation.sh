@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Compiling ahead changes time only: the same campaign and seed on the simulated device, with
-# a simulated compile time, once with the workers compiling ahead and once without, give
-# ledgers whose every record is the same (configurations, generations, restarts, rounds,
-# ratios, decisions and reasons, the jobs as sent), times and clocks aside; and compiling
-# ahead did happen (more jobs found their cubin, less time went to compiling).
+# Compiling ahead and running ahead change time only: the same campaign and seed on the
+# simulated device, with a simulated compile time, once with the workers compiling ahead and
+# running the next job ahead of its decision and once with neither, give ledgers whose every
+# record is the same (configurations, generations, restarts, rounds, ratios, decisions and
+# reasons, the jobs as sent), times and clocks aside; and both did happen (more jobs found
+# their cubin, less time went to compiling, jobs run ahead were taken).
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 sed -E 's/"budget": [0-9]+/"budget": 24/; s/"max_stale": [0-9]+/"max_stale": 5/;
@@ -11,15 +12,17 @@ sed -E 's/"budget": [0-9]+/"budget": 24/; s/"max_stale": [0-9]+/"max_stale": 5/;
 grep -q '"restarts": 1' spec.json || fail "the campaign's search section changed: edit this test"
 export TUNEFARM_ROOT="$SRC" TUNEFARM_SIM_COMPILE=0.2 TUNEFARM_SIM_SLEEP=5
 for mode in on off; do
-  jobs=2
-  [ "$mode" = off ] && jobs=0
+  flags=(--compile-jobs 2)
+  [ "$mode" = off ] && flags=(--compile-jobs 0 --no-run-ahead)
   TUNEFARM_CACHE="$WORK/cache-$mode" "${MPIRUN[@]}" -np 3 "$TF" run --backend sim \
-    --ledgers "$WORK/$mode" --compile-jobs "$jobs" spec.json 2>"$mode.err" ||
+    --ledgers "$WORK/$mode" "${flags[@]}" spec.json 2>"$mode.err" ||
     { cat "$mode.err"; fail "run with compiles ahead $mode failed"; }
 done
-# What a record says, without the keys that say when and how long (and which run).
+# What a record says, without the keys that say when and how long (and which run), and
+# which checks its process had done before (a job run ahead and dropped checked its candidate).
 strip() {
-  jq -c 'del(.time, .created, .compile_ms, .cache_hit, .wall_s, .times, .elapsed_s, .run)' "$1"
+  jq -c 'del(.time, .created, .compile_ms, .cache_hit, .wall_s, .times, .elapsed_s, .run,
+             .checked)' "$1"
 }
 n=0
 for l in on/spec/*.jsonl; do
@@ -42,4 +45,8 @@ echo "cache hits: on $(hits on), off $(hits off); seconds compiling: on $(compil
 awk -v a="$(compiling on)" -v b="$(compiling off)" 'BEGIN { exit !(a < b) }' ||
   fail "compiling ahead did not shorten the compiles"
 grep -q "busy:" on.err || fail "the summary gives no busy fraction"
+grep "run ahead:" on.err
+grep -Eq "run ahead: [0-9]+ jobs started before their decision, [1-9][0-9]* of them taken" on.err ||
+  fail "no job run ahead was taken"
+grep -q "run ahead:" off.err && fail "--no-run-ahead ran jobs ahead"
 echo "ok: the same ledgers with and without compiling ahead"
