@@ -6,17 +6,20 @@
 # in all, R times; it prints the median and range of "decisions per second from the first job
 # to the last result" and of the coordinator's CPU per decision (its startup left out), which
 # `tunefarm run` prints in its summary (docs/PERFORMANCE.md defines both).
-#   bash bench/ceiling.sh [--build DIR] [--decisions N] [--repeats R] [WORKERS...]
-# Defaults: build, 19200 decisions, 3 repeats, workers 8 64 256. Needs mpirun and jq.
+#   bash bench/ceiling.sh [--build DIR] [--decisions N] [--repeats R] [--no-run-ahead]
+#                         [WORKERS...]
+# Defaults: build, 19200 decisions, 3 repeats, run-ahead on (run's default), workers 8 64 256.
+# Needs mpirun and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build decisions=19200 repeats=3
+build=build decisions=19200 repeats=3 flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --decisions) decisions=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
-    -h|--help) sed -n 2,10p "$0"; exit 0 ;;
+    --no-run-ahead) flags=(--no-run-ahead); shift ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -41,7 +44,8 @@ for g in "${workers[@]}"; do
     # At 256 ranks on two cores mpirun may report a rank's exit as improper after the run has
     # finished; the summary's line is what counts.
     mpirun --oversubscribe -np $((g + 1)) "$build/tunefarm" run --backend sim \
-      --ledgers "$w/ledgers" "$w/ceiling.json" 2>"$w/err" >/dev/null || true
+      --ledgers "$w/ledgers" ${flags[@]+"${flags[@]}"} "$w/ceiling.json" 2>"$w/err" >/dev/null ||
+      true
     line=$(grep 'decisions: ' "$w/err") || { tail -20 "$w/err"; exit 1; }
     echo "$line" | sed -E 's/.*= ([0-9]+) per second.*/\1/' >>"$w/rates"
     echo "$line" | sed -E 's/.*CPU ([0-9]+) us per decision.*/\1/' >>"$w/cpus"

@@ -44,6 +44,7 @@ typedef struct device_run {
   cJSON *prefetch;     /* the programs to compile ahead that go with it (message only) */
   cJSON *next;         /* the job to run ahead that goes with it (message only) */
   cJSON *ahead;        /* the job the worker holds ahead, as sent (with its root); NULL: none */
+  search_step ahead_step; /* its step */
   int go;              /* the queued job is the one ahead: the message only says go */
   int ahead_sent, ahead_taken; /* jobs sent ahead in this run, and of them the ones taken */
   double extra_s;      /* the job's result may come this much later: the worker first
@@ -74,6 +75,7 @@ typedef struct farm {
   double cpu_first;    /* the coordinator's CPU seconds when it sent the run's first job */
   int lost;            /* workers declared lost */
   result *res;         /* the result being decided */
+  job *job;            /* the job being built (large: one for the farm, not one per job) */
 } farm;
 
 static double wall_s(void) {
@@ -241,34 +243,47 @@ static cJSON *job_msg(farm *f, const search_step *st, job *j, tf_err *e) {
  * (search_next_if_rejected), unless it wants a fresh process; NULL when there is none. Any
  * error only means none: the job sent after the decision is built on its own. */
 static cJSON *ahead_of(farm *f, device_run *d, const search_step *st) {
-  search_step nx;
   tf_err ignored = {0};
-  if (!f->o->run_ahead || search_next_if_rejected(&d->s, st, &nx, &ignored) != 1 || nx.fresh)
+  search_step *nx = &d->ahead_step;
+  if (!f->o->run_ahead || search_next_if_rejected(&d->s, st, nx, &ignored) != 1 || nx->fresh)
     return NULL;
-  job *j = malloc(sizeof *j);
-  cJSON *msg = j ? job_msg(f, &nx, j, &ignored) : NULL;
-  free(j);
-  return msg;
+  return job_msg(f, nx, f->job, &ignored);
+}
+
+/* Would steps a and b send the same job? job_msg builds a job from these fields alone. */
+static int same_job(const search_step *a, const search_step *b) {
+  return a->kind == SEARCH_MEASURE && b->kind == SEARCH_MEASURE && a->job_id == b->job_id &&
+         a->generation == b->generation && config_equal(&a->best, &b->best) &&
+         config_equal(&a->cand, &b->cand) && a->canary == b->canary && a->fresh == b->fresh;
 }
 
 /* The job queued (flush sends it, once the records before it are durable), with the programs
  * its device's search may ask for next for the worker to compile ahead (coordinator/
  * prefetch.h) and the job to run ahead of its decision, which travel in the message only,
- * never in the record. A job that is the one the worker holds ahead goes as the word "go". */
-static void queue_job(farm *f, device_run *d, const search_step *st, const job *j, cJSON *msg,
-                      tf_err *e) {
+ * never in the record. The job the worker holds ahead goes as the word "go". */
+static int queue_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
   int ahead = d->compile_jobs > 0 ? f->c.search.compile_ahead : 0;
-  d->go = d->ahead && cJSON_Compare(d->ahead, msg, 1);
+  cJSON *msg = NULL;
+  d->go = d->ahead && same_job(&d->ahead_step, st);
   d->extra_s = d->ahead && !d->go ? f->c.measure.deadline_s : 0;
+  if (d->go) {
+    msg = d->ahead; /* the job as sent ahead: sent, and kept for the record */
+    d->ahead = NULL;
+  }
   cJSON_Delete(d->ahead);
   d->ahead = NULL;
+  if (d->go && ahead > 0 &&
+      job_build(f->job, &f->c, st->job_id, (int)st->generation, &st->best, &st->cand, e))
+    return -1; /* the programs to compile ahead come from it */
+  if (!msg && !(msg = job_msg(f, st, f->job, e))) return -1; /* encoded once: sent, recorded */
   cJSON_Delete(d->sent);
   cJSON_Delete(d->prefetch);
   cJSON_Delete(d->next);
   d->sent = msg;
-  d->prefetch = prefetch_list(&d->s, st, j, ahead, e);
-  d->next = ahead_of(f, d, st);
+  d->prefetch = prefetch_list(&d->s, st, f->job, ahead, e);
+  d->next = ahead_of(f, d, st); /* the job sent is encoded: f->job is free */
   d->queued = 1;
+  return 0;
 }
 
 /* The message of a queued job: the job itself, or "go" when the worker holds it ahead; with
@@ -320,12 +335,7 @@ static int flush(farm *f, tf_err *e) {
 }
 
 static int send_job(farm *f, device_run *d, const search_step *st, tf_err *e) {
-  job *j = malloc(sizeof *j);
-  if (!j) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  cJSON *msg = job_msg(f, st, j, e); /* encoded once: sent, and kept for the record */
-  if (msg) queue_job(f, d, st, j, msg, e);
-  free(j);
-  if (!msg) return -1;
+  if (queue_job(f, d, st, e)) return -1;
   if (st->duel && !d->s.duel)
     progress(f, "[gpu%d %.12s] restart %d kept %d: its best against the champion\n",
              d->dev.ordinal, d->dev.uuid, d->s.segment, d->s.seg_keeps);
@@ -743,6 +753,7 @@ static void release(farm *f) {
   free(f->ls);
   record_free(f->rec);
   free(f->res);
+  free(f->job);
 }
 
 /* The campaign, with every constraint evaluated over the whole space: a template whose
@@ -867,9 +878,10 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   f.ls = calloc((size_t)f.ndev, sizeof *f.ls);
   f.rec = record_new();
   f.res = calloc(1, sizeof *f.res);
+  f.job = malloc(sizeof *f.job);
   /* The hellos first: a worker that fell back to the simulated device says so on the first
    * line. Workers wait for their first job meanwhile. */
-  int rc = f.d && f.ls && f.rec && f.res ? collect_hellos(&f, e)
+  int rc = f.d && f.ls && f.rec && f.res && f.job ? collect_hellos(&f, e)
                                          : tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int loaded = rc == 0 && load(&f, e) == 0;
   if (rc == 0 && !loaded) rc = -1;
