@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/jsonio.h"
@@ -102,8 +104,20 @@ typedef struct child_state {
   FILE *out; /* the protocol: the original stdout, which nothing else may write to */
   job *j;    /* the job being measured and its result: large, one of each for the child */
   result *r;
-  gate_memo *memo; /* the checks this process has passed (worker/protocol.h) */
+  protocol_ctx ctx; /* the checks this process has passed, and whether a job was dropped */
 } child_state;
+
+/* The worker drops a job it wrote ahead (worker/worker.h, run-ahead) with CHILD_DROP_SIGNAL,
+ * which the child keeps blocked in every thread and takes between rounds: it never interrupts
+ * a launch, and one that comes after its job ended is taken (and forgotten) as the next job
+ * starts, before that job could mistake it for its own. */
+static int job_dropped(void) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, CHILD_DROP_SIGNAL);
+  struct timespec now = {0, 0};
+  return sigtimedwait(&s, NULL, &now) == CHILD_DROP_SIGNAL;
+}
 
 static void reply(child_state *st, cJSON *o) {
   jsonio_write_line(st->out, o);
@@ -154,7 +168,9 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
     reply(st, result_to_json(r));
     return 1;
   }
-  int sticky = protocol_run(st->ops, st->self, j, r, st->memo, &e) != 0;
+  while (job_dropped()) { /* a drop meant for the job before, which had ended */
+  }
+  int sticky = protocol_run(st->ops, st->self, j, r, &st->ctx, &e) != 0;
   if (sticky) result_fault(r, j->id, st->dev.uuid, "device error: %s", e.msg);
   snprintf(r->device, sizeof r->device, "%s", st->dev.uuid);
   r->child = o->instance;
@@ -240,6 +256,10 @@ static void tie_to_parent(void) {
 int child_main(int argc, char **argv) {
   child_opts o = {.backend = NULL, .device = 0, .instance = 0};
   tie_to_parent();
+  sigset_t drop; /* before any thread starts (the CUDA runtime's): blocked in all of them */
+  sigemptyset(&drop);
+  sigaddset(&drop, CHILD_DROP_SIGNAL);
+  pthread_sigmask(SIG_BLOCK, &drop, NULL);
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;
   if (!o.backend) { /* a worker's child says why in its hello; a standalone one here */
@@ -265,8 +285,9 @@ int child_main(int argc, char **argv) {
   setvbuf(st.out, NULL, _IOLBF, 0);
   st.j = malloc(sizeof *st.j);
   st.r = malloc(sizeof *st.r);
-  st.memo = calloc(1, sizeof *st.memo);
-  if (!st.j || !st.r || !st.memo) {
+  st.ctx.memo = calloc(1, sizeof *st.ctx.memo);
+  st.ctx.dropped = job_dropped;
+  if (!st.j || !st.r || !st.ctx.memo) {
     fprintf(stderr, "tunefarm measure: out of memory\n");
     rc = 1;
   } else {
@@ -275,7 +296,7 @@ int child_main(int argc, char **argv) {
   if (st.open && rc == 0) st.ops->close(st.self);
   free(st.j);
   free(st.r);
-  free(st.memo);
+  free(st.ctx.memo);
   return rc;
 }
 

@@ -169,10 +169,17 @@ static int run_round(const backend_ops *ops, void *self, const job *j, int i, ro
   return 0;
 }
 
-static int burn_in(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+/* Has the worker dropped the job? Then it ends here, as an error nobody reads. */
+static int dropped(const protocol_ctx *ctx, tf_err *e) {
+  if (!ctx || !ctx->dropped || !ctx->dropped()) return 0;
+  return tf_fail(e, TF_EXIT_FAIL, "dropped by the worker (run ahead, then not wanted)");
+}
+
+static int burn_in(const backend_ops *ops, void *self, const job *j, result *r,
+                   const protocol_ctx *ctx, tf_err *e) {
   round_rec scratch;
   for (int b = 0; b < j->measure.burn_in; b++)
-    if (run_round(ops, self, j, b, &scratch, e)) return -1;
+    if (dropped(ctx, e) || run_round(ops, self, j, b, &scratch, e)) return -1;
   r->burn_in = j->measure.burn_in;
   return 0;
 }
@@ -180,8 +187,10 @@ static int burn_in(const backend_ops *ops, void *self, const job *j, result *r, 
 /* The A/A canary: best against its second copy in new's place, the order alternating, on the
  * input sets in turn. Run after burn-in and before the generation's own rounds, so that it
  * sees the process exactly as the generation will. */
-static int canary(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+static int canary(const backend_ops *ops, void *self, const job *j, result *r,
+                  const protocol_ctx *ctx, tf_err *e) {
   for (int i = 0; i < j->canary_rounds && i < MSG_MAX_CANARY; i++) {
+    if (dropped(ctx, e)) return -1;
     canary_round *c = &r->canary[i];
     c->copy_first = placement_phase(&j->measure, i);
     for (int k = 0; k < 2; k++) {
@@ -196,11 +205,12 @@ static int canary(const backend_ops *ops, void *self, const job *j, result *r, t
   return 0;
 }
 
-static int recorded(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+static int recorded(const backend_ops *ops, void *self, const job *j, result *r,
+                    const protocol_ctx *ctx, tf_err *e) {
   int used = 0, screened = 0;
   while (used < j->measure.rounds && r->nrounds < MSG_MAX_ROUNDS) {
     round_rec *rec = &r->rounds[r->nrounds];
-    if (run_round(ops, self, j, r->nrounds, rec, e)) return -1;
+    if (dropped(ctx, e) || run_round(ops, self, j, r->nrounds, rec, e)) return -1;
     r->nrounds++;
     if (decide_screen_round(&j->decide, rec)) {
       rec->screened = 1;
@@ -214,9 +224,11 @@ static int recorded(const backend_ops *ops, void *self, const job *j, result *r,
 }
 
 /* Burn-in, canary and the recorded rounds: the time the GPU measures. */
-static int measure(const backend_ops *ops, void *self, const job *j, result *r, tf_err *e) {
+static int measure(const backend_ops *ops, void *self, const job *j, result *r,
+                   const protocol_ctx *ctx, tf_err *e) {
   double t0 = now_s();
-  int rc = burn_in(ops, self, j, r, e) || canary(ops, self, j, r, e) || recorded(ops, self, j, r, e);
+  int rc = burn_in(ops, self, j, r, ctx, e) || canary(ops, self, j, r, ctx, e) ||
+           recorded(ops, self, j, r, ctx, e);
   r->times.measure_s = now_s() - t0;
   return rc ? -1 : 0;
 }
@@ -227,8 +239,9 @@ static void prepared(result *r, double seconds) {
   r->times.load_s = seconds > r->times.compile_s ? seconds - r->times.compile_s : 0.0;
 }
 
-int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, gate_memo *memo,
-                 tf_err *e) {
+int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
+                 const protocol_ctx *ctx, tf_err *e) {
+  gate_memo *memo = ctx ? ctx->memo : NULL;
   double t0 = now_s();
   r->id = j->id;
   r->status = RESULT_OK;
@@ -243,7 +256,7 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, ga
   } else {
     int bad = gate(ops, self, j, r, memo, e);
     r->times.check_s = now_s() - t1;
-    if (bad || (r->correct && measure(ops, self, j, r, e))) rc = job_failed(r, e);
+    if (bad || (r->correct && measure(ops, self, j, r, ctx, e))) rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */
   }
   r->wall_s = now_s() - t0;

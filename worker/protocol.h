@@ -35,9 +35,18 @@ typedef struct gate_memo {
   int used;
 } gate_memo;
 
-/* memo NULL: every arm is checked (the audit's sweep, the bench). */
-int protocol_run(const backend_ops *ops, void *self, const job *j, result *r, gate_memo *memo,
-                 tf_err *e);
+/* What a measure process lends each job: the checks it has passed, and a question asked
+ * before every round (burn-in, canary, recorded): has the worker dropped this job
+ * (run-ahead, worker/worker.h)? A dropped job ends there with status error, an answer the
+ * worker throws away. NULL (or a NULL member): every arm is checked and every job runs to its
+ * end (the audit's sweep, the bench). */
+typedef struct protocol_ctx {
+  gate_memo *memo;
+  int (*dropped)(void);
+} protocol_ctx;
+
+int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
+                 const protocol_ctx *ctx, tf_err *e);
 
 /* The arm order of recorded round i. */
 void protocol_order(int i, int order[ARM_COUNT]);

@@ -9,6 +9,7 @@
 #include "common/mpimsg.h"
 #include "common/msg.h"
 #include "worker/backend.h"      /* defines: sim_compile_seconds */
+#include "worker/child.h"        /* defines: CHILD_DROP_SIGNAL */
 #include "worker/compile_pool.h" /* defines: compile_pool_start, compile_pool_want, ... */
 #include "worker/spawn.h"
 
@@ -194,11 +195,12 @@ static int ahead_in_child(const worker_state *w) {
   return w->ahead.msg && w->ahead_child == w->nchild && childproc_running(&w->child);
 }
 
-/* The coordinator sent a job other than the one ahead: the child measures that one first,
- * and its answer is dropped. */
+/* The coordinator sent a job other than the one ahead: the child ends that one at its next
+ * round, and its answer is thrown away. */
 static void drop_ahead(worker_state *w) {
   if (ahead_in_child(w)) {
     char *text = NULL;
+    kill(w->child.pid, CHILD_DROP_SIGNAL); /* it stops at its next round */
     cJSON_Delete(collect(w, w->ahead.id, w->ahead.deadline, &text));
     free(text);
   }

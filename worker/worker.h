@@ -9,8 +9,8 @@
  * ("next"); the worker writes that one to the child behind it, so the child
  * goes on without waiting for the decision, and holds it until the
  * coordinator says "go" (its answer is then passed on) or sends another job
- * (the child finishes the one ahead first, and its answer is dropped). A job
- * ahead lost with its child is run afresh on "go". */
+ * (the child ends the one ahead at its next round, and its answer is thrown
+ * away). A job ahead lost with its child is run afresh on "go". */
 #ifndef TF_WORKER_H
 #define TF_WORKER_H
 

@@ -1,7 +1,7 @@
-/* Unit tests of worker/protocol.c's gate memory: a measure process checks each kernel once
+/* Unit tests of worker/protocol.c's gate memory (a measure process checks each kernel once
  * per input set, and a job that brings it again takes the errors found before; anything
- * that could change a kernel's outputs checks it again. On the simulated device, through a
- * table that counts the checks. */
+ * that could change a kernel's outputs checks it again) and of a dropped job's end. On the
+ * simulated device, through a table that counts the checks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,8 +84,9 @@ static int teardown(void **state) {
 /* Run f's job with memo m; the checks per arm it made land in got[]. */
 static void run(fixture *f, gate_memo *m, int got[ARM_COUNT]) {
   tf_err e = {0};
+  protocol_ctx ctx = {.memo = m};
   memset(checks, 0, sizeof checks);
-  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, m, &e), 0);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, m ? &ctx : NULL, &e), 0);
   assert_int_equal(f->r->status, RESULT_OK);
   memcpy(got, checks, sizeof checks);
 }
@@ -189,6 +190,29 @@ static void a_full_memo_should_start_again(void **state) {
   }
 }
 
+static int asked, drop_at; /* the question "dropped?": asked so often, yes from drop_at on */
+
+static int dropped_at_third_round(void) { return ++asked >= drop_at; }
+
+static void a_dropped_job_should_end_at_its_next_round(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  protocol_ctx ctx = {.memo = f->memo, .dropped = dropped_at_third_round};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->measure.burn_in = 2;
+  f->j->measure.rounds = 8;
+  asked = 0, drop_at = 1000;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, &ctx, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+  assert_int_equal(asked, 2 + f->r->nrounds); /* asked before every round */
+  asked = 0, drop_at = 3;                     /* yes before the first recorded round */
+  memset(f->r, 0, sizeof *f->r);              /* as the child gives each job */
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, &ctx, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "dropped by the worker"));
+  assert_int_equal(f->r->nrounds, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_kernel_should_be_checked_once_per_input_set_in_a_process,
@@ -201,6 +225,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_failed_or_faulty_check_should_never_be_remembered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_dropped_job_should_end_at_its_next_round, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
