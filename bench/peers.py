@@ -13,6 +13,9 @@ torch.profiler, flushed launches without the events), as `tunefarm bench` report
 arms. The span minus the kernel time is what the protocol adds (the launch after the flush).
 
     python3 bench/peers.py [--rounds 10] [--samples 20] [--only matmul|layernorm|copy]
+                           [--matmul MxNxK]...
+
+--matmul replaces the matmul shapes (1024x1024x1024 and 4096x4096x4096) with the ones given.
 
 Prints one JSON line per measurement, then a Markdown table.
 """
@@ -184,7 +187,7 @@ def measure(arms, ref, flush, a, shape, rate, out):
 
 
 def matmul_peers(a, flush, gen, out):
-    for m, n, k in MATMUL_SHAPES:
+    for m, n, k in a.matmul or MATMUL_SHAPES:
         x = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
         y = torch.rand(k, n, device="cuda", generator=gen) * 2 - 1
         ref = x.double() @ y.double()
@@ -225,11 +228,23 @@ def copy_peer(a, flush, gen, out):
         out.append(r)
 
 
+def mnk(text):
+    try:
+        m, n, k = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not MxNxK (e.g. 3072x2048x1536)")
+    if min(m, n, k) <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': sizes must be positive")
+    return m, n, k
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--only", choices=["matmul", "layernorm", "copy"])
+    ap.add_argument("--matmul", action="append", type=mnk, metavar="MxNxK",
+                    help="a matmul shape instead of the default ones (repeatable)")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
