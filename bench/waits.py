@@ -8,18 +8,13 @@ generations spent waiting for the compile pool to finish their program (`times.c
 counted where it exceeds 0.05 s), split by what the generation before decided (a keep changes
 best, and with it every program of the path ahead), and the compiles of programs the cache
 did not hold at all (`times.compile_s` where `cache_hit` is false). Markdown on stdout."""
-import json
 import sys
+
+from phases import records  # bench/phases.py: a run's measured records, in order
 
 
 def waits(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            d = json.loads(line)
-            if d.get("type") == "generation" and d.get("times") and d.get("elapsed_s") is not None:
-                recs.append(d)
-    recs.sort(key=lambda d: d["elapsed_s"])
+    recs = records(path)
     if not recs:
         return None
     wall = recs[-1]["elapsed_s"] - recs[0]["elapsed_s"] + recs[0]["wall_s"]
