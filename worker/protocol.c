@@ -254,7 +254,7 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
     rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* prepare may have half-built the job */
   } else {
-    int bad = gate(ops, self, j, r, memo, e);
+    int bad = dropped(ctx, e) || gate(ops, self, j, r, memo, e); /* after a long compile */
     r->times.check_s = now_s() - t1;
     if (bad || (r->correct && measure(ops, self, j, r, ctx, e))) rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */

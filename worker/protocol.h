@@ -36,7 +36,8 @@ typedef struct gate_memo {
 } gate_memo;
 
 /* What a measure process lends each job: the checks it has passed, and a question asked
- * before every round (burn-in, canary, recorded): has the worker dropped this job
+ * before the gate and before every round (burn-in, canary, recorded): has the worker dropped
+ * this job
  * (run-ahead, worker/worker.h)? A dropped job ends there with status error, an answer the
  * worker throws away. NULL (or a NULL member): every arm is checked and every job runs to its
  * end (the audit's sweep, the bench). */

@@ -330,6 +330,7 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
     if (tag == TAG_STOP) {
       cJSON_Delete(msg);
       free(text);
+      if (ahead_in_child(&w)) kill(w.child.pid, CHILD_DROP_SIGNAL); /* no one wants it now */
       wjob_release(&w.ahead);
       stop_worker(&w);
       return 0;

@@ -204,13 +204,20 @@ static void a_dropped_job_should_end_at_its_next_round(void **state) {
   asked = 0, drop_at = 1000;
   assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, &ctx, &e), 0);
   assert_int_equal(f->r->status, RESULT_OK);
-  assert_int_equal(asked, 2 + f->r->nrounds); /* asked before every round */
-  asked = 0, drop_at = 3;                     /* yes before the first recorded round */
-  memset(f->r, 0, sizeof *f->r);              /* as the child gives each job */
+  assert_int_equal(asked, 1 + 2 + f->r->nrounds); /* before the gate and every round */
+  asked = 0, drop_at = 4;                         /* yes before the first recorded round */
+  memset(f->r, 0, sizeof *f->r);                  /* as the child gives each job */
   assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, &ctx, &e), 0);
   assert_int_equal(f->r->status, RESULT_ERROR);
   assert_non_null(strstr(f->r->detail, "dropped by the worker"));
   assert_int_equal(f->r->nrounds, 0);
+  chain_job(f->j, 1000, 1040, 1100); /* a new candidate, dropped before its check */
+  asked = 0, drop_at = 1;
+  memset(checks, 0, sizeof checks);
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, &ctx, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_int_equal(checks[ARM_NEW], 0);
 }
 
 int main(void) {
