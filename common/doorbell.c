@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mix.h" /* defines: tf_fnv64 */
+
 #define DOORBELL_SIGNAL SIGURG
 
 static sigset_t doorbell_set(void) {
@@ -26,18 +28,16 @@ int doorbell_armed(void) {
   return sigismember(&now, DOORBELL_SIGNAL) == 1;
 }
 
-/* FNV-1a: a stable 64-bit hash; collisions only cost a missed ring's latency (see below). */
-static uint64_t fnv1a(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
+/* The hash of a string, its NUL included; collisions only cost a missed ring's latency (see
+ * below). */
+static uint64_t hash_str(uint64_t h, const char *s) { return tf_fnv64(h, s, strlen(s) + 1); }
 
 uint64_t doorbell_space(void) {
   char host[256] = "", ns[128] = "";
   gethostname(host, sizeof host - 1);
   ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
   ns[n > 0 ? n : 0] = '\0';
-  return fnv1a(fnv1a(14695981039346656037ULL, host), ns);
+  return hash_str(hash_str(TF_FNV64_BASIS, host), ns);
 }
 
 void doorbell_ring(pid_t pid) {

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/decide.h"
+#include "common/mix.h" /* defines: tf_fnv64 */
 
 /* Best and new swap places every round; the control moves through all positions. */
 static const int orders[6][ARM_COUNT] = {
@@ -38,14 +39,8 @@ static int job_failed(result *r, tf_err *e) {
 
 /* ---- the gate's memory (protocol.h) ---- */
 
-static unsigned long long fnv(unsigned long long h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
-}
-
 static unsigned long long fnv_str(unsigned long long h, const char *s) {
-  return fnv(h, s, strlen(s) + 1);
+  return tf_fnv64(h, s, strlen(s) + 1);
 }
 
 /* What decides arm a's outputs on input set `set`: its kernel (name, configuration, source,
@@ -54,27 +49,27 @@ static unsigned long long fnv_str(unsigned long long h, const char *s) {
 static unsigned long long gate_key(const job *j, int a, int set) {
   const job_arm *m = &j->arm[a];
   const launch_geom *g = &m->geom;
-  unsigned long long h = 14695981039346656037ULL;
+  unsigned long long h = TF_FNV64_BASIS;
   h = fnv_str(h, j->family);
   h = fnv_str(h, j->sources[m->from_template ? 0 : 1]);
   h = fnv_str(h, m->name_expr);
   h = fnv_str(h, m->library);
-  h = fnv(h, &m->from_template, sizeof m->from_template);
-  h = fnv(h, &m->cfg.n, sizeof m->cfg.n);
-  h = fnv(h, m->cfg.v, sizeof m->cfg.v[0] * (size_t)m->cfg.n);
-  h = fnv(h, g->grid, sizeof g->grid);
-  h = fnv(h, g->block, sizeof g->block);
-  h = fnv(h, &g->smem, sizeof g->smem);
-  h = fnv(h, g->count, sizeof g->count[0] * (size_t)j->nbuffers);
-  h = fnv(h, g->clear, sizeof g->clear[0] * (size_t)j->nbuffers);
-  h = fnv(h, g->iarg, sizeof g->iarg[0] * (size_t)j->nargs);
-  h = fnv(h, j->dims, sizeof j->dims[0] * (size_t)j->ndims);
-  h = fnv(h, j->buf_output, sizeof j->buf_output[0] * (size_t)j->nbuffers);
-  h = fnv(h, j->arg_kind, sizeof j->arg_kind[0] * (size_t)j->nargs);
-  h = fnv(h, j->arg_buffer, sizeof j->arg_buffer[0] * (size_t)j->nargs);
-  h = fnv(h, j->arg_float, sizeof j->arg_float[0] * (size_t)j->nargs);
-  h = fnv(h, &j->measure.seed, sizeof j->measure.seed);
-  h = fnv(h, &set, sizeof set);
+  h = tf_fnv64(h, &m->from_template, sizeof m->from_template);
+  h = tf_fnv64(h, &m->cfg.n, sizeof m->cfg.n);
+  h = tf_fnv64(h, m->cfg.v, sizeof m->cfg.v[0] * (size_t)m->cfg.n);
+  h = tf_fnv64(h, g->grid, sizeof g->grid);
+  h = tf_fnv64(h, g->block, sizeof g->block);
+  h = tf_fnv64(h, &g->smem, sizeof g->smem);
+  h = tf_fnv64(h, g->count, sizeof g->count[0] * (size_t)j->nbuffers);
+  h = tf_fnv64(h, g->clear, sizeof g->clear[0] * (size_t)j->nbuffers);
+  h = tf_fnv64(h, g->iarg, sizeof g->iarg[0] * (size_t)j->nargs);
+  h = tf_fnv64(h, j->dims, sizeof j->dims[0] * (size_t)j->ndims);
+  h = tf_fnv64(h, j->buf_output, sizeof j->buf_output[0] * (size_t)j->nbuffers);
+  h = tf_fnv64(h, j->arg_kind, sizeof j->arg_kind[0] * (size_t)j->nargs);
+  h = tf_fnv64(h, j->arg_buffer, sizeof j->arg_buffer[0] * (size_t)j->nargs);
+  h = tf_fnv64(h, j->arg_float, sizeof j->arg_float[0] * (size_t)j->nargs);
+  h = tf_fnv64(h, &j->measure.seed, sizeof j->measure.seed);
+  h = tf_fnv64(h, &set, sizeof set);
   return h ? h : 1;
 }
 
