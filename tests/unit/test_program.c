@@ -155,7 +155,39 @@ static void program_should_compile_each_kernel_from_its_own_source(void **state)
   assert_string_equal(k[2].exprs[0], "plain");
 }
 
-/* A kernel compiled alone has the machine code it has beside the others, byte for byte. */
+/* Whether kernel i of `whole` compiled alone has the machine code it has beside the others,
+ * byte for byte, in one fresh compile of each (a new cache folder, so nothing is reused). */
+static int same_code_alone(const compile_req *whole, int i) {
+  char dir[] = "/tmp/tf-test-code-XXXXXX";
+  if (!mkdtemp(dir)) fail_msg("mkdtemp failed");
+  compile_req w_req = *whole, one = *whole;
+  w_req.cache_dir = one.cache_dir = dir;
+  one.name_exprs = &whole->name_exprs[i];
+  one.nexprs = 1;
+  compile_result w, alone;
+  tf_err e = {0};
+  if (compile_program(&w_req, &w, &e)) fail_msg("%s", e.msg);
+  if (compile_program(&one, &alone, &e)) fail_msg("%s", e.msg);
+  char name[600];
+  snprintf(name, sizeof name, ".text.%s", w.lowered[i]);
+  size_t lw = 0, la = 0;
+  const unsigned char *cw = section(&w, name, &lw), *ca = section(&alone, name, &la);
+  assert_non_null(cw);
+  assert_non_null(ca);
+  assert_true(lw > 1000);
+  int same = lw == la && memcmp(cw, ca, lw) == 0;
+  if (!same) print_message("kernel %d: %zu bytes beside the others, %zu alone\n", i, lw, la);
+  compile_release(&alone);
+  compile_release(&w);
+  rm_rf(dir);
+  return same;
+}
+
+/* A kernel compiled alone has the machine code it has beside the others, byte for byte.
+ * NVRTC's output is not repeatable to the byte: about one compile in a hundred of the same
+ * kernel and options gives other code (docs/DECISIONS.md, "Compiling a kernel alone"), so
+ * a pair that differs is compiled again, a few times, before the test fails: a kernel whose
+ * code always changes when compiled alone still fails it. */
 static void program_should_keep_each_kernels_machine_code(void **state) {
   (void)state;
   static char path[1024];
@@ -167,26 +199,12 @@ static void program_should_keep_each_kernels_machine_code(void **state) {
   };
   compile_req whole = {.source_paths = paths, .nsources = 1, .name_exprs = exprs, .nexprs = 2,
                        .arch = "sm_90"};
-  compile_result w, alone;
-  tf_err e = {0};
-  if (compile_program(&whole, &w, &e)) fail_msg("%s", e.msg);
+  enum { TRIES = 4 };
   for (int i = 0; i < 2; i++) {
-    compile_req one = whole;
-    one.name_exprs = &exprs[i];
-    one.nexprs = 1;
-    if (compile_program(&one, &alone, &e)) fail_msg("%s", e.msg);
-    char name[600];
-    snprintf(name, sizeof name, ".text.%s", w.lowered[i]);
-    size_t lw = 0, la = 0;
-    const unsigned char *cw = section(&w, name, &lw), *ca = section(&alone, name, &la);
-    assert_non_null(cw);
-    assert_non_null(ca);
-    assert_true(lw > 1000);
-    assert_int_equal(lw, la);
-    assert_memory_equal(cw, ca, lw);
-    compile_release(&alone);
+    int t = 0;
+    while (t < TRIES && !same_code_alone(&whole, i)) t++;
+    if (t == TRIES) fail_msg("kernel %d: other machine code alone in %d fresh compiles", i, TRIES);
   }
-  compile_release(&w);
 }
 
 static void program_should_name_the_kernel_nvrtc_refused(void **state) {
