@@ -184,8 +184,8 @@ static int same_code_alone(const compile_req *whole, int i) {
 }
 
 /* A kernel compiled alone has the machine code it has beside the others, byte for byte.
- * NVRTC's output is not repeatable to the byte: about one compile in a hundred of the same
- * kernel and options gives other code (docs/DECISIONS.md, "Compiling a kernel alone"), so
+ * NVRTC's output is not repeatable to the byte: now and then a compile of the same kernel and
+ * options gives other code (docs/PERFORMANCE.md, "A cubin per kernel"), so
  * a pair that differs is compiled again, a few times, before the test fails: a kernel whose
  * code always changes when compiled alone still fails it. */
 static void program_should_keep_each_kernels_machine_code(void **state) {
