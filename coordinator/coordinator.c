@@ -73,6 +73,11 @@ typedef struct farm {
   int said_fallback;   /* a worker's hello said why it runs on the simulated device */
   ledger **ls;         /* the devices' ledgers, for one sync of them all */
   double cpu_first;    /* the coordinator's CPU seconds when it sent the run's first job */
+  /* When every worker had given its first result (its measure child started, its first job
+   * done): the wall clock, the coordinator's CPU and the measured generations then. The
+   * rate from there on is the steady one, a run's startup left out. */
+  double steady_t, steady_cpu;
+  int steady_n;
   int lost;            /* workers declared lost */
   result *res;         /* the result being decided */
   job *job;            /* the job being built (large: one for the farm, not one per job) */
@@ -435,12 +440,27 @@ static void add_times(result_times *sum, const result_times *t) {
   sum->measure_s += t->measure_s;
 }
 
+static int measured_now(const farm *f) {
+  int n = 0;
+  for (int i = 0; i < f->ndev; i++) n += f->d[i].s.measured - f->d[i].measured_before;
+  return n;
+}
+
+/* A device's first result: when it is the last one's, the steady state begins. */
+static void note_steady(farm *f) {
+  for (int i = 0; i < f->ndev; i++)
+    if (f->d[i].usable && !f->d[i].lost && f->d[i].results == 0) return;
+  f->steady_t = wall_s();
+  f->steady_cpu = cpu_s();
+  f->steady_n = measured_now(f);
+}
+
 /* Decide the result in f->res, record it and apply it to the search. */
 static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
   d->t_last = wall_s();
   add_times(&d->spent, &f->res->times);
-  d->results++;
+  if (d->results++ == 0) note_steady(f);
   decision dec;
   if (decide(&f->c.decide, f->res, &dec)) {
     decision_release(&dec);
@@ -654,8 +674,7 @@ static int serve(farm *f, tf_err *e) {
 /* The coordinator's own CPU time over the run's wall time: how much of its core it needs. */
 static void print_load(const farm *f, FILE *out, double wall) {
   double cpu = cpu_s();
-  int measured = 0;
-  for (int i = 0; i < f->ndev; i++) measured += f->d[i].s.measured - f->d[i].measured_before;
+  int measured = measured_now(f);
   fprintf(out, "  coordinator: %.2f s of CPU in %.1f s of wall time (%.1f%% of one core), %d "
                "measured generations\n",
           cpu, wall, wall > 0 ? 100.0 * cpu / wall : 0.0, measured);
@@ -671,6 +690,12 @@ static void print_load(const farm *f, FILE *out, double wall) {
     fprintf(out, "  decisions: %d in %.2f s from the first job to the last result = %.0f per "
             "second; coordinator CPU %.0f us per decision\n", measured, last - first,
             measured / (last - first), 1e6 * (cpu - f->cpu_first) / measured);
+  /* the same once every worker is under way: no measure child starting, no first job */
+  int n = measured - f->steady_n;
+  if (f->steady_t > 0 && last > f->steady_t && n > 0)
+    fprintf(out, "  steady: %d decisions in %.2f s after every worker's first result = %.0f "
+            "per second; coordinator CPU %.0f us per decision\n", n, last - f->steady_t,
+            n / (last - f->steady_t), 1e6 * (cpu - f->steady_cpu) / n);
 }
 
 /* Before stopping on an error, take the results still on their way: a worker blocked in a
