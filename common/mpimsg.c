@@ -118,7 +118,7 @@ int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *
 
 int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out,
                  tf_err *e) {
-  char *text = cJSON_PrintUnformatted(obj);
+  char *text = jsonio_print(obj);
   if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a message");
   return mpimsg_isend_text(comm, dest, tag, text, out, e);
 }

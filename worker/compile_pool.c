@@ -201,7 +201,7 @@ static int start(compile_pool *p, const wanted *w) {
   if (rc == 0) {
     cJSON *req = program_to_json(&w->prog);
     cJSON_AddStringToObject(req, "root", w->prog.root);
-    char *text = cJSON_PrintUnformatted(req);
+    char *text = jsonio_print(req);
     cJSON_Delete(req);
     /* a few kB, less than a pipe holds: written at once; a child gone first is its error */
     if (text && write(in[1], text, strlen(text)) < 0) {

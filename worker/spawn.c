@@ -109,7 +109,7 @@ int childproc_send_text(childproc *c, const char *text, tf_err *e) {
 }
 
 int childproc_send(childproc *c, const cJSON *obj, tf_err *e) {
-  char *text = cJSON_PrintUnformatted(obj);
+  char *text = jsonio_print(obj);
   if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a job");
   int rc = childproc_send_text(c, text, e);
   cJSON_free(text);

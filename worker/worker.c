@@ -123,7 +123,7 @@ static int wjob_take(wjob *j, cJSON *msg, char *text) {
   if (cJSON_IsNumber(idj) && jsonio_whole(idj->valuedouble, 0, 1LL << 53, &j->id)) j->id = -1;
   j->deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
   j->fresh = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "fresh_child"));
-  j->text = text ? text : cJSON_PrintUnformatted(msg);
+  j->text = text ? text : jsonio_print(msg);
   return j->text ? 0 : -1;
 }
 

@@ -1,0 +1,20 @@
+/* numfmt: printing a double as printf's "%.Pg" does, faster.
+ *
+ * numfmt_g writes exactly the text snprintf(buf, NUMFMT_MAX, "%.*g", precision, v) writes in
+ * the C locale, for precisions 1 to 17, and returns its length. glibc's printf works each
+ * digit out in multi-precision arithmetic (a few thousand instructions per number); the farm
+ * prints every measured value of every round this way, in the measure child, and again in
+ * the coordinator's records, so this was a large part of their time per decision
+ * (docs/PERFORMANCE.md, "The coordinator's ceiling"). For finite values with
+ * 1e-6 <= |v| < 1e17, the range of the farm's times and ratios, it rounds v's exact binary
+ * value to P significant digits in 128-bit integer arithmetic, ties to even as printf does;
+ * anything else (zero, subnormal, tiny, huge, NaN, infinities) goes to snprintf.
+ * tests/unit/test_numfmt.c holds it to snprintf on random and tie-breaking values. */
+#ifndef TF_NUMFMT_H
+#define TF_NUMFMT_H
+
+#define NUMFMT_MAX 32
+
+int numfmt_g(char *buf, double v, int precision);
+
+#endif
