@@ -160,12 +160,7 @@ static void exact_should_read_back_as_the_same_double(void **state) {
 
 static uint64_t rng = 88172645463325252ull;
 
-static uint64_t next(void) { /* xorshift64 */
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t next(void) { return test_xorshift64(&rng); }
 
 /* Numbers as the farm writes them and as they could be: whole, fractions, measured times,
  * near misses of short decimals, huge, tiny, negative zero, NaN, infinities, any bits. */

@@ -15,15 +15,11 @@
 #include <cmocka.h>
 
 #include "common/numfmt.h"
+#include "tests/unit/testutil.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
-static uint64_t next(void) { /* xorshift64 */
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t next(void) { return test_xorshift64(&rng); }
 
 static double uniform01(void) { return (double)(next() >> 11) / 9007199254740992.0; }
 

@@ -218,3 +218,10 @@ char *test_record_line(const char *partial) {
   cJSON_Delete(o);
   return s;
 }
+
+uint64_t test_xorshift64(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}

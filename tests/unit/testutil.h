@@ -5,9 +5,12 @@
  * built from); subst returns text with the single occurrence of `from` replaced by `to`
  * (caller frees) and fails the test unless the edit applies exactly once, so a drifting
  * base text fails the test instead of hiding it; load_spec loads a template or kernel spec
- * of the source tree (path relative to it) or fails the test. */
+ * of the source tree (path relative to it) or fails the test; test_xorshift64 draws fixed-seed
+ * random numbers. */
 #ifndef TF_TESTUTIL_H
 #define TF_TESTUTIL_H
+
+#include <stdint.h>
 
 void rm_rf(const char *path);
 /* CMocka setup and teardown: a fresh folder under /tmp as *state, which is $TUNEFARM_CACHE
@@ -21,6 +24,9 @@ const char *source_dir(void);
 char *subst(const char *text, const char *from, const char *to);
 struct spec;
 void load_spec(const char *rel, struct spec *s);
+/* The next number of a xorshift64 sequence whose state (never 0) the caller keeps: random
+ * test inputs that repeat from a fixed seed, so a failure repeats too. */
+uint64_t test_xorshift64(uint64_t *state);
 
 /* Ledger records for the readers' tests, from partial JSON text: what the text leaves out is
  * filled as the coordinator writes it (device, time, rule, "change" from best and new, a
