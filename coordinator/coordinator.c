@@ -440,6 +440,7 @@ static void add_times(result_times *sum, const result_times *t) {
   sum->measure_s += t->measure_s;
 }
 
+/* This run's measured generations, all devices together. */
 static int measured_now(const farm *f) {
   int n = 0;
   for (int i = 0; i < f->ndev; i++) n += f->d[i].s.measured - f->d[i].measured_before;
