@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/doorbell.h"
 #include "common/jsonio.h"
 
@@ -155,12 +156,6 @@ int mpimsg_send(MPI_Comm comm, int dest, int tag, const cJSON *obj, tf_err *e) {
   return mpimsg_isend(comm, dest, tag, obj, &out, e) || mpimsg_wait(&out, e) ? -1 : 0;
 }
 
-static double monotonic_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Wait for a message without spinning: MPI_Probe busy-polls a whole core, and the
  * coordinator and idle workers share their cores with the measure children whose timings
  * they collect. Where the senders ring, sleeps until they do; after a ring, or where they do
@@ -176,7 +171,7 @@ static int probe_politely(MPI_Comm comm, int src, double deadline, MPI_Status *s
     int flag = 0;
     if (MPI_CHECK(MPI_Iprobe(src, MPI_ANY_TAG, comm, &flag, st), e)) return -1;
     if (flag) return 0;
-    double now = deadline > 0 || bell ? monotonic_s() : 0;
+    double now = deadline > 0 || bell ? tf_monotonic_s() : 0;
     if (deadline > 0 && now >= deadline) return 1;
     if (bell && !rang) {
       double wait = MPIMSG_RING_NET_S;

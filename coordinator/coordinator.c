@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/campaign.h"
 #include "common/decide.h"
 #include "common/mpimsg.h"
@@ -82,12 +83,6 @@ typedef struct farm {
   result *res;         /* the result being decided */
   job *job;            /* the job being built (large: one for the farm, not one per job) */
 } farm;
-
-static double wall_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* This process's CPU time, user and system, seconds. */
 static double cpu_s(void) {
@@ -226,7 +221,7 @@ static int write_end(farm *f, device_run *d, const search_step *st, tf_err *e) {
   rec->end.generation = st->generation;
   record_cfg_of(&f->c.tmpl, &st->best, &rec->end.best);
   if (commit(f, d, e)) return -1;
-  d->t_end = wall_s();
+  d->t_end = tf_monotonic_s();
   progress(f, "[gpu%d %.12s] search ends: %s\n", d->dev.ordinal, d->dev.uuid, st->reason);
   return 0;
 }
@@ -323,8 +318,8 @@ static int send_queued(farm *f, device_run *d, tf_err *e) {
   d->ahead_sent += d->ahead != NULL;
   job_drop_root(d->sent); /* the ledger names files relative to the project root */
   if (f->cpu_first == 0) f->cpu_first = cpu_s();
-  if (d->t_first == 0) d->t_first = wall_s();
-  d->sent_at = wall_s();
+  if (d->t_first == 0) d->t_first = tf_monotonic_s();
+  d->sent_at = tf_monotonic_s();
   return rc;
 }
 
@@ -375,7 +370,7 @@ static int advance(farm *f, device_run *d, tf_err *e) {
  * the budget takes at this run's rate (an upper bound: max_stale may end the search sooner). */
 static void budget_text(const device_run *d, int budget, char *buf, size_t len) {
   int done = d->s.measured, here = done - d->measured_before, left = budget - done;
-  double spent = wall_s() - d->t_first;
+  double spent = tf_monotonic_s() - d->t_first;
   if (here <= 0 || left <= 0 || spent <= 0) {
     snprintf(buf, len, "%d of %d", done, budget);
     return;
@@ -451,7 +446,7 @@ static int measured_now(const farm *f) {
 static void note_steady(farm *f) {
   for (int i = 0; i < f->ndev; i++)
     if (f->d[i].usable && !f->d[i].lost && f->d[i].results == 0) return;
-  f->steady_t = wall_s();
+  f->steady_t = tf_monotonic_s();
   f->steady_cpu = cpu_s();
   f->steady_n = measured_now(f);
 }
@@ -459,7 +454,7 @@ static void note_steady(farm *f) {
 /* Decide the result in f->res, record it and apply it to the search. */
 static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
-  d->t_last = wall_s();
+  d->t_last = tf_monotonic_s();
   add_times(&d->spent, &f->res->times);
   if (d->results++ == 0) note_steady(f);
   decision dec;
@@ -489,7 +484,7 @@ static int on_result(farm *f, cJSON *msg, int from, tf_err *e) {
  * measures it again), its search stops for this run, and the other devices go on. Its rank
  * cannot be stopped by a message; the run ends through MPI_Abort (coordinator.h). */
 static int lose(farm *f, device_run *d, tf_err *e) {
-  double waited = wall_s() - d->sent_at;
+  double waited = tf_monotonic_s() - d->sent_at;
   char ahead[80] = "";
   if (d->extra_s > 0)
     snprintf(ahead, sizeof ahead, " + %g for the job ahead it finished first", d->extra_s);
@@ -759,7 +754,7 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
 static void summary(const farm *f) {
   if (f->o->quiet) return;
   FILE *out = f->o->progress;
-  double wall = wall_s() - f->t0;
+  double wall = tf_monotonic_s() - f->t0;
   fprintf(out, "\ntunefarm: campaign %s finished\n", f->c.name);
   print_load(f, out, wall);
   for (int i = 0; i < f->ndev; i++)
@@ -787,14 +782,14 @@ static void release(farm *f) {
 static int load(farm *f, tf_err *e) {
   progress(f, "tunefarm: loading campaign %s\n", f->o->campaign);
   if (campaign_load(&f->c, f->o->campaign, e)) return -1;
-  double size = 1, t = wall_s();
+  double size = 1, t = tf_monotonic_s();
   for (int k = 0; k < f->c.tmpl.nknobs; k++) size *= f->c.tmpl.knobs[k].nvalues;
   progress(f, "tunefarm: enumerating its space: %.0f configurations against %d constraints\n",
            size, f->c.tmpl.nconstraints);
   space_view v;
   if (space_enumerate(&f->c, &v, e) == 0) {
     progress(f, "tunefarm: %lld accepted, %d reachable from the start (%.1f s)\n", v.accepted,
-             v.nreachable, wall_s() - t);
+             v.nreachable, tf_monotonic_s() - t);
     space_release(&v);
     return 0;
   }
@@ -894,7 +889,7 @@ static void catch_signals(const run_opts *o, int ranks) {
 }
 
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
-  farm f = {.comm = comm, .o = o, .t0 = wall_s()};
+  farm f = {.comm = comm, .o = o, .t0 = tf_monotonic_s()};
   now_iso(f.run, sizeof f.run);
   int size;
   MPI_Comm_size(comm, &size);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/compile.h"
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
@@ -16,12 +17,6 @@
 #include "worker/backend.h"
 #include "worker/protocol.h" /* defines: protocol_run */
 #include <cuda_runtime_api.h>
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- shared option parsing and the check report ---- */
 
@@ -241,13 +236,13 @@ static void audit_control(const campaign *c, const char *arch, audit_tally *t) {
 static void run_share(const campaign *c, const space_view *v, const audit_opts *o, int rank,
                       int size, audit_tally *t) {
   int nbatches = (v->nreachable + o->batch - 1) / o->batch;
-  double t0 = now_s(), last = t0;
+  double t0 = tf_monotonic_s(), last = t0;
   for (int b = rank; b < nbatches; b += size) {
     int first = b * o->batch;
     int n = v->nreachable - first < o->batch ? v->nreachable - first : o->batch;
     audit_batch(c, v, first, n, o->arch, t);
-    if (rank == 0 && now_s() - last > 5.0) {
-      last = now_s();
+    if (rank == 0 && tf_monotonic_s() - last > 5.0) {
+      last = tf_monotonic_s();
       fprintf(stderr, "tunefarm audit: batch %d of %d, %.0f s\n", b + 1, nbatches, last - t0);
     }
   }
@@ -494,12 +489,12 @@ static int audit_campaign(const audit_opts *o, campaign *c, int inited, int rank
       printf("  reachable %d: %s\n", i, name);
     }
   fflush(stdout);
-  double t0 = now_s();
+  double t0 = tf_monotonic_s();
   audit_tally t = {.failures = cJSON_CreateArray()};
   run_share(c, &v, o, rank, size, &t);
   if (o->run) run_checks(c, &v, rank, size, &t);
   if (inited) gather(MPI_COMM_WORLD, rank, size, &t);
-  if (rank == 0) print_audit(&t, &v, now_s() - t0, size);
+  if (rank == 0) print_audit(&t, &v, tf_monotonic_s() - t0, size);
   rc = t.failed ? 1 : 0;
   if (inited) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   cJSON_Delete(t.failures);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/jsonio.h"
 #include "common/msg.h"
 #include "worker/backend.h"
@@ -119,19 +120,13 @@ static int drop_taken(void) {
   return sigtimedwait(&s, NULL, &now) == CHILD_DROP_SIGNAL;
 }
 
-static double monotonic_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Asked between rounds: at most once per CHILD_DROP_POLL_S, as each asking is a system
  * call (a few microseconds on a virtual machine) and rounds on the simulated device take
  * none; a round on a GPU takes about that long or longer, so there it asks every round. */
 #define CHILD_DROP_POLL_S 1e-3
 static int job_dropped(void) {
   static double last;
-  double now = monotonic_s();
+  double now = tf_monotonic_s();
   if (now - last < CHILD_DROP_POLL_S) return 0;
   last = now;
   return drop_taken();

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/jsonio.h"
 
 extern char **environ;
@@ -279,15 +280,9 @@ static void take_news(compile_pool *p, int *stop) {
   free(list);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void finish(compile_pool *p, double grace_s) {
-  double end = now_s() + grace_s;
-  while (p->nrun > 0 && now_s() < end) wait_events(p, 50);
+  double end = tf_monotonic_s() + grace_s;
+  while (p->nrun > 0 && tf_monotonic_s() < end) wait_events(p, 50);
   for (int i = 0; i < p->nrun; i++) kill(p->run[i].pid, SIGKILL);
   while (p->nrun > 0) reap(p, p->nrun - 1);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/decide.h"
 #include "common/mix.h" /* defines: tf_fnv64 */
 
@@ -21,12 +22,6 @@ void protocol_order(int i, int order[ARM_COUNT]) {
 /* The order of round i under the job's measure.order. */
 static void round_order(const measure_opts *m, int i, int order[ARM_COUNT]) {
   protocol_order(m->order == ORDER_FIXED ? 0 : i, order);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* A backend error becomes the job's status; only a sticky one goes up. */
@@ -221,10 +216,10 @@ static int recorded(const backend_ops *ops, void *self, const job *j, result *r,
 /* Burn-in, canary and the recorded rounds: the time the GPU measures. */
 static int measure(const backend_ops *ops, void *self, const job *j, result *r,
                    const protocol_ctx *ctx, tf_err *e) {
-  double t0 = now_s();
+  double t0 = tf_monotonic_s();
   int rc = burn_in(ops, self, j, r, ctx, e) || canary(ops, self, j, r, ctx, e) ||
            recorded(ops, self, j, r, ctx, e);
-  r->times.measure_s = now_s() - t0;
+  r->times.measure_s = tf_monotonic_s() - t0;
   return rc ? -1 : 0;
 }
 
@@ -237,23 +232,23 @@ static void prepared(result *r, double seconds) {
 int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
                  const protocol_ctx *ctx, tf_err *e) {
   gate_memo *memo = ctx ? ctx->memo : NULL;
-  double t0 = now_s();
+  double t0 = tf_monotonic_s();
   r->id = j->id;
   r->status = RESULT_OK;
   r->checked = 0;
   int rc = 0;
   int failed = ops->prepare(self, j, r, e);
-  double t1 = now_s();
+  double t1 = tf_monotonic_s();
   prepared(r, t1 - t0);
   if (failed) {
     rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* prepare may have half-built the job */
   } else {
     int bad = dropped(ctx, e) || gate(ops, self, j, r, memo, e); /* after a long compile */
-    r->times.check_s = now_s() - t1;
+    r->times.check_s = tf_monotonic_s() - t1;
     if (bad || (r->correct && measure(ops, self, j, r, ctx, e))) rc = job_failed(r, e);
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */
   }
-  r->wall_s = now_s() - t0;
+  r->wall_s = tf_monotonic_s() - t0;
   return rc;
 }

@@ -13,15 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/jsonio.h"
 
 extern char **environ;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void close_fds(childproc *c) {
   if (c->to_fd >= 0) close(c->to_fd);
@@ -141,8 +136,8 @@ static void reap(childproc *c, char *why, size_t len) {
   int status = 0;
   pid_t p;
   /* The pipe closed, so the child is exiting; give it a moment, then insist. */
-  double t0 = now_s();
-  while ((p = waitpid(c->pid, &status, WNOHANG)) == 0 && now_s() - t0 < 5.0) usleep(10000);
+  double t0 = tf_monotonic_s();
+  while ((p = waitpid(c->pid, &status, WNOHANG)) == 0 && tf_monotonic_s() - t0 < 5.0) usleep(10000);
   if (p == c->pid) {
     describe_status(status, why, len);
     c->pid = 0;
@@ -189,7 +184,7 @@ int childproc_recv(childproc *c, double deadline_s, cJSON **out, char *why, size
 
 int childproc_recv_text(childproc *c, double deadline_s, cJSON **out, char **text, char *why,
                         size_t whylen, tf_err *e) {
-  double end = now_s() + deadline_s;
+  double end = tf_monotonic_s() + deadline_s;
   *out = NULL;
   if (text) *text = NULL;
   for (;;) {
@@ -202,7 +197,7 @@ int childproc_recv_text(childproc *c, double deadline_s, cJSON **out, char **tex
         free(line);
       return *out ? CHILD_LINE : -1;
     }
-    double left = end - now_s();
+    double left = end - tf_monotonic_s();
     if (left <= 0) {
       snprintf(why, whylen, "timeout: no answer from the measure child within %.1f s; killed",
                deadline_s);
@@ -227,8 +222,8 @@ void childproc_stop(childproc *c, double grace_s) {
   if (c->pid <= 0) return;
   close(c->to_fd);
   c->to_fd = -1;
-  double t0 = now_s();
-  while (now_s() - t0 < grace_s) {
+  double t0 = tf_monotonic_s();
+  while (tf_monotonic_s() - t0 < grace_s) {
     if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
       c->pid = 0;
       close_fds(c);
