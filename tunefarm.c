@@ -183,7 +183,8 @@ static int run_farm(int rank, int size, run_args *a) {
   char exe[4096];
   if (self_exe(exe, sizeof exe)) snprintf(exe, sizeof exe, "tunefarm");
   worker_opts w = {.exe = exe, .backend = a->o.backend, .device = index, .hello_s = 120.0,
-                   .compile_jobs = a->o.compile_jobs, .workers_on_node = on_node};
+                   .compile_jobs = a->o.compile_jobs, .workers_on_node = on_node,
+                   .quiet = a->o.quiet};
   (void)size;
   if (worker_run(MPI_COMM_WORLD, &w, &e) == 0) return 0;
   fprintf(stderr, "tunefarm run: worker rank %d: %s\n", rank, e.msg);

@@ -60,6 +60,7 @@ struct compile_pool {
   int nnews, has_news, news_has_current, stop;
   double grace_s;           /* how long a stop lets running compiles finish */
   compile_pool_stats stats;
+  double first_want;        /* when the first list came (monotonic seconds); 0: none yet */
   /* the pool thread's own */
   wanted queue[POOL_MAX_QUEUE];
   int nqueue, qhead;
@@ -234,12 +235,25 @@ static void fill(compile_pool *p) {
   }
 }
 
+/* Reap a compile and count it, with the CPU time it took (wait4: NVRTC runs in that process),
+ * so that a run can tell a pool short of cores from one that waited for lists. */
 static void reap(compile_pool *p, int i) {
   running *r = &p->run[i];
+  struct rusage ru = {0};
   close(r->fd);
-  while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR) {
+  while (wait4(r->pid, NULL, 0, &ru) < 0 && errno == EINTR) {
   }
-  bump(p, r->stopping ? &p->stats.stopped : &p->stats.finished, 1);
+  double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+  pthread_mutex_lock(&p->mu);
+  if (r->stopping) {
+    p->stats.stopped++;
+    p->stats.stopped_cpu_s += cpu;
+  } else {
+    p->stats.finished++;
+    p->stats.finished_cpu_s += cpu;
+  }
+  pthread_mutex_unlock(&p->mu);
   p->run[i] = p->run[--p->nrun];
 }
 
@@ -385,6 +399,7 @@ void compile_pool_want(compile_pool *p, const program_ref *current, const progra
   if (!p) return;
   if (n > COMPILE_POOL_MAX_WANT) n = COMPILE_POOL_MAX_WANT;
   pthread_mutex_lock(&p->mu);
+  if (p->first_want == 0) p->first_want = tf_monotonic_s();
   memcpy(p->news, next, sizeof(program_ref) * (size_t)(n > 0 ? n : 0));
   p->nnews = n > 0 ? n : 0;
   p->news_has_current = current != NULL;
@@ -399,6 +414,8 @@ void compile_pool_get_stats(compile_pool *p, compile_pool_stats *out) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   *out = p->stats;
+  out->open_s = p->first_want > 0 ? tf_monotonic_s() - p->first_want : 0.0;
+  out->jobs = p->o.jobs;
   pthread_mutex_unlock(&p->mu);
 }
 

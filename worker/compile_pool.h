@@ -70,6 +70,10 @@ typedef struct compile_pool_stats {
   long stopped;   /* of which stopped: their kernel was no longer wanted */
   long skipped;   /* wanted kernels the cache already held */
   long dropped;   /* wanted kernels replaced by a new list before they could start */
+  double finished_cpu_s; /* CPU time (user and system) of the compiles that ended by themselves */
+  double stopped_cpu_s;  /* and of those stopped: spent on guesses the search left */
+  double open_s;         /* since its first list: with `jobs`, what its cores could have given */
+  int jobs;              /* compiles at once */
 } compile_pool_stats;
 void compile_pool_get_stats(compile_pool *p, compile_pool_stats *out);
 

@@ -27,6 +27,7 @@ typedef struct worker_opts {
   int compile_jobs;     /* compiles ahead at once (worker/compile_pool.h); -1: the node's cores
                          * per worker less one; 0: none */
   int workers_on_node;  /* for that default */
+  int quiet;            /* no line on stderr at the end (the compile pool's figures) */
 } worker_opts;
 
 /* Serve the coordinator (rank 0 of comm) until STOP. */
