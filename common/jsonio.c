@@ -238,34 +238,36 @@ static const char *lead(char *buf, size_t len, const char *what, const char *fil
   return buf;
 }
 
-static int missing(const char *file, const char *what, const char *k, int req, tf_err *e) {
-  char at[1200];
+/* The key's full name (where.key) is built only for a message: these run for every number of
+ * every message the coordinator reads. */
+static int missing(const char *file, const char *what, const char *where, const char *key,
+                   int req, tf_err *e) {
+  char at[1200], k[256];
   if (!req) return 0;
-  return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' is missing", lead(at, sizeof at, what, file), k);
+  return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' is missing", lead(at, sizeof at, what, file),
+                 jsonio_key(k, sizeof k, where, key));
 }
 
 int jsonio_int(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, long long lo, long long hi, long long *out, tf_err *e) {
   char k[256], at[1200];
-  jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
-  if (!it) return missing(file, what, k, req, e);
+  if (!it) return missing(file, what, where, key, req, e);
   if (!cJSON_IsNumber(it) || jsonio_whole(it->valuedouble, lo, hi, out))
     return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be an integer in [%lld, %lld]",
-                   lead(at, sizeof at, what, file), k, lo, hi);
+                   lead(at, sizeof at, what, file), jsonio_key(k, sizeof k, where, key), lo, hi);
   return 0;
 }
 
 int jsonio_num(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, double lo, double hi, double *out, tf_err *e) {
   char k[256], at[1200];
-  jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
-  if (!it) return missing(file, what, k, req, e);
+  if (!it) return missing(file, what, where, key, req, e);
   if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < lo ||
       it->valuedouble > hi)
     return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be a number in [%g, %g]",
-                   lead(at, sizeof at, what, file), k, lo, hi);
+                   lead(at, sizeof at, what, file), jsonio_key(k, sizeof k, where, key), lo, hi);
   *out = it->valuedouble;
   return 0;
 }
@@ -273,12 +275,11 @@ int jsonio_num(const char *file, const char *what, const cJSON *obj, const char 
 int jsonio_bool(const char *file, const char *what, const cJSON *obj, const char *where,
                 const char *key, int req, int *out, tf_err *e) {
   char k[256], at[1200];
-  jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
-  if (!it) return missing(file, what, k, req, e);
+  if (!it) return missing(file, what, where, key, req, e);
   if (!cJSON_IsBool(it))
     return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be true or false",
-                   lead(at, sizeof at, what, file), k);
+                   lead(at, sizeof at, what, file), jsonio_key(k, sizeof k, where, key));
   *out = cJSON_IsTrue(it);
   return 0;
 }
@@ -286,15 +287,14 @@ int jsonio_bool(const char *file, const char *what, const cJSON *obj, const char
 int jsonio_str(const char *file, const char *what, const cJSON *obj, const char *where,
                const char *key, int req, size_t maxlen, const char **out, tf_err *e) {
   char k[256], at[1200];
-  jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
-  if (!it) return missing(file, what, k, req, e);
+  if (!it) return missing(file, what, where, key, req, e);
   if (!cJSON_IsString(it) || !it->valuestring)
     return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be a string", lead(at, sizeof at, what, file),
-                   k);
+                   jsonio_key(k, sizeof k, where, key));
   if (strlen(it->valuestring) > maxlen)
     return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' is longer than %zu characters",
-                   lead(at, sizeof at, what, file), k, maxlen);
+                   lead(at, sizeof at, what, file), jsonio_key(k, sizeof k, where, key), maxlen);
   *out = it->valuestring;
   return 0;
 }
@@ -302,12 +302,12 @@ int jsonio_str(const char *file, const char *what, const cJSON *obj, const char 
 int jsonio_child(const char *file, const char *what, const cJSON *obj, const char *where,
                  const char *key, int req, int type, const cJSON **out, tf_err *e) {
   char k[256], at[1200];
-  jsonio_key(k, sizeof k, where, key);
   const cJSON *it = lookup(obj, key);
   *out = NULL;
-  if (!it) return missing(file, what, k, req, e);
+  if (!it) return missing(file, what, where, key, req, e);
   if ((it->type & 0xFF) != type)
-    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be %s", lead(at, sizeof at, what, file), k,
+    return tf_fail(e, TF_EXIT_INPUT, "%skey '%s' must be %s", lead(at, sizeof at, what, file),
+                   jsonio_key(k, sizeof k, where, key),
                    type == cJSON_Array ? "an array [...]" : "an object {...}");
   *out = it;
   return 0;

@@ -10,6 +10,10 @@
 #include "common/jsonio.h"
 
 const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
+/* A round's keys per arm, in arm_names' order: spelled out, not printed per round. */
+static const char *const us_keys[ARM_COUNT] = {"best_us", "new_us", "control_us"};
+static const char *const kernel_us_keys[ARM_COUNT] = {"best_kernel_us", "new_kernel_us",
+                                                      "control_kernel_us"};
 
 static const char *const status_names[] = {"ok", "fault", "compile_error", "error"};
 
@@ -451,17 +455,12 @@ cJSON *round_to_json(const round_rec *r) {
   cJSON *order = cJSON_AddArrayToObject(o, "order");
   for (int i = 0; i < ARM_COUNT; i++)
     cJSON_AddItemToArray(order, cJSON_CreateString(arm_names[r->order[i]]));
-  char key[32];
+  for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(o, us_keys[a], r->us[a]);
   for (int a = 0; a < ARM_COUNT; a++) {
-    snprintf(key, sizeof key, "%s_us", arm_names[a]);
-    jsonio_add_exact(o, key, r->us[a]);
-  }
-  for (int a = 0; a < ARM_COUNT; a++) {
-    snprintf(key, sizeof key, "%s_kernel_us", arm_names[a]);
     if (r->kernel_us[a] >= 0)
-      jsonio_add_exact(o, key, r->kernel_us[a]);
+      jsonio_add_exact(o, kernel_us_keys[a], r->kernel_us[a]);
     else
-      cJSON_AddNullToObject(o, key);
+      cJSON_AddNullToObject(o, kernel_us_keys[a]);
   }
   cJSON *mhz = cJSON_AddArrayToObject(o, "sm_mhz");
   for (int i = 0; i < 2; i++) cJSON_AddItemToArray(mhz, cJSON_CreateNumber(r->sm_mhz[i]));
@@ -482,12 +481,9 @@ int round_from_json(const cJSON *o, round_rec *r) {
     r->order[i] = cJSON_IsString(it) ? arm_index(it->valuestring) : -1;
     if (r->order[i] < 0) return -1;
   }
-  char key[32];
   for (int a = 0; a < ARM_COUNT; a++) {
-    snprintf(key, sizeof key, "%s_us", arm_names[a]);
-    r->us[a] = num_or(o, key, NAN);
-    snprintf(key, sizeof key, "%s_kernel_us", arm_names[a]);
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
+    r->us[a] = num_or(o, us_keys[a], NAN);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, kernel_us_keys[a]);
     r->kernel_us[a] = cJSON_IsNumber(k) ? k->valuedouble : -1.0;
   }
   const cJSON *mhz = cJSON_GetObjectItemCaseSensitive(o, "sm_mhz");

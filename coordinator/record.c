@@ -62,8 +62,10 @@ void record_free(record *r) {
 void record_cfg_of(const spec *s, const config *c, record_cfg *out) {
   memset(out, 0, sizeof *out);
   out->n = s->nknobs;
-  for (int k = 0; k < s->nknobs; k++) {
-    snprintf(out->name[k], SPEC_NAME, "%s", s->knobs[k].name);
+  for (int k = 0; k < s->nknobs; k++) { /* a knob's name fits: spec.c refuses longer ones */
+    size_t n = strnlen(s->knobs[k].name, SPEC_NAME - 1);
+    memcpy(out->name[k], s->knobs[k].name, n);
+    out->name[k][n] = '\0';
     out->v[k] = k < c->n ? c->v[k] : 0;
   }
 }
@@ -166,11 +168,12 @@ static int num_or_null(const cJSON *o, const char *where, const char *key, int r
                        double *out, tf_err *e) {
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
   char k[256];
-  jsonio_key(k, sizeof k, where, key);
   if (!it && !req) return 0;
-  if (!it) return tf_fail(e, TF_EXIT_INPUT, "key '%s' is missing", k);
+  if (!it) return tf_fail(e, TF_EXIT_INPUT, "key '%s' is missing", jsonio_key(k, sizeof k, where, key));
   if (cJSON_IsNull(it)) return *out = null, 0;
-  if (!cJSON_IsNumber(it)) return tf_fail(e, TF_EXIT_INPUT, "key '%s' must be a number or null", k);
+  if (!cJSON_IsNumber(it))
+    return tf_fail(e, TF_EXIT_INPUT, "key '%s' must be a number or null",
+                   jsonio_key(k, sizeof k, where, key));
   *out = it->valuedouble;
   return 0;
 }
