@@ -48,6 +48,8 @@ typedef struct device_run {
   search_step ahead_step; /* its step */
   int go;              /* the queued job is the one ahead: the message only says go */
   int ahead_sent, ahead_taken; /* jobs sent ahead in this run, and of them the ones taken */
+  int drifted;         /* this run's generations refused for the control's drift, and of */
+  int drifted_alone;   /* them those whose best and new stayed within the tolerance */
   double extra_s;      /* the job's result may come this much later: the worker first
                         * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
@@ -451,6 +453,29 @@ static void note_steady(farm *f) {
   f->steady_n = measured_now(f);
 }
 
+/* max/min of one arm's round values over the rounds a rule could use (not screened). */
+static double arm_spread(const result *r, int arm) {
+  double lo = 0.0, hi = 0.0;
+  for (int i = 0; i < r->nrounds; i++) {
+    double v = r->rounds[i].us[arm];
+    if (r->rounds[i].screened || !(v > 0.0)) continue;
+    if (lo == 0.0 || v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return lo > 0.0 ? hi / lo : 1.0;
+}
+
+/* A refusal for the control's drift, counted for the summary: when best and new held steady
+ * over the same rounds, the control alone moved, which says more about the control at this
+ * shape than about the GPU (docs/PERFORMANCE.md, "An unsteady control"). */
+static void note_drift(const farm *f, device_run *d, const decision *dec) {
+  double tol = 1.0 + f->c.decide.drift_tolerance;
+  if (dec->kind != DECISION_REFUSED || !(dec->control_drift > tol)) return;
+  d->drifted++;
+  if (arm_spread(f->res, ARM_BEST) <= tol && arm_spread(f->res, ARM_NEW) <= tol)
+    d->drifted_alone++;
+}
+
 /* Decide the result in f->res, record it and apply it to the search. */
 static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
@@ -465,6 +490,7 @@ static int record_result(farm *f, device_run *d, tf_err *e) {
   canary_verdict cv;
   decide_canary(f->c.canary.threshold, f->c.measure.input_sets, f->res, &cv);
   int untrusted = judge_process(f, d, &cv, &dec);
+  note_drift(f, d, &dec);
   measured_record(f, d, &dec, &cv, untrusted, f->rec);
   int rc = commit(f, d, e);
   if (rc == 0) print_decision(f, d, &dec);
@@ -741,6 +767,13 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   if (d->ahead_sent > 0)
     fprintf(out, "\n    run ahead: %d jobs started before their decision, %d of them taken",
             d->ahead_sent, d->ahead_taken);
+  if (d->drifted > 0) {
+    fprintf(out, "\n    control drift: %d generations refused, in %d of them best and new "
+            "held steady", d->drifted, d->drifted_alone);
+    if (5 * d->drifted_alone >= n) /* a fifth of the GPU's time measured for nothing */
+      fprintf(out, " (the control itself is unsteady here: another control, campaign key "
+              "'control', would waste fewer generations)");
+  }
   if (s->canaries > 0 || s->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
             "measured again", s->canaries, s->biased, s->untrusted);
