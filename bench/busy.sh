@@ -5,7 +5,8 @@
 # turns the latter off in this run), and then with neither (--compile-jobs 0
 # --no-run-ahead), each from an empty cubin cache and an empty driver compute cache; then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
 # of both runs, from the ledgers through `tunefarm report` (docs/PERFORMANCE.md defines both),
-# and where the runs compiling ahead still waited (bench/waits.py, with python3). Builds nothing.
+# where the runs compiling ahead still waited (bench/waits.py, with python3), and each worker's
+# compile pool line (its CPU time, how busy its cores were). Builds nothing.
 #
 #   bash bench/busy.sh TUNEFARM [--seconds S] [--gpus G] [--backend cuda|sim]
 #                      [--compile-jobs N] [--run-ahead yes|no] [--out DIR] [CAMPAIGN...]
@@ -93,4 +94,12 @@ if command -v python3 >/dev/null; then
   echo
   python3 bench/waits.py "$out"/on/*/*.jsonl | sed "s|$out/||"
 fi
+echo
+echo "What each worker's compile pool did in the runs compiling ahead (its line at the end of run):"
+echo
+for c in "${campaigns[@]}"; do
+  name=$(basename "$c" .json)
+  grep -h "compile pool" "$out/$name-on.log" 2>/dev/null | sed "s|^|$name: |" ||
+    echo "$name: none (a run stopped at --seconds before its search ended prints no such line)"
+done
 echo "(ledgers and logs: $out)"
