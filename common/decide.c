@@ -242,9 +242,19 @@ static int decide_gates(const result *r, decision *d) {
 }
 
 /* Ratios, kernel ratios and control drift over the used rounds (idx[0..n)). */
+/* max/min of one arm's values over the used rounds; NAN if none. */
+static double spread(const result *r, const int *idx, int n, int arm) {
+  double lo = INFINITY, hi = 0.0;
+  for (int i = 0; i < n; i++) {
+    double v = r->rounds[idx[i]].us[arm];
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return n > 0 ? hi / lo : NAN;
+}
+
 static void fill_ratios(const result *r, const int *idx, int n, decision *d) {
   int kernel_ok = n > 0;
-  double cmin = INFINITY, cmax = 0.0;
   for (int i = 0; i < n; i++) {
     const round_rec *rr = &r->rounds[idx[i]];
     d->ratios[i] = rr->us[ARM_NEW] / rr->us[ARM_BEST];
@@ -252,15 +262,15 @@ static void fill_ratios(const result *r, const int *idx, int n, decision *d) {
       d->kernel_ratios[i] = rr->kernel_us[ARM_NEW] / rr->kernel_us[ARM_BEST];
     else
       kernel_ok = 0;
-    if (rr->us[ARM_CONTROL] < cmin) cmin = rr->us[ARM_CONTROL];
-    if (rr->us[ARM_CONTROL] > cmax) cmax = rr->us[ARM_CONTROL];
   }
   d->nratios = n;
   d->median_ratio = stats_median(d->ratios, n);
   d->kernel_median_ratio = kernel_ok ? stats_median(d->kernel_ratios, n) : NAN;
   if (!kernel_ok)
     for (int i = 0; i < n; i++) d->kernel_ratios[i] = NAN;
-  d->control_drift = n > 0 ? cmax / cmin : NAN;
+  d->control_drift = spread(r, idx, n, ARM_CONTROL);
+  d->best_spread = spread(r, idx, n, ARM_BEST);
+  d->new_spread = spread(r, idx, n, ARM_NEW);
 }
 
 /* Refused as noisy when the control drifted; 1 if so. */
@@ -560,6 +570,7 @@ int decide(const decide_opts *o, const result *r, decision *d) {
   d->median_ratio = NAN;
   d->kernel_median_ratio = NAN;
   d->control_drift = NAN;
+  d->best_spread = d->new_spread = NAN;
   d->kind = DECISION_REJECT;
   snprintf(d->rule, sizeof d->rule, "%s", o->rule);
   d->stats = cJSON_CreateObject();

@@ -42,6 +42,9 @@ typedef struct decision {
   double median_ratio;           /* event span; NAN if no rounds */
   double kernel_median_ratio;    /* CUPTI kernel time; NAN if unavailable */
   double control_drift;          /* max/min of the control's round values; NAN if no rounds */
+  double best_spread, new_spread; /* the same of best's and of new's, over the same rounds: when
+                                   * the control drifted and these did not, the control alone
+                                   * moved (the run's summary counts such refusals) */
   int screened;                  /* rounds the clock screen rejected */
   cJSON *stats;                  /* rule-specific statistics (owned; decision_release) */
 } decision;

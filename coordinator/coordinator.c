@@ -48,8 +48,8 @@ typedef struct device_run {
   search_step ahead_step; /* its step */
   int go;              /* the queued job is the one ahead: the message only says go */
   int ahead_sent, ahead_taken; /* jobs sent ahead in this run, and of them the ones taken */
-  int drifted;         /* this run's generations refused for the control's drift, and of */
-  int drifted_alone;   /* them those whose best and new stayed within the tolerance */
+  int drifted;         /* this run's generations refused for the control's drift */
+  int drifted_alone;   /* of those, the ones whose best and new held within the tolerance */
   double extra_s;      /* the job's result may come this much later: the worker first
                         * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
@@ -453,27 +453,15 @@ static void note_steady(farm *f) {
   f->steady_n = measured_now(f);
 }
 
-/* max/min of one arm's round values over the rounds a rule could use (not screened). */
-static double arm_spread(const result *r, int arm) {
-  double lo = 0.0, hi = 0.0;
-  for (int i = 0; i < r->nrounds; i++) {
-    double v = r->rounds[i].us[arm];
-    if (r->rounds[i].screened || !(v > 0.0)) continue;
-    if (lo == 0.0 || v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  return lo > 0.0 ? hi / lo : 1.0;
-}
-
-/* A refusal for the control's drift, counted for the summary: when best and new held steady
- * over the same rounds, the control alone moved, which says more about the control at this
- * shape than about the GPU (docs/PERFORMANCE.md, "An unsteady control"). */
+/* A refusal for the control's drift, counted for the summary. When best and new held within
+ * the tolerance over the rounds the rule used, the control alone moved: that says more about
+ * the control at this shape than about the GPU (docs/PERFORMANCE.md, "An unsteady control").
+ * A generation the canary refused whose rule saw the drift too counts here as well. */
 static void note_drift(const farm *f, device_run *d, const decision *dec) {
   double tol = 1.0 + f->c.decide.drift_tolerance;
   if (dec->kind != DECISION_REFUSED || !(dec->control_drift > tol)) return;
   d->drifted++;
-  if (arm_spread(f->res, ARM_BEST) <= tol && arm_spread(f->res, ARM_NEW) <= tol)
-    d->drifted_alone++;
+  if (dec->best_spread <= tol && dec->new_spread <= tol) d->drifted_alone++;
 }
 
 /* Decide the result in f->res, record it and apply it to the search. */
@@ -768,9 +756,9 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
     fprintf(out, "\n    run ahead: %d jobs started before their decision, %d of them taken",
             d->ahead_sent, d->ahead_taken);
   if (d->drifted > 0) {
-    fprintf(out, "\n    control drift: %d generations refused, in %d of them best and new "
-            "held steady", d->drifted, d->drifted_alone);
-    if (5 * d->drifted_alone >= n) /* a fifth of the GPU's time measured for nothing */
+    fprintf(out, "\n    control drift: %d generation%s refused, in %d of them best and new "
+            "held steady", d->drifted, d->drifted == 1 ? "" : "s", d->drifted_alone);
+    if (5 * d->drifted_alone >= n) /* a fifth of the measured generations judged nothing */
       fprintf(out, " (the control itself is unsteady here: another control, campaign key "
               "'control', would waste fewer generations)");
   }
@@ -943,8 +931,8 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc != 0 && f.d) drain(&f);
   for (int i = 0; f.d && i < f.ndev; i++)
     if (!f.d[i].lost) mpimsg_wait(&f.d[i].out, NULL); /* a lost rank never takes its job */
+  if (rc == 0) summary(&f); /* before the stop: each worker then adds its compile pool's line */
   stop_workers(&f);
-  if (rc == 0) summary(&f);
   if (rc == 0 && f.lost) rc = lost_error(&f, e);
   if (loaded) campaign_release(&f.c);
   release(&f);

@@ -246,21 +246,24 @@ static void prefetch(worker_state *w, const cJSON *jobmsg, const cJSON *list) {
   free(j);
 }
 
-/* What the compile pool did over the run, on stderr: whether its cores were short (busy
- * most of the time: more cores, or fewer guesses, would hide more compiles) or idle (the
- * search's guesses, not the cores, bound what it hides). Compiles still running at the stop
- * are not counted. */
+/* What the compile pool did over the run, on stderr: how busy its cores were, and how much of
+ * that went to compiles stopped unfinished (guesses the search left). Busy and mostly on
+ * compiles that ended: the cores bound what it hides; much of it stopped: the guesses do.
+ * Which ended compiles the search then asked for, only the ledger tells (its cache hits).
+ * Compiles still running at the stop are not counted. */
 static void report_pool(const worker_state *w) {
+  if (!w->pool || w->o->quiet) return;
   compile_pool_stats s;
   compile_pool_get_stats(w->pool, &s);
-  if (!w->pool || w->o->quiet || s.open_s <= 0) return;
+  if (s.open_s <= 0) return; /* no list came: nothing was asked of it */
   double cpu = s.finished_cpu_s + s.stopped_cpu_s;
   fprintf(stderr,
           "[rank %d %.12s] compile pool, %d at once for %.1f s: %ld compiles ended (%.1f CPU s), "
           "%ld stopped as no longer wanted (%.1f CPU s), %ld found in the cache, %ld dropped "
-          "before starting; its cores busy %.0f%%\n",
+          "before starting; its cores busy %.0f%%, %.0f%% of that on compiles stopped\n",
           w->rank, w->uuid, s.jobs, s.open_s, s.finished, s.finished_cpu_s, s.stopped,
-          s.stopped_cpu_s, s.skipped, s.dropped, 100.0 * cpu / (s.jobs * s.open_s));
+          s.stopped_cpu_s, s.skipped, s.dropped, 100.0 * cpu / (s.jobs * s.open_s),
+          cpu > 0 ? 100.0 * s.stopped_cpu_s / cpu : 0.0);
 }
 
 static void stop_worker(worker_state *w) {

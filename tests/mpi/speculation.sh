@@ -49,4 +49,9 @@ grep "run ahead:" on.err
 grep -Eq "run ahead: [0-9]+ jobs started before their decision, [1-9][0-9]* of them taken" on.err ||
   fail "no job run ahead was taken"
 grep -q "run ahead:" off.err && fail "--no-run-ahead ran jobs ahead"
+# Each worker compiling ahead says what its pool did; one that compiles nothing says nothing.
+pool='compile pool, 2 at once for [0-9.]+ s: [0-9]+ compiles ended \([0-9.]+ CPU s\), [0-9]+ stopped'
+[ "$(grep -Ec "$pool" on.err)" -eq 2 ] || { grep "compile pool" on.err; fail "not one compile pool line per worker"; }
+grep -Eq "compile pool.*: [1-9][0-9]* compiles ended" on.err || fail "no pool compiled anything"
+grep -q "compile pool" off.err && fail "a worker without a pool printed a pool line"
 echo "ok: the same ledgers with and without compiling ahead"
