@@ -327,6 +327,13 @@ static void print_section(FILE *f, report_ledger *s) {
                "to its last result), %.0f decisions per hour (%ld measured generations)\n",
             100.0 * s->measure_s / s->wall_s, s->measure_s, s->wall_s,
             3600.0 * (double)s->timed / s->wall_s, s->timed);
+  if (s->drifted > 0)
+    fprintf(f, "- control drift: %ld of %ld measured generations refused, in %ld of them best "
+               "and new held steady%s\n", s->drifted, s->measured, s->drifted_alone,
+            5 * s->drifted_alone >= s->measured
+                ? " (the control itself is unsteady here: another control, campaign key "
+                  "'control', would waste fewer generations)"
+                : "");
   fputs("- ended: ", f);
   text(f, s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);

@@ -217,6 +217,10 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
   num(t, tm, "measured_generations", (double)l->timed);
   num(t, tm, "busy_fraction", l->wall_s > 0 ? l->measure_s / l->wall_s : NAN);
   num(t, tm, "decisions_per_hour", l->wall_s > 0 ? 3600.0 * (double)l->timed / l->wall_s : NAN);
+  cJSON *dr = add(t, o, "control_drift", cJSON_CreateObject()); /* docs/REPORT.md */
+  num(t, dr, "measured_generations", (double)l->measured);
+  num(t, dr, "refused", (double)l->drifted);
+  num(t, dr, "control_alone", (double)l->drifted_alone);
   reasons_json(t, o, l);
   processes_json(t, o, l);
   cJSON *g = add(t, o, "generations", cJSON_CreateArray());

@@ -121,6 +121,10 @@ typedef struct report_ledger {
    * hour = timed / wall_s * 3600 (docs/PERFORMANCE.md) */
   double wall_s, measure_s;
   long timed;
+  /* measured generations, those refused for the control's drift, and of those the ones whose
+   * best and new held within the tolerance over the same (unscreened) rounds: the control
+   * alone moved (docs/PERFORMANCE.md, "An unsteady control"; `run` prints the same per run) */
+  long measured, drifted, drifted_alone;
   char timed_run[32];        /* the run being summed, and its wall so far */
   double run_wall_s;
   /* the answer: the final best (with restarts, the champion) */

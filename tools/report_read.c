@@ -253,6 +253,29 @@ static int fill_ratios(report_gen *r, const record_gen *g) {
   return 0;
 }
 
+/* max/min of one arm over the unscreened rounds: the rounds its rule used (the measure child
+ * stops where the rule does); 1 with none. */
+static double arm_spread(const record_gen *g, int arm) {
+  double lo = INFINITY, hi = 0.0;
+  for (int i = 0; i < g->res.nrounds; i++) {
+    const round_rec *rr = &g->res.rounds[i];
+    if (rr->screened) continue;
+    if (rr->us[arm] < lo) lo = rr->us[arm];
+    if (rr->us[arm] > hi) hi = rr->us[arm];
+  }
+  return hi > 0.0 ? hi / lo : 1.0;
+}
+
+/* A measured record refused for its control's drift, and whether the control alone moved. */
+static void drift_add(report_ledger *l, const record_gen *g) {
+  if (!g->measured) return;
+  l->measured++;
+  double tol = 1.0 + g->drift_tolerance;
+  if (g->decision != DECISION_REFUSED || !(g->control_drift > tol)) return;
+  l->drifted++;
+  l->drifted_alone += arm_spread(g, ARM_BEST) <= tol && arm_spread(g, ARM_NEW) <= tol;
+}
+
 /* A measured record's time: a run's wall is its last record's elapsed_s (records of one run
  * are consecutive, and elapsed_s grows within it). */
 static void time_add(report_ledger *l, const record_gen *g) {
@@ -303,6 +326,7 @@ static int generation(read_ctx *x, const record_gen *g) {
   if ((g->reason[0] && !r->reason) || fill_ratios(r, g)) return -1;
   l->rounds += g->res.nrounds;
   time_add(l, g);
+  drift_add(l, g);
   int keep = g->decision == DECISION_KEEP, aa = record_cfg_equal(&g->best, &g->new_cfg);
   l->keeps += keep;
   if (g->measured) {

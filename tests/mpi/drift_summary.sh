@@ -3,7 +3,7 @@
 # whose best and new held within the tolerance over the same rounds (the control alone moved),
 # with a hint to choose another control when those are a fifth of the measured generations:
 # all three must be what the ledger gives (the simulated A/A campaign uses every round it
-# records, so the ledger's rounds are the rounds the rule used).
+# records, so the ledger's rounds are the rounds the rule used), and `report` must say the same.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p campaigns
@@ -44,4 +44,9 @@ got="$got $hint"
 [ "$got" = "$want" ] ||
   { echo "$line"; fail "summary says '$got' (refused, control alone, hint), the ledger '$want'"; }
 [ "${got%% *}" -gt 0 ] || fail "no generation refused for drift: the test checks nothing"
+# `report` reads the same from the ledger afterwards.
+read -r refused alone _ <<<"$got"
+"$TF" report ledgers/aa >report.md || fail "report failed"
+grep -Eq "^- control drift: $refused of [0-9]+ measured generations refused, in $alone of them" report.md ||
+  { grep "control drift" report.md; fail "report does not say $refused refused, $alone with the control alone"; }
 echo "ok: control drift in the summary matches the ledger ($got)"
