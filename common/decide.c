@@ -241,7 +241,6 @@ static int decide_gates(const result *r, decision *d) {
   return 0;
 }
 
-/* Ratios, kernel ratios and control drift over the used rounds (idx[0..n)). */
 /* max/min of one arm's values over the used rounds; NAN if none. */
 static double spread(const result *r, const int *idx, int n, int arm) {
   double lo = INFINITY, hi = 0.0;
@@ -253,6 +252,8 @@ static double spread(const result *r, const int *idx, int n, int arm) {
   return n > 0 ? hi / lo : NAN;
 }
 
+/* Ratios, kernel ratios, control drift and the arms' spreads over the used rounds
+ * (idx[0..n)). */
 static void fill_ratios(const result *r, const int *idx, int n, decision *d) {
   int kernel_ok = n > 0;
   for (int i = 0; i < n; i++) {

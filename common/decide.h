@@ -49,6 +49,14 @@ typedef struct decision {
   cJSON *stats;                  /* rule-specific statistics (owned; decision_release) */
 } decision;
 
+/* What `run`'s summary and `report` add when the control alone moved (its drift refused the
+ * generation, best and new held within the tolerance) in at least a fifth of the measured
+ * generations: then the control, not the GPU, is what is unsteady at this shape. */
+#define DECIDE_UNSTEADY_CONTROL                                                          \
+  " (the control itself is unsteady here: another control, campaign key 'control', would " \
+  "waste fewer generations)"
+#define decide_control_unsteady(alone, measured) (5 * (long)(alone) >= (long)(measured))
+
 /* Decide; fills *d (caller calls decision_release). Returns 0, or -1 for an unknown rule. */
 int decide(const decide_opts *o, const result *r, decision *d);
 void decision_release(decision *d);

@@ -758,9 +758,7 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   if (d->drifted > 0) {
     fprintf(out, "\n    control drift: %d generation%s refused, in %d of them best and new "
             "held steady", d->drifted, d->drifted == 1 ? "" : "s", d->drifted_alone);
-    if (5 * d->drifted_alone >= n) /* a fifth of the measured generations judged nothing */
-      fprintf(out, " (the control itself is unsteady here: another control, campaign key "
-              "'control', would waste fewer generations)");
+    if (decide_control_unsteady(d->drifted_alone, n)) fputs(DECIDE_UNSTEADY_CONTROL, out);
   }
   if (s->canaries > 0 || s->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "

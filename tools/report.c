@@ -330,10 +330,8 @@ static void print_section(FILE *f, report_ledger *s) {
   if (s->drifted > 0)
     fprintf(f, "- control drift: %ld of %ld measured generations refused, in %ld of them best "
                "and new held steady%s\n", s->drifted, s->measured, s->drifted_alone,
-            5 * s->drifted_alone >= s->measured
-                ? " (the control itself is unsteady here: another control, campaign key "
-                  "'control', would waste fewer generations)"
-                : "");
+            decide_control_unsteady(s->drifted_alone, s->measured) ? DECIDE_UNSTEADY_CONTROL
+                                                                   : "");
   fputs("- ended: ", f);
   text(f, s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);
