@@ -2,7 +2,8 @@
 # Set up, then tune CAMPAIGN on every GPU of this node: one coordinator + one worker per GPU.
 # Without a GPU the farm runs on the simulated device with two workers, and says so. Ends
 # with the report on stdout, the same report as a page, LEDGERS/<campaign>.html, and each
-# GPU's best exported as code that builds with plain nvcc, LEDGERS/<campaign>-export/.
+# GPU's best exported as code that builds with plain nvcc (and, from a GPU, the cubin the farm
+# measured), LEDGERS/<campaign>-export/.
 #   bash scripts/run.sh [CAMPAIGN [tunefarm run options...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,4 +50,4 @@ for l in "$ledgers/$name"/*.jsonl; do
   build/tunefarm export -o "$ledgers/$name-export" --name "tf_$id" "$l" >&2
 done
 say "the report as a page: $ledgers/$name.html (open it in a browser)"
-say "each GPU's best as a kernel to build with nvcc -std=c++17: $ledgers/$name-export/"
+say "each GPU's best as a kernel to build with nvcc -std=c++17 (from a GPU, with the cubin the farm measured): $ledgers/$name-export/"

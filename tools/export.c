@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "common/jsonio.h"    /* defines: jsonio_slurp, JSONIO_MAX_BYTES */
+#include "common/program.h"   /* defines: program_of_job, program_request, program_compile */
+#include "coordinator/job.h"  /* defines: job_init, job_set_template_arm */
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_* */
 
@@ -94,6 +96,9 @@ static int write_header(FILE *f, const export_what *w) {
   provenance(f, w);
   fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: %s).\n",
           w->name, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
+  if (w->lowered)
+    fprintf(f, " * %s.cubin is the machine code the farm measured; %s_use_cubin loads it.\n",
+            w->name, w->name);
   fprintf(f, " * Buffers are float32 device pointers, in the template's order. */\n");
   fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", w->name, w->name);
   fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
@@ -104,7 +109,16 @@ static int write_header(FILE *f, const export_what *w) {
              " * %s_check refuses. */\ncudaError_t %s_launch(", w->name, w->name);
   buffer_params(f, s);
   dim_params(f, s);
-  fprintf(f, ", cudaStream_t stream);\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+  fprintf(f, ", cudaStream_t stream);\n\n");
+  if (w->lowered)
+    fprintf(f, "/* Launch the machine code the farm measured: load %s.cubin (NVRTC's build, for the\n"
+               " * GPU it was tuned on; nvcc's build of %s.cu can run at another speed), so that\n"
+               " * %s_launch launches it from then on. cudaSuccess, or why it cannot be used\n"
+               " * (another GPU, a missing file): %s_launch then launches %s.cu's own build. NULL:\n"
+               " * back to that build. Call it before launching, not beside a launch. */\n"
+               "cudaError_t %s_use_cubin(const char *path);\n\n",
+            w->name, w->name, w->name, w->name, w->name, w->name);
+  fprintf(f, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
   return 0;
 }
 
@@ -161,6 +175,57 @@ static int geom_expr(FILE *f, const names_ctx *n, const expr *g, const char *wha
   return 0;
 }
 
+/* The kernel's arguments as locals a0, a1, ..., and the launch's grid and block: the nvcc
+ * build's launch and the cubin's cudaLaunchKernel take the same values. */
+static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
+  const spec *s = n->s;
+  fprintf(f, "  dim3 grid((unsigned)g[0], (unsigned)g[1], (unsigned)g[2]), "
+             "block((unsigned)b[0], (unsigned)b[1], (unsigned)b[2]);\n");
+  for (int a = 0; a < s->nargs; a++) {
+    const spec_arg *arg = &s->args[a];
+    if (arg->kind == SPEC_ARG_BUFFER) {
+      fprintf(f, "  float *a%d = const_cast<float *>(%s);\n", a, s->bufs[arg->buffer].name);
+    } else if (arg->kind == SPEC_ARG_FLOAT) {
+      fprintf(f, "  float a%d = %.9gf;\n", a, arg->f);
+    } else {
+      char what[32];
+      snprintf(what, sizeof what, "args[%d]", a);
+      fprintf(f, "  int a%d = (int)(", a);
+      if (geom_expr(f, n, arg->e, what, x, e)) return -1;
+      fprintf(f, ");\n");
+    }
+  }
+  return 0;
+}
+
+/* Where NAME_use_cubin loaded the farm's cubin, the launch goes to its kernel. */
+static void write_cubin_launch(FILE *f, const export_what *w) {
+  fprintf(f, "  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n      int dev = 0;\n"
+             "      r = cudaGetDevice(&dev);\n      if (r == cudaSuccess)\n"
+             "        r = cudaKernelSetAttributeForDevice(%s_cubin_kernel, "
+             "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, dev);\n"
+             "      if (r != cudaSuccess) return r;\n    }\n    void *args[] = {",
+          w->name, w->name);
+  for (int a = 0; a < w->c->tmpl.nargs; a++) fprintf(f, "%s&a%d", a ? ", " : "", a);
+  fprintf(f, "};\n    return cudaLaunchKernel((const void *)%s_cubin_kernel, grid, block, args, "
+             "(size_t)smem, stream);\n  }\n", w->name);
+}
+
+/* The loaded cubin and NAME_use_cubin. */
+static void write_use_cubin(FILE *f, const export_what *w) {
+  const char *nm = w->name;
+  fprintf(f, "static cudaLibrary_t %s_cubin_library;\nstatic cudaKernel_t %s_cubin_kernel;\n\n", nm, nm);
+  fprintf(f, "extern \"C\" cudaError_t %s_use_cubin(const char *path) {\n", nm);
+  fprintf(f, "  if (%s_cubin_library) cudaLibraryUnload(%s_cubin_library);\n", nm, nm);
+  fprintf(f, "  %s_cubin_library = 0;\n  %s_cubin_kernel = 0;\n  if (!path) return cudaSuccess;\n", nm, nm);
+  fprintf(f, "  cudaLibrary_t lib;\n  cudaKernel_t k;\n"
+             "  cudaError_t r = cudaLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0);\n"
+             "  if (r != cudaSuccess) return r;\n  r = cudaLibraryGetKernel(&k, lib, ");
+  c_string(f, w->lowered);
+  fprintf(f, ");\n  if (r != cudaSuccess) {\n    cudaLibraryUnload(lib);\n    return r;\n  }\n"
+             "  %s_cubin_library = lib;\n  %s_cubin_kernel = k;\n  return cudaSuccess;\n}\n\n", nm, nm);
+}
+
 static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
   const spec *s = &w->c->tmpl;
   char kname[512];
@@ -200,25 +265,12 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
     if (geom_expr(f, n, s->bufs[i].count, what, x, e)) return -1;
     fprintf(f, ") * sizeof(float), stream);\n    if (r != cudaSuccess) return r;\n  }\n");
   }
+  if (write_args(f, n, x, e)) return -1;
+  if (w->lowered) write_cubin_launch(f, w);
   fprintf(f, "  if (smem > 48 * 1024) {\n    r = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
              "    if (r != cudaSuccess) return r;\n  }\n", kname);
-  fprintf(f, "  %s<<<dim3((unsigned)g[0], (unsigned)g[1], (unsigned)g[2]), "
-             "dim3((unsigned)b[0], (unsigned)b[1], (unsigned)b[2]), (size_t)smem, stream>>>(", kname);
-  for (int a = 0; a < s->nargs; a++) {
-    const spec_arg *arg = &s->args[a];
-    fputs(a ? ", " : "", f);
-    if (arg->kind == SPEC_ARG_BUFFER) {
-      fprintf(f, "const_cast<float *>(%s)", s->bufs[arg->buffer].name);
-    } else if (arg->kind == SPEC_ARG_FLOAT) {
-      fprintf(f, "%.9gf", arg->f);
-    } else {
-      char what[32];
-      snprintf(what, sizeof what, "args[%d]", a);
-      fprintf(f, "(int)(");
-      if (geom_expr(f, n, arg->e, what, x, e)) return -1;
-      fprintf(f, ")");
-    }
-  }
+  fprintf(f, "  %s<<<grid, block, (size_t)smem, stream>>>(", kname);
+  for (int a = 0; a < s->nargs; a++) fprintf(f, "%sa%d", a ? ", " : "", a);
   fprintf(f, ");\n  return cudaGetLastError();\n}\n");
   return 0;
 }
@@ -237,6 +289,7 @@ static int write_source(FILE *f, const export_what *w, tf_err *e) {
   names_ctx n = {.s = s, .cfg = &w->cfg};
   char *x = malloc(EXPORT_EXPR);
   if (!x) return tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
+  if (w->lowered) write_use_cubin(f, w);
   int rc = write_check(f, w, &n, x, e) || write_launch(f, w, &n, x, e) ? -1 : 0;
   free(x);
   return rc;
@@ -263,16 +316,84 @@ static int header_fn(FILE *f, const export_what *w, tf_err *e) {
   return write_header(f, w);
 }
 
+static int make_dir(const char *dir, tf_err *e) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return tf_fail(e, TF_EXIT_FAIL, "export: cannot make the folder '%s': %s", dir, strerror(errno));
+  return 0;
+}
+
 int export_render(const export_what *w, const char *dir, tf_err *e) {
   if (!valid_identifier(w->name))
     return tf_fail(e, TF_EXIT_INPUT, "export: the name '%s' must be a C identifier (letters, "
                    "digits and '_', not starting with a digit; --name sets it)", w->name);
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return tf_fail(e, TF_EXIT_FAIL, "export: cannot make the folder '%s': %s", dir, strerror(errno));
+  if (make_dir(dir, e)) return -1;
   return write_file(dir, w->name, ".h", w, header_fn, e) ||
                  write_file(dir, w->name, ".cu", w, write_source, e)
              ? -1
              : 0;
+}
+
+/* An architecture NVRTC compiles machine code for: "sm_" and digits, then at most an 'a' or
+ * 'f' ("sm_90a", "sm_100f"). */
+static int valid_arch(const char *a) {
+  if (strncmp(a, "sm_", 3) != 0 || !isdigit((unsigned char)a[3])) return 0;
+  const char *p = a + 3;
+  while (isdigit((unsigned char)*p)) p++;
+  if (*p == 'a' || *p == 'f') p++;
+  return *p == '\0' && p - a < 12;
+}
+
+/* Write n bytes to DIR/NAME.cubin through a temporary file renamed into place. */
+static int write_bytes(const char *dir, const char *name, const void *data, size_t n, tf_err *e) {
+  char path[SPEC_PATH + 80], tmp[SPEC_PATH + 96];
+  snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", tmp, strerror(errno));
+  int rc = fwrite(data, 1, n, f) == n ? 0 : -1;
+  if (fclose(f) != 0) rc = -1;
+  if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+  if (rc) {
+    tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", path, strerror(errno));
+    remove(tmp);
+  }
+  return rc;
+}
+
+/* The configuration's kernel compiled as a generation's job compiles it: the same program (the
+ * template's source named relative to the campaign's root, one name expression), so the same
+ * cache key and, where the search ran, the cubin it measured. */
+int export_cubin(const export_what *w, const char *arch, const char *dir, char *lowered,
+                 size_t len, int *cached, tf_err *e) {
+  if (!valid_arch(arch))
+    return tf_fail(e, TF_EXIT_INPUT, "export: '%s' is not an architecture NVRTC builds machine "
+                   "code for, like sm_90 (--arch)", arch);
+  job *j = malloc(sizeof *j);
+  program_ref *p = malloc(sizeof *p), *k = malloc(ARM_COUNT * sizeof *k);
+  program_req *pr = malloc(sizeof *pr);
+  program_build *b = calloc(1, sizeof *b); /* large: every kernel's lowered names */
+  int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
+  if (rc == 0) rc = make_dir(dir, e);
+  if (rc == 0) {
+    job_init(j, w->c, 0, 0);
+    for (int a = 0; a < ARM_COUNT && rc == 0; a++) rc = job_set_template_arm(j, w->c, a, &w->cfg, e);
+  }
+  if (rc == 0) {
+    program_of_job(j, p);
+    program_kernels(p, k); /* one kernel: every arm is the configuration */
+    program_target t = {.arch = arch};
+    program_request(&k[0], &t, pr);
+    rc = program_compile(pr, b, e);
+    if (rc) tf_wrap(e, "the configuration for %s", arch);
+  }
+  if (rc == 0) {
+    snprintf(lowered, len, "%s", b->kernel[0].lowered[0]);
+    *cached = b->cache_hit;
+    rc = write_bytes(dir, w->name, b->kernel[0].cubin, b->kernel[0].cubin_size, e);
+  }
+  if (b) program_build_release(b);
+  free(b), free(pr), free(k), free(p), free(j);
+  return rc;
 }
 
 /* ---- tunefarm export ---- */
@@ -314,14 +435,18 @@ static int load_campaign(const export_read *r, const char *given, campaign *c, t
 }
 
 static void usage(FILE *f) {
-  fputs("usage: tunefarm export [-o DIR] [--name NAME] [--campaign FILE] LEDGER\n"
-        "       tunefarm export [-o DIR] [--name NAME] --config K=V,... CAMPAIGN\n"
+  fputs("usage: tunefarm export [-o DIR] [--name NAME] [--campaign FILE] [--arch A] [--no-cubin]\n"
+        "                       LEDGER\n"
+        "       tunefarm export [-o DIR] [--name NAME] [--arch A] --config K=V,... CAMPAIGN\n"
         "\n"
         "A configuration as code to take away: DIR/NAME.h and DIR/NAME.cu, which compile with\n"
         "plain nvcc (-std=c++17) and need nothing of tunefarm. From a LEDGER: the final best of\n"
         "that GPU's search (the champion, with restarts). NAME_check() says whether the\n"
         "configuration accepts given problem sizes; NAME_launch() checks, computes the launch\n"
-        "from the template's expressions at run time and launches.\n"
+        "from the template's expressions at run time and launches. With a GPU architecture,\n"
+        "also DIR/NAME.cubin: the configuration as the farm compiled and measured it (NVRTC);\n"
+        "NAME_use_cubin(path) makes NAME_launch launch it instead of NAME.cu's nvcc build,\n"
+        "which can run at another speed.\n"
         "\n"
         "  -o, --out DIR     where the files go (default: the current folder)\n"
         "  --name NAME       C identifier prefix and file name (default: tf_ and the campaign\n"
@@ -331,6 +456,9 @@ static void usage(FILE *f) {
         "                    $TUNEFARM_ROOT or the current folder)\n"
         "  --config K=V,...  export the CAMPAIGN's start with these knobs set instead (it must\n"
         "                    pass every constraint at the campaign's problem)\n"
+        "  --arch sm_XY      also write NAME.cubin for this GPU architecture (default: the\n"
+        "                    ledger's GPU; none for a simulated device or --config)\n"
+        "  --no-cubin        write no NAME.cubin\n"
         "  -h, --help        this text\n"
         "\n"
         "Exit status: 0, 1 failure, 2 bad input (a ledger without a generation, a campaign that\n"
@@ -340,7 +468,18 @@ static void usage(FILE *f) {
 
 typedef struct export_opts {
   const char *dir, *name, *campaign, *config, *input;
+  const char *arch; /* --arch */
+  int no_cubin;     /* --no-cubin */
 } export_opts;
+
+/* The architecture of NAME.cubin: --arch, else the ledger's GPU; NULL: none (--no-cubin, a
+ * simulated device, a configuration given without --arch). */
+static const char *cubin_arch(const export_what *w, const export_opts *o) {
+  if (o->no_cubin) return NULL;
+  if (o->arch) return o->arch;
+  if (w->dev && strcmp(w->dev->backend, "cuda") == 0 && w->dev->arch[0]) return w->dev->arch;
+  return NULL;
+}
 
 /* The default name: tf_ and the campaign's name with every other character as '_'. */
 static void default_name(const campaign *c, char *id, size_t len) {
@@ -358,8 +497,21 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   if (bad >= 0)
     return tf_fail(e, TF_EXIT_INPUT, "export: the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
+  if (!valid_identifier(w->name)) return export_render(w, o->dir, e); /* says why */
+  const char *arch = cubin_arch(w, o);
+  char lowered[512];
+  int cached = 0;
+  if (arch && export_cubin(w, arch, o->dir, lowered, sizeof lowered, &cached, e)) return -1;
+  w->lowered = arch ? lowered : NULL;
   if (export_render(w, o->dir, e)) return -1;
-  printf("tunefarm export: %s/%s.h and %s/%s.cu\n", o->dir, w->name, o->dir, w->name);
+  printf("tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
+  if (arch)
+    printf(", and %s/%s.cubin (NVRTC, %s: %s)\n", o->dir, w->name, arch,
+           cached ? "the cubin the farm measured, from its cache"
+                  : "compiled now as the farm compiles, not found in its cache");
+  else
+    printf(" (no cubin: %s; --arch sm_XY builds one)\n",
+           o->no_cubin ? "--no-cubin" : w->dev ? "the ledger's device is simulated" : "no GPU named");
   return 0;
 }
 
@@ -400,6 +552,8 @@ int export_main(int argc, char **argv) {
                                          {"name", required_argument, 0, 'n'},
                                          {"campaign", required_argument, 0, 'c'},
                                          {"config", required_argument, 0, 'k'},
+                                         {"arch", required_argument, 0, 'a'},
+                                         {"no-cubin", no_argument, 0, 'x'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   export_opts o = {.dir = "."};
@@ -411,12 +565,19 @@ int export_main(int argc, char **argv) {
       case 'n': o.name = optarg; break;
       case 'c': o.campaign = optarg; break;
       case 'k': o.config = optarg; break;
+      case 'a': o.arch = optarg; break;
+      case 'x': o.no_cubin = 1; break;
       case 'h': usage(stdout); return TF_EXIT_OK;
       default: usage(stderr); return TF_EXIT_INPUT;
     }
   }
   if (optind != argc - 1 || (o.config && o.campaign)) {
     fprintf(stderr, "tunefarm export: one LEDGER, or --config with one CAMPAIGN (see --help)\n");
+    return TF_EXIT_INPUT;
+  }
+  if (o.arch && o.no_cubin) {
+    fprintf(stderr, "tunefarm export: --arch names the cubin's GPU, --no-cubin asks for none: "
+            "give one of them\n");
     return TF_EXIT_INPUT;
   }
   o.input = argv[optind];

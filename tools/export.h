@@ -13,7 +13,18 @@
  *                                     clears, opts into large shared memory, and launches.
  * The header's comment says where the configuration came from (campaign, device, ledger,
  * measured time).
- * Ownership: export_render reads the spec and config it is given and writes two files. */
+ *
+ * With an architecture (the ledger's GPU, or --arch), also NAME.cubin: the configuration
+ * compiled as the farm compiles it (NVRTC, the farm's options, the job's program, through the
+ * cubin cache; on the machine that ran the search, the cubin it measured), and in NAME.h
+ *   cudaError_t NAME_use_cubin(const char *path)
+ *                                     loads it, so that NAME_launch launches the machine code
+ *                                     the farm measured instead of NAME.cu's nvcc build: nvcc
+ *                                     and NVRTC can compile one source to code that runs at
+ *                                     another speed (docs/RESULTS.md, "The farm's build and
+ *                                     nvcc's").
+ * Ownership: export_render reads the spec and config it is given and writes two files;
+ * export_cubin compiles and writes the third. */
 #ifndef TF_EXPORT_H
 #define TF_EXPORT_H
 
@@ -28,10 +39,18 @@ typedef struct export_what {
   double us;                /* its measured time per launch (NAN if unknown) */
   const char *ledger;       /* the ledger it came from, for the comment; NULL if none */
   const char *name;         /* C identifier prefix and file base name */
+  const char *lowered;      /* the kernel's name in NAME.cubin, or NULL: no cubin, and no
+                             * NAME_use_cubin */
 } export_what;
 
 /* Write DIR/NAME.h and DIR/NAME.cu. TF_EXIT_INPUT for a name that is no C identifier. */
 int export_render(const export_what *w, const char *dir, tf_err *e);
+
+/* Compile w's configuration for arch ("sm_90") as the farm does and write DIR/NAME.cubin;
+ * its kernel's lowered name into lowered, and into *cached whether the cubin came from the
+ * cache. TF_EXIT_INPUT for an arch that is not sm_ and digits. */
+int export_cubin(const export_what *w, const char *arch, const char *dir, char *lowered,
+                 size_t len, int *cached, tf_err *e);
 
 int export_main(int argc, char **argv);
 

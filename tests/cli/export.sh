@@ -5,17 +5,36 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p campaigns
-export TUNEFARM_ROOT="$SRC"
+export TUNEFARM_ROOT="$SRC" TUNEFARM_CACHE="$WORK/cache" # a cubin is compiled, then found
 sed -E 's/"budget": [0-9]+/"budget": 6/' "$SRC/campaigns/layernorm-4096x768.json" \
   >campaigns/layernorm-4096x768.json
 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --quiet --ledgers ledgers \
   campaigns/layernorm-4096x768.json || fail "run failed"
 ln=$(ls ledgers/layernorm-4096x768/*.jsonl)
-"$TF" export -o out --name tf_ln "$ln" | grep -q 'out/tf_ln.cu' || fail "no word of what was written"
+"$TF" export -o out --name tf_ln "$ln" >out.txt || fail "export failed"
+grep -q 'out/tf_ln.cu' out.txt || fail "no word of what was written"
 grep -q "Ledger: $ln" out/tf_ln.h || fail "the header does not say where the configuration came from"
-"$TF" export -o out --name tf_mm --config VEC=4 "$SRC/campaigns/matmul-1024.json" >/dev/null ||
-  fail "export of a configuration given failed"
+grep -q "no cubin: the ledger's device is simulated" out.txt ||
+  fail "an export without a cubin does not say why"
+[ ! -e out/tf_ln.cubin ] || fail "a cubin for a simulated device"
+! grep -q use_cubin out/tf_ln.h || fail "NAME_use_cubin without a cubin"
+"$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" \
+  >out.txt || fail "export of a configuration given failed"
 grep -q 'VEC=4' out/tf_mm.h || fail "the header does not name the configuration given"
+# The cubin: NVRTC's build as a generation's job compiles it (an ELF file), loaded by name.
+grep -q 'out/tf_mm.cubin (NVRTC, sm_90: compiled now' out.txt || fail "no word of the cubin"
+"$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" |
+  grep -q 'the cubin the farm measured, from its cache' || fail "a second export compiled again"
+[ "$(head -c 4 out/tf_mm.cubin | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the cubin is no ELF file"
+grep -q 'tf_mm_use_cubin(const char \*path);' out/tf_mm.h || fail "no tf_mm_use_cubin"
+grep -q 'cudaLibraryGetKernel(&k, lib, "_Z9tf_matmul' out/tf_mm.cu ||
+  fail "the loader does not name the kernel's lowered name"
+grep -q 'return cudaLaunchKernel((const void \*)tf_mm_cubin_kernel, grid, block, args' out/tf_mm.cu ||
+  fail "tf_mm_launch does not launch the cubin once loaded"
+expect_exit 2 "$TF" export -o bad --arch sm_9x --config VEC=4 "$SRC/campaigns/matmul-1024.json"
+grep -q "not an architecture" "$WORK/last.err" || fail "a bad --arch is not explained"
+[ ! -e bad/tf_matmul_1024.h ] || fail "files written for a bad --arch"
+expect_exit 2 "$TF" export --arch sm_90 --no-cubin "$ln"
 
 expect_exit 2 "$TF" export --name 1x "$ln"
 grep -q "C identifier" "$WORK/last.err" || fail "a bad name is not explained"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU: the final bests of two short searches (simulated, so this costs no GPU time),
-# exported with `tunefarm export`, built with plain nvcc into a small program that runs them
-# on the GPU at the tuned sizes and others, against the CPU reference.
+# exported with `tunefarm export` for this GPU's architecture, built with plain nvcc into a
+# small program that runs them on the GPU at the tuned sizes and others, against the CPU
+# reference: nvcc's builds, then the cubins the export wrote (NVRTC's, as the farm measures).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"
@@ -12,10 +13,12 @@ for c in matmul-1024 layernorm-4096x768; do
   "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --quiet --ledgers ledgers "campaigns/$c.json" ||
     fail "$c: run failed"
 done
-"$TF" export -o out --name tf_mm --campaign campaigns/matmul-1024.json ledgers/matmul-1024/*.jsonl
-"$TF" export -o out --name tf_ln --campaign campaigns/layernorm-4096x768.json \
-  ledgers/layernorm-4096x768/*.jsonl
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+"$TF" export -o out --name tf_mm --arch "sm_$cc" --campaign campaigns/matmul-1024.json \
+  ledgers/matmul-1024/*.jsonl || fail "export failed"
+"$TF" export -o out --name tf_ln --arch "sm_$cc" --campaign campaigns/layernorm-4096x768.json \
+  ledgers/layernorm-4096x768/*.jsonl || fail "export failed"
 nvcc -std=c++17 -arch=native -O2 -I"$SRC" -Iout -o run "$SRC/tests/gpu/export_run.c" \
   out/tf_mm.cu out/tf_ln.cu "$SRC/kernels/reference.c" "$SRC/common/err.c" 2>nvcc.log ||
   { cat nvcc.log; fail "the exported kernels do not build with nvcc"; }
-./run || fail "an exported kernel is wrong on the GPU"
+./run out/tf_mm.cubin out/tf_ln.cubin || fail "an exported kernel is wrong on the GPU"

@@ -1,6 +1,8 @@
 /* The exported kernels (tunefarm export --name tf_mm / tf_ln) on the GPU against the CPU
  * reference: fresh random inputs, the output poisoned first, relative error within the
- * template's tolerance. Built by tests/gpu/export.sh with nvcc, beside kernels/reference.c. */
+ * template's tolerance; nvcc's builds first, then, given their paths (MM_CUBIN LN_CUBIN), the
+ * exported cubins through NAME_use_cubin. Built by tests/gpu/export.sh with nvcc, beside
+ * kernels/reference.c. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -97,15 +99,32 @@ static int layernorm(long long R, long long D, unsigned long long seed) {
   return ok;
 }
 
-int main(void) {
+/* The tuned sizes, and others the configurations accept or refuse at run time. */
+static int suite(unsigned long long seed) {
   int ok = 1;
-  /* the tuned sizes, and others the configurations accept or refuse at run time */
-  ok &= matmul(1024, 1024, 1024, 11);
-  ok &= matmul(512, 768, 256, 12);
-  ok &= layernorm(4096, 768, 13);
-  ok &= layernorm(1001, 768, 14);
-  ok &= layernorm(37, 4096, 15);
+  ok &= matmul(1024, 1024, 1024, seed);
+  ok &= matmul(512, 768, 256, seed + 1);
+  ok &= layernorm(4096, 768, seed + 2);
+  ok &= layernorm(1001, 768, seed + 3);
+  ok &= layernorm(37, 4096, seed + 4);
   ok &= tf_mm_launch(NULL, NULL, NULL, 0, 1, 1, 0) == cudaErrorInvalidValue;
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  printf("nvcc's builds:\n");
+  int ok = suite(11);
+  if (argc == 3) {
+    printf("the exported cubins:\n");
+    /* a file that is no cubin is refused, and the nvcc build stays in use */
+    ok &= tf_mm_use_cubin("/nonexistent.cubin") != cudaSuccess;
+    (void)cudaGetLastError();
+    CHECK(tf_mm_use_cubin(argv[1]));
+    CHECK(tf_ln_use_cubin(argv[2]));
+    ok &= suite(21);
+    CHECK(tf_mm_use_cubin(NULL));
+    ok &= matmul(256, 256, 256, 31);
+  }
   printf("%s\n", ok ? "ok: every exported launch matched the CPU reference" : "FAILED");
   return ok ? 0 : 1;
 }
