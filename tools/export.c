@@ -501,7 +501,13 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   const char *arch = cubin_arch(w, o);
   char lowered[512];
   int cached = 0;
-  if (arch && export_cubin(w, arch, o->dir, lowered, sizeof lowered, &cached, e)) return -1;
+  if (arch && export_cubin(w, arch, o->dir, lowered, sizeof lowered, &cached, e)) {
+    if (o->arch) return -1;
+    /* the ledger's GPU, which this NVRTC may not know: the code is still worth having */
+    fprintf(stderr, "tunefarm export: warning: no cubin: %s\n", e->msg);
+    tf_err_clear(e);
+    arch = NULL;
+  }
   w->lowered = arch ? lowered : NULL;
   if (export_render(w, o->dir, e)) return -1;
   printf("tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
@@ -511,7 +517,10 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
                   : "compiled now as the farm compiles, not found in its cache");
   else
     printf(" (no cubin: %s; --arch sm_XY builds one)\n",
-           o->no_cubin ? "--no-cubin" : w->dev ? "the ledger's device is simulated" : "no GPU named");
+           o->no_cubin                                     ? "--no-cubin"
+           : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
+           : w->dev                                        ? "the ledger's device is simulated"
+                                                           : "no GPU named");
   return 0;
 }
 

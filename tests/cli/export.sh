@@ -35,6 +35,13 @@ expect_exit 2 "$TF" export -o bad --arch sm_9x --config VEC=4 "$SRC/campaigns/ma
 grep -q "not an architecture" "$WORK/last.err" || fail "a bad --arch is not explained"
 [ ! -e bad/tf_matmul_1024.h ] || fail "files written for a bad --arch"
 expect_exit 2 "$TF" export --arch sm_90 --no-cubin "$ln"
+# A GPU this NVRTC cannot build for: the code is still exported, with a warning, and no cubin.
+sed '1s/"backend":"sim"/"backend":"cuda"/; 1s/"arch":"sm_[0-9a-z]*"/"arch":"sm_99"/' "$ln" >gpu.jsonl
+"$TF" export -o out99 --campaign campaigns/layernorm-4096x768.json gpu.jsonl >out.txt 2>err.txt ||
+  fail "an export whose GPU NVRTC does not know failed"
+grep -q "warning: no cubin: .*sm_99" err.txt || fail "no warning for a cubin not built"
+[ -e out99/tf_layernorm_4096x768.cu ] && [ ! -e out99/tf_layernorm_4096x768.cubin ] ||
+  fail "wrong files for a GPU NVRTC does not know"
 
 expect_exit 2 "$TF" export --name 1x "$ln"
 grep -q "C identifier" "$WORK/last.err" || fail "a bad name is not explained"
