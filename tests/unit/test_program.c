@@ -262,6 +262,10 @@ static void program_should_simulate_each_kernel_for_its_own_time(void **state) {
 }
 
 int main(void) {
+  /* Where a driver is installed NVRTC keeps the PTX it made in the driver's compute cache
+   * (docs/PERFORMANCE.md, "A cubin per kernel"), so a "fresh" compile could return the other
+   * code of an earlier one every time: the machine-code test compiles afresh. */
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
 #define T(f) cmocka_unit_test_setup_teardown(f, fresh_cache_setup, fresh_cache_teardown)
   const struct CMUnitTest tests[] = {
       T(program_should_compile_each_distinct_kernel_alone),
