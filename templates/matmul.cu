@@ -26,7 +26,10 @@
 //            (16-byte copies with VEC 4, 4-byte copies with VEC 1; out-of-range bytes
 //            are zero-filled by the copy itself).
 //   SPLITK   blockIdx.z takes a contiguous share of the K steps and atomically adds its
-//            partial tile into C, which the launcher zeroes first.
+//            partial tile into C, which the launcher zeroes first. 0: stream-K, a grid of
+//            two blocks per SM sharing every (tile, K step) pair in equal contiguous runs,
+//            each block adding a tile it holds only part of and storing one it holds whole:
+//            a grid whose tiles fill their last wave only partly keeps every SM busy.
 //   WARP     where a thread's register tile lies: 0, spread over the whole block tile (thread
 //            (tx, ty) of the block's NTX x NTY grid, columns 4*NTX apart); 1, inside its warp's
 //            tile of (4*TM) x (8*TN): a warp's lanes are 4 rows x 8 columns, a thread's
@@ -520,144 +523,172 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN) * KSLICE, 1)
   static_assert(KSLICE == 1 || BM * BN <= (PIPE ? PIPE : 1) * G::STAGE, "slice exchange fits");
   static_assert(!(PIPE && AK && VEC == 4), "cp.async cannot transpose a 16-byte chunk");
   static_assert(!FRAG || (PIPE && G::KS % tf_mm_tmpl::Frag<G>::P == 0), "fragment pipeline");
-  static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 1 && (FRAG == 0 || FRAG == 1), "knobs");
+  static_assert(STAGING >= 0 && STAGING <= 2 && SPLITK >= 0 && (FRAG == 0 || FRAG == 1), "knobs");
+  constexpr bool STREAM = SPLITK == 0;  // stream-K
+  static_assert(!STREAM || KSLICE == 1, "stream-K alone");
 
   const int tid = threadIdx.x, slice = tid / G::TC, k0 = slice * G::KS;
   int row0, col0;
   tf_mm_tmpl::place<G>(tid % G::TC, row0, col0);
   const tf_mm_tmpl::Lanes<G> lanes(tid);
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-
-  // This block's K steps [t0, t1): all of them, or its split-K share.
-  int t0 = 0, t1 = (K + BK - 1) / BK;
-  if (SPLITK > 1) {
-    const int per = (t1 + SPLITK - 1) / SPLITK;
-    t0 = blockIdx.z * per;
-    t1 = min(t1, t0 + per);
-    if (t0 >= t1) return;  // the whole block: no barrier is skipped by part of it
+  const int ks = (K + BK - 1) / BK, tn = (N + BN - 1) / BN;
+  // Stream-K: the grid's blocks share the (tile, K step) pairs, tile after tile, in equal
+  // contiguous runs [it, end); a block works through the pieces of tiles its run covers.
+  long long it = 0, end = 0;
+  if constexpr (STREAM) {
+    const long long total = (long long)ks * tn * ((M + BM - 1) / BM);
+    it = total * blockIdx.x / gridDim.x;
+    end = total * (blockIdx.x + 1) / gridDim.x;
   }
-
-  float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
-
-  const float *a0 = A + (long long)m0 * K;
-  const float *b0 = B + n0;
-  auto tile = [&](int t) {
-    tf_mm_tmpl::Tile s;
-    s.a = a0 + t * BK;
-    s.b = b0 + (long long)t * BK * N;
-    s.mrem = M - m0;
-    s.nrem = N - n0;
-    s.krem = K - t * BK;
-    return s;
-  };
-
-  float *sm;  // the staged tiles; after the last step, the slices' exchange
-  if constexpr (PIPE == 0) {
-    __shared__ __align__(16) float tf_mm_tmpl_static[G::STAGE];
-    sm = tf_mm_tmpl_static;
-    float *const as = sm, *const bs = sm + G::A_ELEMS;
-    for (int t = t0; t < t1; ++t) {
-      tf_mm_tmpl::stage<G, STAGING, false>(as, bs, tile(t), A, N, K, lanes);
-      __syncthreads();
-      tf_mm_tmpl::multiply<G>(as, bs, acc, row0, col0, k0);
-      __syncthreads();
-    }
-  } else if constexpr (FRAG) {
-    extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
-    sm = tf_mm_tmpl_dyn;
-    const int nt = t1 - t0;
-    // Prologue: every stage of the ring in flight, one commit group per step (empty past nt).
-#pragma unroll
-    for (int s = 0; s < PIPE; ++s) {
-      if (s < nt)
-        tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
-                                            tile(t0 + s), A, N, K, lanes);
-      tf_mm_tmpl::cp_commit();
-    }
-    tf_mm_tmpl::cp_wait<PIPE - 1>();
-    __syncthreads();
-    tf_mm_tmpl::Frag<G> f;
-    tf_mm_tmpl::frag_b<G>(f, 0, sm + G::A_ELEMS + k0 * G::SB, col0, 0);
-    tf_mm_tmpl::frag_a<G>(f, 0, AK ? sm + k0 * G::SA : sm + k0, row0, 0);
-    int rd = 0;
-    for (int t = 0; t < nt; ++t) {
-      float *const cur = sm + rd * G::STAGE;
-      // Called when step t is wholly in registers. Groups committed: PIPE+t (steps up to
-      // t+PIPE-1); leaving PIPE-2 pending completes step t+1. After the barrier no thread
-      // reads buffer rd again, so step t+PIPE's copies refill it.
-      auto next = [&]() -> const float * {
-        if (t + 1 == nt) return nullptr;
-        tf_mm_tmpl::cp_wait<PIPE - 2>();
-        __syncthreads();
-        if (t + PIPE < nt)
-          tf_mm_tmpl::stage<G, STAGING, true>(cur, cur + G::A_ELEMS, tile(t0 + t + PIPE), A, N, K, lanes);
-        tf_mm_tmpl::cp_commit();
-        rd = rd + 1 == PIPE ? 0 : rd + 1;
-        return sm + rd * G::STAGE;
-      };
-      tf_mm_tmpl::multiply_frag<G>(cur, cur + G::A_ELEMS, acc, f, row0, col0, k0, next);
-    }
-    tf_mm_tmpl::cp_wait<0>();
-  } else {
-    extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
-    sm = tf_mm_tmpl_dyn;
-    const int nt = t1 - t0;
-    // Prologue: the first PIPE-1 steps in flight, one commit group per step (empty past nt).
-#pragma unroll
-    for (int s = 0; s < PIPE - 1; ++s) {
-      if (s < nt)
-        tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
-                                            tile(t0 + s), A, N, K, lanes);
-      tf_mm_tmpl::cp_commit();
-    }
-    int rd = 0, wr = PIPE - 1;
-    for (int t = 0; t < nt; ++t) {
-      // Groups committed so far: PIPE-1+t; leaving PIPE-2 pending completes step t's group.
-      tf_mm_tmpl::cp_wait<PIPE - 2>();
-      // Every thread's copies of step t are visible, and every thread is done with the
-      // buffer multiplied in step t-1, which the copies issued next overwrite.
-      __syncthreads();
-      if (t + PIPE - 1 < nt)
-        tf_mm_tmpl::stage<G, STAGING, true>(sm + wr * G::STAGE, sm + wr * G::STAGE + G::A_ELEMS,
-                                            tile(t0 + t + PIPE - 1), A, N, K, lanes);
-      tf_mm_tmpl::cp_commit();
-      tf_mm_tmpl::multiply<G>(sm + rd * G::STAGE, sm + rd * G::STAGE + G::A_ELEMS, acc, row0, col0, k0);
-      rd = rd + 1 == PIPE ? 0 : rd + 1;
-      wr = wr + 1 == PIPE ? 0 : wr + 1;
-    }
-    tf_mm_tmpl::cp_wait<0>();
-  }
-  if constexpr (KSLICE > 1) {
-    tf_mm_tmpl::gather_slices<G>(sm, acc, slice, tid % G::TC);
-    if (slice > 0) return;  // after the exchange's last barrier
-  }
-
-  // Epilogue: 128-bit stores where the row allows them, scalars at the right edge;
-  // split-K adds its partial sums into the zeroed C.
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = m0 + tf_mm_tmpl::tile_row<G>(i, row0);
-    if (row >= M) continue;
-    float *crow = C + (long long)row * N;
-#pragma unroll
-    for (int g = 0; g < TN / 4; ++g) {
-      const int col = n0 + col0 + g * G::CS4;
-      const float *v = &acc[i][4 * g];
+  for (;;) {
+    int m0, n0, t0, t1;  // this piece: the tile at (m0, n0), its K steps [t0, t1)
+    bool add;            // adds into the zeroed C: other blocks hold the rest of its K steps
+    if constexpr (STREAM) {
+      if (it >= end) return;  // the whole block: no barrier is skipped by part of it
+      const long long tl = it / ks;
+      t0 = (int)(it - tl * ks);
+      t1 = (int)min((long long)ks, t0 + (end - it));
+      m0 = (int)(tl / tn) * BM;
+      n0 = (int)(tl % tn) * BN;
+      add = t0 > 0 || t1 < ks;
+      it += t1 - t0;
+    } else {
+      // This block's K steps: all of them, or its split-K share.
+      m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, t0 = 0, t1 = ks, add = SPLITK > 1;
       if (SPLITK > 1) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < N) atomicAdd(crow + col + j, v[j]);
-      } else if ((N & 3) == 0 && col + 3 < N) {
-        *reinterpret_cast<float4 *>(crow + col) = make_float4(v[0], v[1], v[2], v[3]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < N) crow[col + j] = v[j];
+        const int per = (t1 + SPLITK - 1) / SPLITK;
+        t0 = blockIdx.z * per;
+        t1 = min(t1, t0 + per);
+        if (t0 >= t1) return;  // the whole block: no barrier is skipped by part of it
       }
     }
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+    const float *a0 = A + (long long)m0 * K;
+    const float *b0 = B + n0;
+    auto tile = [&](int t) {
+      tf_mm_tmpl::Tile s;
+      s.a = a0 + t * BK;
+      s.b = b0 + (long long)t * BK * N;
+      s.mrem = M - m0;
+      s.nrem = N - n0;
+      s.krem = K - t * BK;
+      return s;
+    };
+
+    float *sm;  // the staged tiles; after the last step, the slices' exchange
+    if constexpr (PIPE == 0) {
+      __shared__ __align__(16) float tf_mm_tmpl_static[G::STAGE];
+      sm = tf_mm_tmpl_static;
+      float *const as = sm, *const bs = sm + G::A_ELEMS;
+      for (int t = t0; t < t1; ++t) {
+        tf_mm_tmpl::stage<G, STAGING, false>(as, bs, tile(t), A, N, K, lanes);
+        __syncthreads();
+        tf_mm_tmpl::multiply<G>(as, bs, acc, row0, col0, k0);
+        __syncthreads();
+      }
+    } else if constexpr (FRAG) {
+      extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
+      sm = tf_mm_tmpl_dyn;
+      const int nt = t1 - t0;
+      // Prologue: every stage of the ring in flight, one commit group per step (empty past nt).
+#pragma unroll
+      for (int s = 0; s < PIPE; ++s) {
+        if (s < nt)
+          tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
+                                              tile(t0 + s), A, N, K, lanes);
+        tf_mm_tmpl::cp_commit();
+      }
+      tf_mm_tmpl::cp_wait<PIPE - 1>();
+      __syncthreads();
+      tf_mm_tmpl::Frag<G> f;
+      tf_mm_tmpl::frag_b<G>(f, 0, sm + G::A_ELEMS + k0 * G::SB, col0, 0);
+      tf_mm_tmpl::frag_a<G>(f, 0, AK ? sm + k0 * G::SA : sm + k0, row0, 0);
+      int rd = 0;
+      for (int t = 0; t < nt; ++t) {
+        float *const cur = sm + rd * G::STAGE;
+        // Called when step t is wholly in registers. Groups committed: PIPE+t (steps up to
+        // t+PIPE-1); leaving PIPE-2 pending completes step t+1. After the barrier no thread
+        // reads buffer rd again, so step t+PIPE's copies refill it.
+        auto next = [&]() -> const float * {
+          if (t + 1 == nt) return nullptr;
+          tf_mm_tmpl::cp_wait<PIPE - 2>();
+          __syncthreads();
+          if (t + PIPE < nt)
+            tf_mm_tmpl::stage<G, STAGING, true>(cur, cur + G::A_ELEMS, tile(t0 + t + PIPE), A, N, K,
+                                                lanes);
+          tf_mm_tmpl::cp_commit();
+          rd = rd + 1 == PIPE ? 0 : rd + 1;
+          return sm + rd * G::STAGE;
+        };
+        tf_mm_tmpl::multiply_frag<G>(cur, cur + G::A_ELEMS, acc, f, row0, col0, k0, next);
+      }
+      tf_mm_tmpl::cp_wait<0>();
+    } else {
+      extern __shared__ __align__(16) float tf_mm_tmpl_dyn[];
+      sm = tf_mm_tmpl_dyn;
+      const int nt = t1 - t0;
+      // Prologue: the first PIPE-1 steps in flight, one commit group per step (empty past nt).
+#pragma unroll
+      for (int s = 0; s < PIPE - 1; ++s) {
+        if (s < nt)
+          tf_mm_tmpl::stage<G, STAGING, true>(sm + s * G::STAGE, sm + s * G::STAGE + G::A_ELEMS,
+                                              tile(t0 + s), A, N, K, lanes);
+        tf_mm_tmpl::cp_commit();
+      }
+      int rd = 0, wr = PIPE - 1;
+      for (int t = 0; t < nt; ++t) {
+        // Groups committed so far: PIPE-1+t; leaving PIPE-2 pending completes step t's group.
+        tf_mm_tmpl::cp_wait<PIPE - 2>();
+        // Every thread's copies of step t are visible, and every thread is done with the
+        // buffer multiplied in step t-1, which the copies issued next overwrite.
+        __syncthreads();
+        if (t + PIPE - 1 < nt)
+          tf_mm_tmpl::stage<G, STAGING, true>(sm + wr * G::STAGE, sm + wr * G::STAGE + G::A_ELEMS,
+                                              tile(t0 + t + PIPE - 1), A, N, K, lanes);
+        tf_mm_tmpl::cp_commit();
+        tf_mm_tmpl::multiply<G>(sm + rd * G::STAGE, sm + rd * G::STAGE + G::A_ELEMS, acc, row0,
+                                col0, k0);
+        rd = rd + 1 == PIPE ? 0 : rd + 1;
+        wr = wr + 1 == PIPE ? 0 : wr + 1;
+      }
+      tf_mm_tmpl::cp_wait<0>();
+    }
+    if constexpr (KSLICE > 1) {
+      tf_mm_tmpl::gather_slices<G>(sm, acc, slice, tid % G::TC);
+      if (slice > 0) return;  // after the exchange's last barrier
+    }
+
+    // Epilogue: 128-bit stores where the row allows them, scalars at the right edge;
+    // split-K and stream-K's shared tiles add their partial sums into the zeroed C.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = m0 + tf_mm_tmpl::tile_row<G>(i, row0);
+      if (row >= M) continue;
+      float *crow = C + (long long)row * N;
+#pragma unroll
+      for (int g = 0; g < TN / 4; ++g) {
+        const int col = n0 + col0 + g * G::CS4;
+        const float *v = &acc[i][4 * g];
+        if (add) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (col + j < N) atomicAdd(crow + col + j, v[j]);
+        } else if ((N & 3) == 0 && col + 3 < N) {
+          *reinterpret_cast<float4 *>(crow + col) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (col + j < N) crow[col + j] = v[j];
+        }
+      }
+    }
+    if constexpr (!STREAM) return;
+    __syncthreads();  // the next piece's copies overwrite the stages this one read
   }
 }
