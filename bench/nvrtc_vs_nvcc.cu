@@ -40,7 +40,8 @@ struct Case {
   int smem;
 };
 
-// The template's launch (templates/matmul.json) for knobs BM, BN, BK, TM, TN, AK, KSLICE, PIPE.
+// The template's launch (templates/matmul.json) for knobs BM, BN, BK, TM, TN, AK, KSLICE, PIPE,
+// with SPLITK 1 only: split-K and stream-K take another grid and a zeroed C.
 static void tmpl_launch(Case &c, int BM, int BN, int BK, int TM, int TN, int AK, int PIPE, int KSLICE) {
   c.grid = dim3((c.N + BN - 1) / BN, (c.M + BM - 1) / BM, 1);
   c.block = dim3((BM / TM) * (BN / TN) * KSLICE);

@@ -700,3 +700,14 @@ void compile_release(compile_result *r) {
 void compile_nvrtc_version(int *major, int *minor) {
   if (nvrtcVersion(major, minor) != NVRTC_SUCCESS) *major = *minor = 0;
 }
+
+int compile_arch_supported(const char *arch) {
+  if (strncmp(arch, "sm_", 3) != 0) return 0;
+  int want = atoi(arch + 3), n = 0;
+  if (want <= 0 || nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256) return 0;
+  int archs[256];
+  if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) return 0;
+  for (int i = 0; i < n; i++)
+    if (archs[i] == want) return 1;
+  return 0;
+}

@@ -68,6 +68,9 @@ int compile_cached(const compile_req *req, char key[CACHE_KEY_HEX], tf_err *e);
 /* "13.0" */
 void compile_nvrtc_version(int *major, int *minor);
 
+/* Whether this NVRTC builds machine code for arch ("sm_90", "sm_90a": the digits count). */
+int compile_arch_supported(const char *arch);
+
 /* A kernel source brings in nothing from outside its own folder: the file lies in the folder
  * it is named in (a symbolic link out of it is refused), and every #include is a quoted plain
  * file name ("helpers.cuh": no path, no '..', no <...>) of that same folder, which exists

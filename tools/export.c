@@ -97,7 +97,8 @@ static int write_header(FILE *f, const export_what *w) {
   fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: %s).\n",
           w->name, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
   if (w->lowered)
-    fprintf(f, " * %s.cubin is the machine code the farm measured; %s_use_cubin loads it.\n",
+    fprintf(f, " * %s.cubin is NVRTC's build of it as the farm compiles it; %s_use_cubin loads it\n"
+               " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n",
             w->name, w->name);
   fprintf(f, " * Buffers are float32 device pointers, in the template's order. */\n");
   fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", w->name, w->name);
@@ -186,7 +187,10 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
     if (arg->kind == SPEC_ARG_BUFFER) {
       fprintf(f, "  float *a%d = const_cast<float *>(%s);\n", a, s->bufs[arg->buffer].name);
     } else if (arg->kind == SPEC_ARG_FLOAT) {
-      fprintf(f, "  float a%d = %.9gf;\n", a, arg->f);
+      char v[48];
+      snprintf(v, sizeof v, "%.9g", arg->f);
+      /* "1f" is no C++ literal: a whole number gets its ".0" */
+      fprintf(f, "  float a%d = %s%sf;\n", a, v, strpbrk(v, ".eEn") ? "" : ".0");
     } else {
       char what[32];
       snprintf(what, sizeof what, "args[%d]", a);
@@ -200,7 +204,7 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
 
 /* Where NAME_use_cubin loaded the farm's cubin, the launch goes to its kernel. */
 static void write_cubin_launch(FILE *f, const export_what *w) {
-  fprintf(f, "  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n      int dev = 0;\n"
+  fprintf(f, "#if CUDART_VERSION >= 12060\n  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n      int dev = 0;\n"
              "      r = cudaGetDevice(&dev);\n      if (r == cudaSuccess)\n"
              "        r = cudaKernelSetAttributeForDevice(%s_cubin_kernel, "
              "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, dev);\n"
@@ -208,12 +212,16 @@ static void write_cubin_launch(FILE *f, const export_what *w) {
           w->name, w->name);
   for (int a = 0; a < w->c->tmpl.nargs; a++) fprintf(f, "%s&a%d", a ? ", " : "", a);
   fprintf(f, "};\n    return cudaLaunchKernel((const void *)%s_cubin_kernel, grid, block, args, "
-             "(size_t)smem, stream);\n  }\n", w->name);
+             "(size_t)smem, stream);\n  }\n#endif\n", w->name);
 }
 
 /* The loaded cubin and NAME_use_cubin. */
 static void write_use_cubin(FILE *f, const export_what *w) {
   const char *nm = w->name;
+  /* cudaKernelSetAttributeForDevice came with CUDA 12.6: older, the file builds without the
+   * loader */
+  fprintf(f, "#if CUDART_VERSION < 12060\nextern \"C\" cudaError_t %s_use_cubin(const char *path) {\n"
+             "  (void)path;\n  return cudaErrorNotSupported;\n}\n#else\n", nm);
   fprintf(f, "static cudaLibrary_t %s_cubin_library;\nstatic cudaKernel_t %s_cubin_kernel;\n\n", nm, nm);
   fprintf(f, "extern \"C\" cudaError_t %s_use_cubin(const char *path) {\n", nm);
   fprintf(f, "  if (%s_cubin_library) cudaLibraryUnload(%s_cubin_library);\n", nm, nm);
@@ -223,7 +231,8 @@ static void write_use_cubin(FILE *f, const export_what *w) {
              "  if (r != cudaSuccess) return r;\n  r = cudaLibraryGetKernel(&k, lib, ");
   c_string(f, w->lowered);
   fprintf(f, ");\n  if (r != cudaSuccess) {\n    cudaLibraryUnload(lib);\n    return r;\n  }\n"
-             "  %s_cubin_library = lib;\n  %s_cubin_kernel = k;\n  return cudaSuccess;\n}\n\n", nm, nm);
+             "  %s_cubin_library = lib;\n  %s_cubin_kernel = k;\n  return cudaSuccess;\n}\n#endif\n\n",
+          nm, nm);
 }
 
 static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
@@ -322,11 +331,14 @@ static int make_dir(const char *dir, tf_err *e) {
   return 0;
 }
 
+static int check_name(const char *name, tf_err *e) {
+  if (valid_identifier(name)) return 0;
+  return tf_fail(e, TF_EXIT_INPUT, "export: the name '%s' must be a C identifier (letters, "
+                 "digits and '_', not starting with a digit; --name sets it)", name);
+}
+
 int export_render(const export_what *w, const char *dir, tf_err *e) {
-  if (!valid_identifier(w->name))
-    return tf_fail(e, TF_EXIT_INPUT, "export: the name '%s' must be a C identifier (letters, "
-                   "digits and '_', not starting with a digit; --name sets it)", w->name);
-  if (make_dir(dir, e)) return -1;
+  if (check_name(w->name, e) || make_dir(dir, e)) return -1;
   return write_file(dir, w->name, ".h", w, header_fn, e) ||
                  write_file(dir, w->name, ".cu", w, write_source, e)
              ? -1
@@ -363,17 +375,22 @@ static int write_bytes(const char *dir, const char *name, const void *data, size
 /* The configuration's kernel compiled as a generation's job compiles it: the same program (the
  * template's source named relative to the campaign's root, one name expression), so the same
  * cache key and, where the search ran, the cubin it measured. */
-int export_cubin(const export_what *w, const char *arch, const char *dir, char *lowered,
-                 size_t len, int *cached, tf_err *e) {
+int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err *e) {
+  memset(out, 0, sizeof *out);
   if (!valid_arch(arch))
     return tf_fail(e, TF_EXIT_INPUT, "export: '%s' is not an architecture NVRTC builds machine "
                    "code for, like sm_90 (--arch)", arch);
+  if (!compile_arch_supported(arch)) {
+    int major, minor;
+    compile_nvrtc_version(&major, &minor);
+    return tf_fail(e, TF_EXIT_INPUT, "export: NVRTC %d.%d builds no machine code for %s", major,
+                   minor, arch);
+  }
   job *j = malloc(sizeof *j);
   program_ref *p = malloc(sizeof *p), *k = malloc(ARM_COUNT * sizeof *k);
   program_req *pr = malloc(sizeof *pr);
   program_build *b = calloc(1, sizeof *b); /* large: every kernel's lowered names */
   int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
-  if (rc == 0) rc = make_dir(dir, e);
   if (rc == 0) {
     job_init(j, w->c, 0, 0);
     for (int a = 0; a < ARM_COUNT && rc == 0; a++) rc = job_set_template_arm(j, w->c, a, &w->cfg, e);
@@ -386,14 +403,21 @@ int export_cubin(const export_what *w, const char *arch, const char *dir, char *
     rc = program_compile(pr, b, e);
     if (rc) tf_wrap(e, "the configuration for %s", arch);
   }
-  if (rc == 0) {
-    snprintf(lowered, len, "%s", b->kernel[0].lowered[0]);
-    *cached = b->cache_hit;
-    rc = write_bytes(dir, w->name, b->kernel[0].cubin, b->kernel[0].cubin_size, e);
+  if (rc == 0) { /* the cubin is handed over, the rest released */
+    compile_result *r = &b->kernel[0];
+    snprintf(out->lowered, sizeof out->lowered, "%s", r->lowered[0]);
+    out->cached = b->cache_hit;
+    out->bytes = r->cubin, out->size = r->cubin_size;
+    r->cubin = NULL;
   }
   if (b) program_build_release(b);
   free(b), free(pr), free(k), free(p), free(j);
   return rc;
+}
+
+void export_bin_release(export_bin *b) {
+  free(b->bytes);
+  memset(b, 0, sizeof *b);
 }
 
 /* ---- tunefarm export ---- */
@@ -488,6 +512,30 @@ static void default_name(const campaign *c, char *id, size_t len) {
     if (!isalnum((unsigned char)*p)) *p = '_';
 }
 
+/* DIR/NAME.cubin removed where it is left from an earlier export. */
+static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
+  char path[SPEC_PATH + 80];
+  snprintf(path, sizeof path, "%s/%s.cubin", o->dir, w->name);
+  if (remove(path) != 0 && errno != ENOENT)
+    return tf_fail(e, TF_EXIT_FAIL, "export: cannot remove the old '%s': %s", path, strerror(errno));
+  return 0;
+}
+
+/* What was written, on stdout; and why no cubin, when there is none. */
+static void say_written(const export_opts *o, const export_what *w, const char *arch, int cached) {
+  printf("tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
+  if (arch)
+    printf(", and %s/%s.cubin (NVRTC, %s: %s)\n", o->dir, w->name, arch,
+           cached ? "found in the farm's cache: where the search ran, the cubin it measured"
+                  : "compiled now as the farm compiles");
+  else
+    printf(" (no cubin: %s; --arch sm_XY builds one)\n",
+           o->no_cubin                                     ? "--no-cubin"
+           : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
+           : w->dev                                        ? "the ledger's device is simulated"
+                                                           : "no GPU named");
+}
+
 static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   char id[80];
   if (!o->name) default_name(w->c, id, sizeof id);
@@ -497,30 +545,26 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   if (bad >= 0)
     return tf_fail(e, TF_EXIT_INPUT, "export: the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
-  if (!valid_identifier(w->name)) return export_render(w, o->dir, e); /* says why */
+  if (check_name(w->name, e)) return -1;
   const char *arch = cubin_arch(w, o);
-  char lowered[512];
-  int cached = 0;
-  if (arch && export_cubin(w, arch, o->dir, lowered, sizeof lowered, &cached, e)) {
-    if (o->arch) return -1;
-    /* the ledger's GPU, which this NVRTC may not know: the code is still worth having */
+  export_bin bin = {.size = 0};
+  if (arch && export_cubin(w, arch, &bin, e)) {
+    /* the ledger's GPU, which this NVRTC may not build for: the code is still worth having */
+    if (o->arch || e->code != TF_EXIT_INPUT) return -1;
     fprintf(stderr, "tunefarm export: warning: no cubin: %s\n", e->msg);
     tf_err_clear(e);
     arch = NULL;
   }
-  w->lowered = arch ? lowered : NULL;
-  if (export_render(w, o->dir, e)) return -1;
-  printf("tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
-  if (arch)
-    printf(", and %s/%s.cubin (NVRTC, %s: %s)\n", o->dir, w->name, arch,
-           cached ? "the cubin the farm measured, from its cache"
-                  : "compiled now as the farm compiles, not found in its cache");
-  else
-    printf(" (no cubin: %s; --arch sm_XY builds one)\n",
-           o->no_cubin                                     ? "--no-cubin"
-           : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
-           : w->dev                                        ? "the ledger's device is simulated"
-                                                           : "no GPU named");
+  w->lowered = arch ? bin.lowered : NULL;
+  /* the cubin last, and none left from an earlier export beside code without its loader */
+  int rc = export_render(w, o->dir, e) ||
+                   (arch ? write_bytes(o->dir, w->name, bin.bytes, bin.size, e) : remove_cubin(o, w, e))
+               ? -1
+               : 0;
+  int cached = bin.cached;
+  export_bin_release(&bin);
+  if (rc) return -1;
+  say_written(o, w, arch, cached);
   return 0;
 }
 

@@ -24,7 +24,7 @@
  *                                     another speed (docs/RESULTS.md, "The farm's build and
  *                                     nvcc's").
  * Ownership: export_render reads the spec and config it is given and writes two files;
- * export_cubin compiles and writes the third. */
+ * export_cubin compiles the third into memory (export_bin), which `tunefarm export` writes. */
 #ifndef TF_EXPORT_H
 #define TF_EXPORT_H
 
@@ -46,11 +46,19 @@ typedef struct export_what {
 /* Write DIR/NAME.h and DIR/NAME.cu. TF_EXIT_INPUT for a name that is no C identifier. */
 int export_render(const export_what *w, const char *dir, tf_err *e);
 
-/* Compile w's configuration for arch ("sm_90") as the farm does and write DIR/NAME.cubin;
- * its kernel's lowered name into lowered, and into *cached whether the cubin came from the
- * cache. TF_EXIT_INPUT for an arch that is not sm_ and digits. */
-int export_cubin(const export_what *w, const char *arch, const char *dir, char *lowered,
-                 size_t len, int *cached, tf_err *e);
+/* The configuration's cubin: NVRTC's machine code, the kernel's lowered name, and whether the
+ * cubin came from the cache. Ownership: bytes is malloc'd; export_bin_release. */
+typedef struct export_bin {
+  void *bytes;
+  size_t size;
+  char lowered[512];
+  int cached;
+} export_bin;
+
+/* Compile w's configuration for arch ("sm_90") as the farm does. TF_EXIT_INPUT for an arch that
+ * is not sm_ and digits, or that this NVRTC builds no machine code for. */
+int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err *e);
+void export_bin_release(export_bin *b);
 
 int export_main(int argc, char **argv);
 

@@ -24,7 +24,7 @@ grep -q 'VEC=4' out/tf_mm.h || fail "the header does not name the configuration 
 # The cubin: NVRTC's build as a generation's job compiles it (an ELF file), loaded by name.
 grep -q 'out/tf_mm.cubin (NVRTC, sm_90: compiled now' out.txt || fail "no word of the cubin"
 "$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" |
-  grep -q 'the cubin the farm measured, from its cache' || fail "a second export compiled again"
+  grep -q "found in the farm's cache" || fail "a second export compiled again"
 [ "$(head -c 4 out/tf_mm.cubin | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the cubin is no ELF file"
 grep -q 'tf_mm_use_cubin(const char \*path);' out/tf_mm.h || fail "no tf_mm_use_cubin"
 grep -q 'cudaLibraryGetKernel(&k, lib, "_Z9tf_matmul' out/tf_mm.cu ||
@@ -34,7 +34,16 @@ grep -q 'return cudaLaunchKernel((const void \*)tf_mm_cubin_kernel, grid, block,
 expect_exit 2 "$TF" export -o bad --arch sm_9x --config VEC=4 "$SRC/campaigns/matmul-1024.json"
 grep -q "not an architecture" "$WORK/last.err" || fail "a bad --arch is not explained"
 [ ! -e bad/tf_matmul_1024.h ] || fail "files written for a bad --arch"
+expect_exit 2 "$TF" export -o bad --arch sm_12 --config VEC=4 "$SRC/campaigns/matmul-1024.json"
+grep -q "builds no machine code for sm_12" "$WORK/last.err" || fail "an arch NVRTC lacks is not explained"
 expect_exit 2 "$TF" export --arch sm_90 --no-cubin "$ln"
+grep -q "give one of them" "$WORK/last.err" || fail "--arch with --no-cubin is not explained"
+# An export without a cubin leaves none from an earlier one beside code without its loader.
+"$TF" export -o out --name tf_mm --no-cubin --config VEC=4 "$SRC/campaigns/matmul-1024.json" \
+  >/dev/null || fail "export --no-cubin failed"
+[ ! -e out/tf_mm.cubin ] || fail "a stale cubin left beside code without its loader"
+"$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" \
+  >/dev/null || fail "export failed"
 # A GPU this NVRTC cannot build for: the code is still exported, with a warning, and no cubin.
 sed '1s/"backend":"sim"/"backend":"cuda"/; 1s/"arch":"sm_[0-9a-z]*"/"arch":"sm_99"/' "$ln" >gpu.jsonl
 "$TF" export -o out99 --campaign campaigns/layernorm-4096x768.json gpu.jsonl >out.txt 2>err.txt ||

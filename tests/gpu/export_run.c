@@ -116,8 +116,9 @@ int main(int argc, char **argv) {
   int ok = suite(11);
   if (argc == 3) {
     printf("the exported cubins:\n");
-    /* a file that is no cubin is refused, and the nvcc build stays in use */
+    /* a missing file, and a cubin without this kernel, are refused; the nvcc build stays */
     ok &= tf_mm_use_cubin("/nonexistent.cubin") != cudaSuccess;
+    ok &= tf_mm_use_cubin(argv[2]) != cudaSuccess;
     (void)cudaGetLastError();
     CHECK(tf_mm_use_cubin(argv[1]));
     CHECK(tf_ln_use_cubin(argv[2]));
