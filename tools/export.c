@@ -112,7 +112,7 @@ static int write_header(FILE *f, const export_what *w) {
   dim_params(f, s);
   fprintf(f, ", cudaStream_t stream);\n\n");
   if (w->lowered)
-    fprintf(f, "/* Launch the machine code the farm measured: load %s.cubin (NVRTC's build, for the\n"
+    fprintf(f, "/* Launch NVRTC's build, the machine code the farm measures: load %s.cubin (for the\n"
                " * GPU it was tuned on; nvcc's build of %s.cu can run at another speed), so that\n"
                " * %s_launch launches it from then on. cudaSuccess, or why it cannot be used\n"
                " * (another GPU, a missing file): %s_launch then launches %s.cu's own build. NULL:\n"
@@ -204,8 +204,8 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
 
 /* Where NAME_use_cubin loaded the farm's cubin, the launch goes to its kernel. */
 static void write_cubin_launch(FILE *f, const export_what *w) {
-  fprintf(f, "#if CUDART_VERSION >= 12060\n  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n      int dev = 0;\n"
-             "      r = cudaGetDevice(&dev);\n      if (r == cudaSuccess)\n"
+  fprintf(f, "#if CUDART_VERSION >= 12060\n  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n"
+             "      int dev = 0;\n      r = cudaGetDevice(&dev);\n      if (r == cudaSuccess)\n"
              "        r = cudaKernelSetAttributeForDevice(%s_cubin_kernel, "
              "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, dev);\n"
              "      if (r != cudaSuccess) return r;\n    }\n    void *args[] = {",
@@ -284,7 +284,8 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
   return 0;
 }
 
-static int write_source(FILE *f, const export_what *w, tf_err *e) {
+static int write_source(FILE *f, const void *ctx, tf_err *e) {
+  const export_what *w = ctx;
   const spec *s = &w->c->tmpl;
   size_t len = 0;
   char *src = jsonio_slurp(s->source_path, "template source", JSONIO_MAX_BYTES, &len, e);
@@ -304,15 +305,16 @@ static int write_source(FILE *f, const export_what *w, tf_err *e) {
   return rc;
 }
 
-/* Write through a temporary file renamed into place, so a failure leaves no half file. */
-static int write_file(const char *dir, const char *name, const char *ext, const export_what *w,
-                      int (*fn)(FILE *, const export_what *, tf_err *), tf_err *e) {
+/* DIR/NAME.EXT written by fn(f, ctx) through a temporary file renamed into place, so a failure
+ * leaves no half file. */
+static int write_file(const char *dir, const char *name, const char *ext, const void *ctx,
+                      int (*fn)(FILE *, const void *, tf_err *), tf_err *e) {
   char path[SPEC_PATH + 80], tmp[SPEC_PATH + 96];
   snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
+  FILE *f = fopen(tmp, "wb");
   if (!f) return tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", tmp, strerror(errno));
-  int rc = fn(f, w, e);
+  int rc = fn(f, ctx, e);
   if (fclose(f) != 0 && rc == 0) rc = tf_fail(e, TF_EXIT_FAIL, "export: '%s': %s", tmp, strerror(errno));
   if (rc == 0 && rename(tmp, path) != 0)
     rc = tf_fail(e, TF_EXIT_FAIL, "export: cannot rename '%s': %s", tmp, strerror(errno));
@@ -320,9 +322,15 @@ static int write_file(const char *dir, const char *name, const char *ext, const 
   return rc;
 }
 
-static int header_fn(FILE *f, const export_what *w, tf_err *e) {
+static int header_fn(FILE *f, const void *w, tf_err *e) {
   (void)e;
   return write_header(f, w);
+}
+
+static int cubin_fn(FILE *f, const void *bin, tf_err *e) {
+  const export_bin *b = bin;
+  if (fwrite(b->bytes, 1, b->size, f) == b->size) return 0;
+  return tf_fail(e, TF_EXIT_FAIL, "export: writing the cubin: %s", strerror(errno));
 }
 
 static int make_dir(const char *dir, tf_err *e) {
@@ -355,23 +363,6 @@ static int valid_arch(const char *a) {
   return *p == '\0' && p - a < 12;
 }
 
-/* Write n bytes to DIR/NAME.cubin through a temporary file renamed into place. */
-static int write_bytes(const char *dir, const char *name, const void *data, size_t n, tf_err *e) {
-  char path[SPEC_PATH + 80], tmp[SPEC_PATH + 96];
-  snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", tmp, strerror(errno));
-  int rc = fwrite(data, 1, n, f) == n ? 0 : -1;
-  if (fclose(f) != 0) rc = -1;
-  if (rc == 0 && rename(tmp, path) != 0) rc = -1;
-  if (rc) {
-    tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", path, strerror(errno));
-    remove(tmp);
-  }
-  return rc;
-}
-
 /* The configuration's kernel compiled as a generation's job compiles it: the same program (the
  * template's source named relative to the campaign's root, one name expression), so the same
  * cache key and, where the search ran, the cubin it measured. */
@@ -393,7 +384,8 @@ int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err
   int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
   if (rc == 0) {
     job_init(j, w->c, 0, 0);
-    for (int a = 0; a < ARM_COUNT && rc == 0; a++) rc = job_set_template_arm(j, w->c, a, &w->cfg, e);
+    for (int a = 0; a < ARM_COUNT && rc == 0; a++)
+      rc = job_set_template_arm(j, w->c, a, &w->cfg, e);
   }
   if (rc == 0) {
     program_of_job(j, p);
@@ -517,7 +509,8 @@ static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
   char path[SPEC_PATH + 80];
   snprintf(path, sizeof path, "%s/%s.cubin", o->dir, w->name);
   if (remove(path) != 0 && errno != ENOENT)
-    return tf_fail(e, TF_EXIT_FAIL, "export: cannot remove the old '%s': %s", path, strerror(errno));
+    return tf_fail(e, TF_EXIT_FAIL, "export: cannot remove the old '%s': %s", path,
+                   strerror(errno));
   return 0;
 }
 
@@ -557,10 +550,9 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   }
   w->lowered = arch ? bin.lowered : NULL;
   /* the cubin last, and none left from an earlier export beside code without its loader */
-  int rc = export_render(w, o->dir, e) ||
-                   (arch ? write_bytes(o->dir, w->name, bin.bytes, bin.size, e) : remove_cubin(o, w, e))
-               ? -1
-               : 0;
+  int rc = export_render(w, o->dir, e) ? -1
+           : arch                       ? write_file(o->dir, w->name, ".cubin", &bin, cubin_fn, e)
+                                        : remove_cubin(o, w, e);
   int cached = bin.cached;
   export_bin_release(&bin);
   if (rc) return -1;
