@@ -877,14 +877,16 @@ static int lost_error(const farm *f, tf_err *e) {
 
 /* Said on SIGINT or SIGTERM (mpirun turns a Ctrl-C into SIGTERM for every rank): the ledgers
  * hold every record written, fsync'd, and the same command resumes them. Built before the run,
- * since a signal handler may only write. */
-static char interrupted_msg[2048];
+ * since a signal handler may only write. Under mpirun often only the first bytes a rank writes
+ * after the signal reach the terminal, so the line saying what stopped goes first, on its
+ * own; the run's first lines said how to resume already. */
+static char interrupted_how[2048];
 
 static void on_signal(int sig) {
-  const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-  ssize_t w = write(STDERR_FILENO, "\ntunefarm: stopped by ", 22);
-  w = write(STDERR_FILENO, name, strlen(name));
-  w = write(STDERR_FILENO, interrupted_msg, strlen(interrupted_msg));
+  const char *what = sig == SIGINT ? "\ntunefarm: stopped by SIGINT\n"
+                                   : "\ntunefarm: stopped by SIGTERM\n";
+  ssize_t w = write(STDERR_FILENO, what, strlen(what));
+  w = write(STDERR_FILENO, interrupted_how, strlen(interrupted_how));
   (void)w;
   signal(sig, SIG_DFL); /* then end as the signal would have */
   raise(sig);
@@ -895,9 +897,9 @@ static void catch_signals(const run_opts *o, int ranks) {
   if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
   if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
   if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
-  snprintf(interrupted_msg, sizeof interrupted_msg,
-           "; the ledgers in %s/ hold every generation recorded. Resume with the same command "
-           "(without --fresh):\n  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n",
+  snprintf(interrupted_how, sizeof interrupted_how,
+           "tunefarm: the ledgers in %s/ hold every generation recorded. Resume with the same "
+           "command (without --fresh):\n  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n",
            o->ledgers, ranks, backend, o->ledgers, jobs, o->campaign);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

@@ -29,7 +29,8 @@ wait "$pid" && fail "the interrupted run exited 0"
 for want in "tunefarm: loading campaign campaigns/ln.json" \
   "tunefarm: enumerating its space: 19440 configurations against 10 constraints" \
   "tunefarm: opening the ledgers in $WORK/ledgers/ln/" "tunefarm: measuring, 12 generations per device" \
-  "tunefarm: stopped by SIGTERM; the ledgers in $WORK/ledgers/ hold every generation recorded. Resume with the same command" \
+  "tunefarm: stopped by SIGTERM" \
+  "tunefarm: the ledgers in $WORK/ledgers/ hold every generation recorded. Resume with the same command" \
   "mpirun -np 3 tunefarm run --backend sim --ledgers $WORK/ledgers --compile-jobs 0 campaigns/ln.json"; do
   grep -qF -- "$want" run1.out || { cat run1.out; fail "the run did not say '$want'"; }
 done
