@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,17 @@ static void run_usage(FILE *f) {
 typedef struct run_args {
   run_opts o;
   int help;
+  char why[320]; /* what is wrong with the command line */
 } run_args;
+
+/* -1, with why the command line is refused in a->why. */
+__attribute__((format(printf, 2, 3))) static int run_refuse(run_args *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(a->why, sizeof a->why, fmt, ap);
+  va_end(ap);
+  return -1;
+}
 
 static int parse_run(int argc, char **argv, run_args *a) {
   static const struct option longs[] = {{"backend", required_argument, 0, 'b'},
@@ -103,7 +114,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "b:l:fqh", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":b:l:fqh", longs, NULL)) != -1) {
     switch (c) {
       case 'b': a->o.backend = optarg; break;
       case 'l': a->o.ledgers = optarg; break;
@@ -117,23 +128,30 @@ static int parse_run(int argc, char **argv, run_args *a) {
         }
         char *end = NULL;
         long n = strtol(optarg, &end, 10);
-        if (end == optarg || *end || n < 0 || n > 1024) return -1;
+        if (end == optarg || *end || n < 0 || n > 1024)
+          return run_refuse(a, "--compile-jobs wants auto or a whole number 0..1024, not '%s'",
+                            optarg);
         a->o.compile_jobs = (int)n;
         break;
       }
       case 'm': {
         char *end = NULL;
         double s = strtod(optarg, &end);
-        if (end == optarg || *end || !(s >= 0 && s <= 86400)) return -1;
+        if (end == optarg || *end || !(s >= 0 && s <= 86400))
+          return run_refuse(a, "--worker-margin wants seconds in [0, 86400], not '%s'", optarg);
         a->o.worker_margin_s = s;
         break;
       }
       case 'h': a->help = 1; return 0;
-      default: return -1;
+      case ':': return run_refuse(a, "option '%s' needs a value", argv[optind - 1]);
+      default: return run_refuse(a, "unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (optind != argc - 1) return -1;
-  if (a->o.backend && !backend_find(a->o.backend)) return -1;
+  if (optind == argc) return run_refuse(a, "no campaign file given");
+  if (optind < argc - 1)
+    return run_refuse(a, "one campaign file, not also '%s' (options go before it)", argv[optind + 1]);
+  if (a->o.backend && !backend_find(a->o.backend))
+    return run_refuse(a, "unknown backend '%s' (cuda or sim)", a->o.backend);
   a->o.campaign = argv[optind];
   return 0;
 }
@@ -209,10 +227,11 @@ static int cmd_run(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (bad || size < 2) {
     if (rank == 0) {
-      fprintf(stderr, bad ? "tunefarm run: bad arguments\n"
-                          : "tunefarm run: needs a coordinator and at least one worker: "
-                            "mpirun -np G+1 tunefarm run CAMPAIGN (G = GPUs on the node)\n");
-      run_usage(stderr);
+      if (bad)
+        fprintf(stderr, "tunefarm run: %s (see --help)\n", a.why);
+      else
+        fprintf(stderr, "tunefarm run: needs a coordinator and at least one worker: "
+                        "mpirun -np G+1 tunefarm run CAMPAIGN (G = GPUs on the node)\n");
     }
     MPI_Finalize();
     return 2;

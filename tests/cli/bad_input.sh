@@ -97,3 +97,19 @@ expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledg
 grep -q "not valid JSON" last.err || fail "run: no clear message"
 [ ! -e "$WORK/ledgers" ] || [ -z "$(find "$WORK/ledgers" -name '*.jsonl')" ] || fail "run wrote a ledger"
 echo "ok: $n bad-input cases, and run refuses with exit 2"
+
+# a bad command line: exit 2 and a message that names what is wrong
+run_says() { # what-it-must-say args...
+  local want=$1
+  shift
+  expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run "$@"
+  grep -qF -- "$want" last.err || { cat last.err; fail "run $*: does not say '$want'"; }
+}
+run_says "unknown backend 'gpu' (cuda or sim)" --backend gpu "$good"
+run_says "--compile-jobs wants auto or a whole number 0..1024, not '-3'" --compile-jobs -3 "$good"
+run_says "--worker-margin wants seconds in [0, 86400], not 'abc'" --worker-margin abc "$good"
+run_says "unknown option '--bogus'" --bogus "$good"
+run_says "option '--ledgers' needs a value" "$good" --ledgers
+run_says "one campaign file, not also 'b.json'" "$good" b.json
+run_says "no campaign file given" --backend sim
+echo "ok: run names what is wrong with its command line"
