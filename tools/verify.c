@@ -106,9 +106,19 @@ int verify_main(int argc, char **argv) {
                "line), 2 a file that cannot be read.\n");
     return argc < 2 ? 2 : 0;
   }
+  /* it takes no options: anything like one before "--" is a mistake, not a file */
+  int dashes = 0;
+  for (int i = 1; i < argc && !dashes; i++) {
+    dashes = strcmp(argv[i], "--") == 0 ? i : 0;
+    if (!dashes && argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "tunefarm verify: unknown option '%s' (see --help)\n", argv[i]);
+      return 2;
+    }
+  }
   verify_tally t = {NULL, 0, 0};
   int corrupt = 0, missing = 0;
   for (int i = 1; i < argc; i++) {
+    if (i == dashes) continue;
     int rc = verify_file(argv[i], &t);
     corrupt += rc == 1;
     missing += rc == 2;

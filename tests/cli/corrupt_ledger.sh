@@ -11,6 +11,10 @@ good=$(ls "$WORK"/led/aa/*.jsonl)
 [ "$(wc -l <"$good")" -eq 8 ] || fail "expected a header, 6 generations and an end"
 expect_exit 0 "$TF" verify "$good"
 grep -q '6 decisions recomputed from their rounds, 0 differ' last.out || fail "genuine ledger: $(cat last.out)"
+# it takes no options: one given is named, not read as a ledger
+expect_exit 2 "$TF" verify --bogus "$good"
+grep -q "unknown option '--bogus'" last.err || { cat last.err; fail "verify: an option read as a file"; }
+expect_exit 0 "$TF" verify -- "$good"
 
 n=0
 # corrupt NAME WANT-IN-MESSAGE REPORT-TOO: verify exits 1 naming the file and WANT; with
