@@ -169,8 +169,16 @@ static void device_label(FILE *f, const device_record *d, const char *uuid) {
   fputc(')', f);
 }
 
+/* Did any of the reason's numbers differ over its kind? */
+static int reason_varied(const report_reason *r) {
+  for (int k = 0; k < r->nnum; k++)
+    if (r->lo[k] != r->hi[k]) return 1;
+  return 0;
+}
+
 /* "2× "new is 2.5% slower than best (needed > 1.0%)" (the first of 2; its numbers over the
- * group: 0.1–2.5, 1)": a whole reason, never cut, and where its numbers ranged. */
+ * group: 0.1–2.5, 1)": a whole reason, never cut, and where its numbers ranged; nothing when
+ * none of them varied (a constraint's fixed text), since the reason shows them all. */
 static void print_outcome(FILE *f, report_outcome *oc) {
   fprintf(f, "- %s: %d", oc->name, oc->count);
   report_outcome_sort(oc);
@@ -179,7 +187,7 @@ static void print_outcome(FILE *f, report_outcome *oc) {
     fprintf(f, "%s %d× \"", i ? ";" : " — commonest:", r->count);
     text(f, r->first);
     fputc('"', f);
-    if (r->count > 1 && r->nnum > 0) {
+    if (r->count > 1 && reason_varied(r)) {
       char ranges[512];
       report_reason_ranges(r, ranges, sizeof ranges);
       fprintf(f, " (the first of %d; its numbers over them: %s)", r->count, ranges);

@@ -197,6 +197,36 @@ static int report(fixture *f, int argc, const char **args) {
   return rc;
 }
 
+/* Device C (gpu2): the same refusal twice, its numbers the constraint's own. */
+static const char *const records_c[] = {
+    "{\"type\":\"generation\",\"generation\":1,\"best\":{\"BM\":64},\"new\":{\"BM\":32},"
+    "\"change\":{\"BM\":[64,32]},\"decision\":\"refused\",\"reason\":\"constraint 'blocks': "
+    "at most 3,608 blocks of 256 threads\"}",
+    "{\"type\":\"generation\",\"generation\":2,\"best\":{\"BM\":64},\"new\":{\"BM\":16},"
+    "\"change\":{\"BM\":[64,16]},\"decision\":\"refused\",\"reason\":\"constraint 'blocks': "
+    "at most 3,608 blocks of 256 threads\"}",
+};
+
+/* A kind whose numbers never varied (a constraint's fixed text) gets no list of them: the
+ * reason shows them all, and "3,608" would read as two. */
+static void report_should_leave_out_numbers_that_never_varied(void **state) {
+  fixture *f = *state;
+  campaign *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  snprintf(c->name, sizeof c->name, "mm");
+  snprintf(c->path, sizeof c->path, "campaigns/mm.json");
+  snprintf(c->hash, sizeof c->hash, "0123456789abcdef");
+  char path[1024];
+  write_ledger(f->dir, c, 2, "SIM-cccc3333-0000-0000-0000-000000000000", records_c,
+               sizeof records_c / sizeof *records_c, path, sizeof path);
+  free(c);
+  const char *args[] = {path};
+  assert_int_equal(report(f, 1, args), 0);
+  assert_non_null(strstr(f->out, "- refused: 2 — commonest: 2× \"constraint 'blocks': at most "
+                                 "3,608 blocks of 256 threads\"\n"));
+  assert_null(strstr(f->out, "its numbers over them"));
+}
+
 static void report_should_show_both_devices_side_by_side(void **state) {
   fixture *f = *state;
   const char *args[] = {f->dir};
@@ -526,6 +556,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(report_csv_should_write_a_row_per_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(report_t4_should_give_each_configuration_its_invalidity, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(report_should_leave_out_numbers_that_never_varied, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_count_the_other_decisions_by_reason, setup,
                                       teardown),
