@@ -252,15 +252,16 @@ static int mkdir_p(const char *dir, tf_err *e) {
     if (*p != '/' && *p != '\0') continue;
     char c = *p;
     *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-      return tf_fail(e, TF_EXIT_FAIL, "ledgers folder '%s': cannot create '%s': %s", dir, buf,
-                     strerror(errno));
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) /* a path the user can fix is bad input */
+      return tf_fail(e, errno == ENOTDIR || errno == EACCES || errno == EROFS ? TF_EXIT_INPUT
+                                                                              : TF_EXIT_FAIL,
+                     "ledgers folder '%s': cannot create '%s': %s", dir, buf, strerror(errno));
     *p = c;
     if (c == '\0') break;
   }
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return tf_fail(e, TF_EXIT_FAIL, "ledgers folder '%s': not a folder", dir);
+    return tf_fail(e, TF_EXIT_INPUT, "ledgers folder '%s': not a folder", dir);
   return 0;
 }
 

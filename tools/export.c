@@ -43,7 +43,7 @@ static int knob_only(void *ctx, const char *name, long long *out) {
 
 static int c_expr(const names_ctx *n, const expr *x, const char *what, char *out, tf_err *e) {
   if (expr_to_c(x, c_name, (void *)n, out, EXPORT_EXPR) == 0) return 0;
-  return tf_fail(e, TF_EXIT_FAIL, "export: the expression of %s does not translate to C", what);
+  return tf_fail(e, TF_EXIT_FAIL, "the expression of %s does not translate to C", what);
 }
 
 /* ---- the files ---- */
@@ -239,7 +239,7 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
   const spec *s = &w->c->tmpl;
   char kname[512];
   if (spec_name_expr(s, &w->cfg, kname, sizeof kname))
-    return tf_fail(e, TF_EXIT_FAIL, "export: the kernel's name is too long");
+    return tf_fail(e, TF_EXIT_FAIL, "the kernel's name is too long");
   fprintf(f, "extern \"C\" cudaError_t %s_launch(", w->name);
   buffer_params(f, s);
   dim_params(f, s);
@@ -298,7 +298,7 @@ static int write_source(FILE *f, const void *ctx, tf_err *e) {
   fputs(helpers, f);
   names_ctx n = {.s = s, .cfg = &w->cfg};
   char *x = malloc(EXPORT_EXPR);
-  if (!x) return tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
+  if (!x) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   if (w->lowered) write_use_cubin(f, w);
   int rc = write_check(f, w, &n, x, e) || write_launch(f, w, &n, x, e) ? -1 : 0;
   free(x);
@@ -313,11 +313,11 @@ static int write_file(const char *dir, const char *name, const char *ext, const 
   snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "wb");
-  if (!f) return tf_fail(e, TF_EXIT_FAIL, "export: cannot write '%s': %s", tmp, strerror(errno));
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "cannot write '%s': %s", tmp, strerror(errno));
   int rc = fn(f, ctx, e);
-  if (fclose(f) != 0 && rc == 0) rc = tf_fail(e, TF_EXIT_FAIL, "export: '%s': %s", tmp, strerror(errno));
+  if (fclose(f) != 0 && rc == 0) rc = tf_fail(e, TF_EXIT_FAIL, "'%s': %s", tmp, strerror(errno));
   if (rc == 0 && rename(tmp, path) != 0)
-    rc = tf_fail(e, TF_EXIT_FAIL, "export: cannot rename '%s': %s", tmp, strerror(errno));
+    rc = tf_fail(e, TF_EXIT_FAIL, "cannot rename '%s': %s", tmp, strerror(errno));
   if (rc) remove(tmp);
   return rc;
 }
@@ -330,18 +330,21 @@ static int header_fn(FILE *f, const void *w, tf_err *e) {
 static int cubin_fn(FILE *f, const void *bin, tf_err *e) {
   const export_bin *b = bin;
   if (fwrite(b->bytes, 1, b->size, f) == b->size) return 0;
-  return tf_fail(e, TF_EXIT_FAIL, "export: writing the cubin: %s", strerror(errno));
+  return tf_fail(e, TF_EXIT_FAIL, "writing the cubin: %s", strerror(errno));
 }
 
 static int make_dir(const char *dir, tf_err *e) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return tf_fail(e, TF_EXIT_FAIL, "export: cannot make the folder '%s': %s", dir, strerror(errno));
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) /* a path the user can fix is bad input */
+    return tf_fail(e, errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == EROFS
+                          ? TF_EXIT_INPUT
+                          : TF_EXIT_FAIL,
+                   "cannot make the folder '%s': %s", dir, strerror(errno));
   return 0;
 }
 
 static int check_name(const char *name, tf_err *e) {
   if (valid_identifier(name)) return 0;
-  return tf_fail(e, TF_EXIT_INPUT, "export: the name '%s' must be a C identifier (letters, "
+  return tf_fail(e, TF_EXIT_INPUT, "the name '%s' must be a C identifier (letters, "
                  "digits and '_', not starting with a digit; --name sets it)", name);
 }
 
@@ -369,19 +372,19 @@ static int valid_arch(const char *a) {
 int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err *e) {
   memset(out, 0, sizeof *out);
   if (!valid_arch(arch))
-    return tf_fail(e, TF_EXIT_INPUT, "export: '%s' is not an architecture NVRTC builds machine "
+    return tf_fail(e, TF_EXIT_INPUT, "'%s' is not an architecture NVRTC builds machine "
                    "code for, like sm_90 (--arch)", arch);
   if (!compile_arch_supported(arch)) {
     int major, minor;
     compile_nvrtc_version(&major, &minor);
-    return tf_fail(e, TF_EXIT_INPUT, "export: NVRTC %d.%d builds no machine code for %s", major,
+    return tf_fail(e, TF_EXIT_INPUT, "NVRTC %d.%d builds no machine code for %s", major,
                    minor, arch);
   }
   job *j = malloc(sizeof *j);
   program_ref *p = malloc(sizeof *p), *k = malloc(ARM_COUNT * sizeof *k);
   program_req *pr = malloc(sizeof *pr);
   program_build *b = calloc(1, sizeof *b); /* large: every kernel's lowered names */
-  int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "export: out of memory");
+  int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
   if (rc == 0) {
     job_init(j, w->c, 0, 0);
     for (int a = 0; a < ARM_COUNT && rc == 0; a++)
@@ -443,7 +446,7 @@ static int load_campaign(const export_read *r, const char *given, campaign *c, t
   if (campaign_load(c, path, e)) return -1;
   if (strcmp(r->head.campaign_hash, c->hash) != 0 && strcmp(r->head.campaign_hash, c->hash_v1) != 0) {
     campaign_release(c);
-    return tf_fail(e, TF_EXIT_INPUT, "export: campaign '%s' or a file it names changed since "
+    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s' or a file it names changed since "
                    "ledger '%s' was written: export from the sources it was measured with",
                    path, r->path);
   }
@@ -509,7 +512,7 @@ static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
   char path[SPEC_PATH + 80];
   snprintf(path, sizeof path, "%s/%s.cubin", o->dir, w->name);
   if (remove(path) != 0 && errno != ENOENT)
-    return tf_fail(e, TF_EXIT_FAIL, "export: cannot remove the old '%s': %s", path,
+    return tf_fail(e, TF_EXIT_FAIL, "cannot remove the old '%s': %s", path,
                    strerror(errno));
   return 0;
 }
@@ -536,7 +539,7 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   int bad;
   if (spec_check(&w->c->tmpl, w->c->dims, &w->cfg, &bad, e)) return -1;
   if (bad >= 0)
-    return tf_fail(e, TF_EXIT_INPUT, "export: the configuration breaks constraint '%s' at the "
+    return tf_fail(e, TF_EXIT_INPUT, "the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
   if (check_name(w->name, e)) return -1;
   const char *arch = cubin_arch(w, o);
@@ -629,7 +632,7 @@ int export_main(int argc, char **argv) {
   tf_err e;
   tf_err_clear(&e);
   campaign *c = calloc(1, sizeof *c); /* large: on the heap */
-  int rc = !c ? tf_fail(&e, TF_EXIT_FAIL, "export: out of memory")
+  int rc = !c ? tf_fail(&e, TF_EXIT_FAIL, "out of memory")
                : o.config ? export_config(&o, c, &e) : export_ledger(&o, c, &e);
   free(c);
   if (rc == 0) return TF_EXIT_OK;

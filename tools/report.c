@@ -111,7 +111,7 @@ static int walk(const char *dir, path_list *out, tf_err *e) {
     if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
       rc = walk(p, out, e);
     else if (S_ISREG(st.st_mode) && ends_with(de->d_name, ".jsonl") && path_add(out, p))
-      rc = tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+      rc = tf_fail(e, TF_EXIT_FAIL, "out of memory");
   }
   closedir(d);
   return rc;
@@ -122,7 +122,7 @@ static int collect(const char *arg, path_list *out, tf_err *e) {
   if (stat(arg, &st) != 0)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", arg, strerror(errno));
   if (!S_ISDIR(st.st_mode))
-    return path_add(out, arg) ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
+    return path_add(out, arg) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
   size_t first = out->n;
   if (walk(arg, out, e)) return -1;
   if (out->n == first)
@@ -395,14 +395,14 @@ static void print_markdown(FILE *f, report_ledger *s, size_t n) {
 static int write_page(const char *file, report_ledger *s, size_t n, tf_err *e) {
   char tmp[PATH_MAX];
   if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", file, (long)getpid()) >= (int)sizeof tmp)
-    return tf_fail(e, TF_EXIT_INPUT, "report: --html '%s': path too long", file);
+    return tf_fail(e, TF_EXIT_INPUT, "--html '%s': path too long", file);
   FILE *f = fopen(tmp, "w");
-  if (!f) return tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
   int rc = report_write_html(f, s, n, e);
   if (fclose(f) != 0 && rc == 0)
-    rc = tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+    rc = tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
   if (rc == 0 && rename(tmp, file) != 0)
-    rc = tf_fail(e, TF_EXIT_FAIL, "report: --html '%s': %s", file, strerror(errno));
+    rc = tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
   if (rc) unlink(tmp);
   return rc;
 }
@@ -419,11 +419,11 @@ static int write_text(const report_opts *o, report_ledger *s, size_t n, tf_err *
 
 static int run(const report_opts *o, path_list *paths, tf_err *e) {
   if (o->format == OUT_T4 && paths->n != 1)
-    return tf_fail(e, TF_EXIT_INPUT, "report --t4 takes one ledger, %zu given: T4 results name "
+    return tf_fail(e, TF_EXIT_INPUT, "--t4 takes one ledger, %zu given: T4 results name "
                    "no device, and tunefarm never pools two GPUs' results (one --t4 per ledger)",
                    paths->n);
   report_ledger *sums = calloc(paths->n, sizeof *sums);
-  if (!sums) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  if (!sums) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   size_t n = 0;
   int rc = 0;
   for (; n < paths->n && rc == 0; n++) rc = report_ledger_read(&sums[n], paths->v[n], stderr, e);

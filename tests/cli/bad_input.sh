@@ -112,4 +112,6 @@ run_says "unknown option '--bogus'" --bogus "$good"
 run_says "option '--ledgers' needs a value" "$good" --ledgers
 run_says "one campaign file, not also 'b.json'" "$good" b.json
 run_says "no campaign file given" --backend sim
+: >"$WORK/afile"
+run_says "ledgers folder '$WORK/afile': not a folder" --backend sim --ledgers "$WORK/afile" "$good"
 echo "ok: run names what is wrong with its command line"

@@ -55,6 +55,9 @@ grep -q "warning: no cubin: .*sm_99" err.txt || fail "no warning for a cubin not
 expect_exit 2 "$TF" export --name 1x "$ln"
 grep -q "C identifier" "$WORK/last.err" || fail "a bad name is not explained"
 expect_exit 2 "$TF" export nope.jsonl
+# an output folder that cannot be made is the user's to fix: bad input, named once
+expect_exit 2 "$TF" export --no-cubin -o "$WORK/no/such/folder" "$ln"
+grep -q "^tunefarm export: cannot make the folder '$WORK/no/such/folder'" last.err || { cat last.err; fail "export -o: no clear message"; }
 head -1 "$ln" >empty.jsonl
 expect_exit 2 "$TF" export empty.jsonl
 grep -q "no generation yet" "$WORK/last.err" || fail "a ledger without a best is not explained"
