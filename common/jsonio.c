@@ -173,8 +173,14 @@ int jsonio_whole(double v, long long lo, long long hi, long long *out) {
   return 0;
 }
 
+/* what names the text in messages, with its file's path where it has one. */
 static cJSON *parse_object(const char *text, size_t len, const char *what, const char *path,
                            tf_err *e) {
+  char who[1200];
+  if (path)
+    snprintf(who, sizeof who, "%s '%s'", what, path);
+  else
+    snprintf(who, sizeof who, "%s", what);
   const char *end = NULL;
   /* Callers pass NUL-terminated text; an embedded NUL before len is trailing garbage. */
   cJSON *root = strlen(text) == len ? cJSON_ParseWithOpts(text, &end, 1) : NULL;
@@ -183,15 +189,14 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
     int line, col;
     line_col(text, off, &line, &col);
     if (off >= len || looks_truncated(text, len))
-      tf_fail(e, TF_EXIT_INPUT, "%s '%s': not valid JSON: ends early (truncated?) at line %d",
-              what, path, line);
+      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON: ends early (truncated?) at line %d", who,
+              line);
     else
-      tf_fail(e, TF_EXIT_INPUT, "%s '%s': not valid JSON at line %d, column %d", what, path, line,
-              col);
+      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON at line %d, column %d", who, line, col);
     return NULL;
   }
   if (!cJSON_IsObject(root)) {
-    tf_fail(e, TF_EXIT_INPUT, "%s '%s': the top level must be a JSON object {...}", what, path);
+    tf_fail(e, TF_EXIT_INPUT, "%s: the top level must be a JSON object {...}", who);
     cJSON_Delete(root);
     return NULL;
   }
@@ -199,9 +204,9 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
   int dup = jsonio_duplicate_key(root, key, sizeof key);
   if (dup) {
     if (dup > 0)
-      tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' appears more than once", what, path, key);
+      tf_fail(e, TF_EXIT_INPUT, "%s: key '%s' appears more than once", who, key);
     else
-      tf_fail(e, TF_EXIT_FAIL, "%s '%s': out of memory", what, path);
+      tf_fail(e, TF_EXIT_FAIL, "%s: out of memory", who);
     cJSON_Delete(root);
     return NULL;
   }
@@ -223,7 +228,7 @@ cJSON *jsonio_load(const char *path, const char *what, tf_err *e) {
 }
 
 cJSON *jsonio_parse(const char *text, const char *what, tf_err *e) {
-  return parse_object(text, strlen(text), what, "(message)", e);
+  return parse_object(text, strlen(text), what, NULL, e);
 }
 
 static const cJSON *lookup(const cJSON *obj, const char *key) {

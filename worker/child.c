@@ -237,7 +237,7 @@ static int serve(child_state *st, const child_opts *o) {
       continue;
     }
     tf_err e = {0};
-    cJSON *msg = jsonio_parse(line, "message", &e);
+    cJSON *msg = jsonio_parse(line, "the message on stdin", &e);
     free(line);
     if (!msg) {
       reply_error(st, e.msg);

@@ -61,6 +61,16 @@ static void load_should_name_the_file_and_the_repeated_key(void **state) {
   rm_rf(dir);
 }
 
+/* Text without a file is named by what it is alone, not by a made-up file name. */
+static void parse_should_name_text_by_what_it_is(void **state) {
+  (void)state;
+  tf_err e = {0};
+  assert_null(jsonio_parse("garbage", "the message on stdin", &e));
+  assert_string_equal(e.msg, "the message on stdin: not valid JSON at line 1, column 1");
+  assert_null(jsonio_parse("{\"a\": 1, \"a\": 2}", "MPI message", &e));
+  assert_string_equal(e.msg, "MPI message: key 'a' appears more than once");
+}
+
 /* 1e300 as a long long is undefined behaviour, 2^63 is one past LLONG_MAX, 1.5 is not 1. */
 static void int_should_refuse_what_is_not_a_whole_number_in_range(void **state) {
   (void)state;
@@ -265,6 +275,7 @@ int main(void) {
       cmocka_unit_test(parse_should_refuse_a_key_given_twice_at_any_depth),
       cmocka_unit_test(parse_should_accept_the_same_key_in_different_objects),
       cmocka_unit_test(load_should_name_the_file_and_the_repeated_key),
+      cmocka_unit_test(parse_should_name_text_by_what_it_is),
       cmocka_unit_test(int_should_refuse_what_is_not_a_whole_number_in_range),
       cmocka_unit_test(prepend_should_put_the_members_first_and_keep_the_rest),
       cmocka_unit_test(exact_should_read_back_as_the_same_double),
