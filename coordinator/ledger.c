@@ -156,16 +156,18 @@ static int check_keys(const char *path, long line, const cJSON *rec, tf_err *e) 
   return dup < 0 ? tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path) : 0;
 }
 
-static int bad_line(const char *path, long line, tf_err *e) {
+/* text: the line without its newline, to say an empty one is empty. */
+static int bad_line(const char *path, long line, const char *text, tf_err *e) {
+  const char *what = text[strspn(text, " \t\r")] ? "is not a JSON object" : "is empty";
   if (line == 1)
     return tf_fail(e, TF_EXIT_INPUT,
-                   "ledger '%s': line 1 is not a JSON object: not a ledger (its first line "
-                   "must be the device record)",
-                   path);
+                   "ledger '%s': line 1 %s: not a ledger (its first line must be the device "
+                   "record)",
+                   path, what);
   return tf_fail(e, TF_EXIT_INPUT,
-                 "ledger '%s': line %ld is not a JSON object; only a torn last line can be "
-                 "skipped, so the ledger is corrupt: repair that line, or move the file aside",
-                 path, line);
+                 "ledger '%s': line %ld %s; only a torn last line can be skipped, so the "
+                 "ledger is corrupt: repair that line, or move the file aside",
+                 path, line, what);
 }
 
 /* Read every complete line of f (named path), checking each line's type, keys and order, and
@@ -193,7 +195,8 @@ static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_
       break;
     }
     if (!o) {
-      rc = bad_line(path, line, e);
+      text[n - nl] = '\0';
+      rc = bad_line(path, line, text, e);
       break;
     }
     rc = check_keys(path, line, o, e);

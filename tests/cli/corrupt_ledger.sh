@@ -39,6 +39,8 @@ l3=$(lines 3p)
 corrupt nul "line 3 is not a JSON object" 1
 : >empty.jsonl
 corrupt empty "the file is empty" 1
+{ lines 1,2p; echo; lines '3,$p'; } >blank.jsonl
+corrupt blank "line 3 is empty" 1
 lines '2,$p' >headless.jsonl
 corrupt headless "header (line 1)" 1
 { lines 1,3p; lines 3p; lines '4,$p'; } >repeated.jsonl
