@@ -248,12 +248,16 @@ static void print_processes(FILE *f, const report_ledger *s) {
 /* The control, the final best and what it is worth: the numbers a reader looks for first. */
 static void print_answer(FILE *f, const report_ledger *s) {
   char a[32], b[32], c[32], cfg[1024];
-  fputs("- control: `", f);
-  cell(f, s->control[0] ? s->control : "—");
-  fprintf(f, "`: %s µs beside the final best (same rounds); over the campaign %s–%s µs, "
-             "median %s\n", fmt_num(a, sizeof a, 2, "", s->control_us),
-          fmt_num(b, sizeof b, 2, "", s->control_lo), fmt_num(c, sizeof c, 2, "", s->control_hi),
-          fmt_num(cfg, sizeof cfg, 2, "", s->control_median));
+  if (!s->control[0] && !isfinite(s->control_us) && !isfinite(s->control_median)) {
+    fputs("- control: none measured yet\n", f);
+  } else {
+    fputs("- control: `", f);
+    cell(f, s->control[0] ? s->control : "—");
+    fprintf(f, "`: %s µs beside the final best (same rounds); over the campaign %s–%s µs, "
+               "median %s\n", fmt_num(a, sizeof a, 2, "", s->control_us),
+            fmt_num(b, sizeof b, 2, "", s->control_lo), fmt_num(c, sizeof c, 2, "", s->control_hi),
+            fmt_num(cfg, sizeof cfg, 2, "", s->control_median));
+  }
   record_cfg_text(&s->best_cfg, cfg, sizeof cfg);
   if (!s->has_best) {
     fputs("- final best: none yet (no generation recorded)\n", f);

@@ -34,6 +34,11 @@ corrupt() {
 }
 lines() { sed -n "$1" "$good"; }
 
+# a ledger with only its device record: nothing measured yet, said in words, not dashes
+lines 1p >header_only.jsonl
+expect_exit 0 "$TF" report header_only.jsonl
+grep -q -- "- control: none measured yet" last.out || { cat last.out; fail "report: an unmeasured control"; }
+
 l3=$(lines 3p)
 { lines 1,2p; printf '%s\0%s\n' "${l3:0:200}" "${l3:200}"; lines '4,$p'; } >nul.jsonl
 corrupt nul "line 3 is not a JSON object" 1
