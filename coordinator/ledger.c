@@ -313,7 +313,7 @@ static int move_aside(const char *path, FILE *log, tf_err *e) {
         return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot move it aside to '%s': %s", path,
                        old, strerror(errno));
       sync_dir_of(path);
-      fprintf(log_of(log), "ledger '%s': moved aside to '%s' (--fresh)\n", path, old);
+      fprintf(log_of(log), "tunefarm: ledger '%s': moved aside to '%s' (--fresh)\n", path, old);
       fflush(log_of(log));
       return 0;
     }
