@@ -143,8 +143,16 @@ static int parse_run(int argc, char **argv, run_args *a) {
         break;
       }
       case 'h': a->help = 1; return 0;
-      case ':': return run_refuse(a, "option '%s' needs a value", argv[optind - 1]);
-      default: return run_refuse(a, "unknown option '%s'", argv[optind - 1]);
+      /* A long option is the argument just read. A short one is optopt: it may sit inside a
+       * group like -fz, where optind has not moved on. (For a long option without its value,
+       * optopt holds the option's short letter, so the argument decides.) */
+      case ':':
+        if (strncmp(argv[optind - 1], "--", 2) == 0)
+          return run_refuse(a, "option '%s' needs a value", argv[optind - 1]);
+        return run_refuse(a, "option '-%c' needs a value", optopt);
+      default:
+        if (optopt > 0) return run_refuse(a, "unknown option '-%c'", optopt);
+        return run_refuse(a, "unknown option '%s'", argv[optind - 1]);
     }
   }
   if (optind == argc) return run_refuse(a, "no campaign file given");
