@@ -185,7 +185,7 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
     if (!pair)
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.pair' is missing (mode \"pair\")",
                      c->path);
-    if (spec_config_from_json(&c->tmpl, pair, c->path, "search.pair", &c->search.pair, e))
+    if (spec_config_from_json(&c->tmpl, pair, WHAT, c->path, "search.pair", &c->search.pair, e))
       return -1;
   } else if (pair) {
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.pair' needs mode \"pair\"", c->path);
@@ -341,7 +341,7 @@ static int load_control(campaign *c, const cJSON *root, tf_err *e) {
   if (!ctl) return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'control' is missing", c->path);
   if (cJSON_IsObject(ctl)) {
     c->control_is_kernel = 0;
-    return spec_config_from_json(&c->tmpl, ctl, c->path, "control", &c->control_cfg, e);
+    return spec_config_from_json(&c->tmpl, ctl, WHAT, c->path, "control", &c->control_cfg, e);
   }
   if (!cJSON_IsString(ctl))
     return tf_fail(e, TF_EXIT_INPUT,
@@ -441,9 +441,9 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
       find_root(c, tmpl, e) ||
       load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) || narrow_knobs(c, root, e) ||
       jsonio_child(c->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e) ||
-      spec_dims_from_json(&c->tmpl, prob, c->path, "problem", c->dims, e) ||
+      spec_dims_from_json(&c->tmpl, prob, WHAT, c->path, "problem", c->dims, e) ||
       jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
-      spec_config_from_json(&c->tmpl, start, c->path, "start", &c->start, e) ||
+      spec_config_from_json(&c->tmpl, start, WHAT, c->path, "start", &c->start, e) ||
       load_control(c, root, e) || load_search(c, root, e) || load_measure(c, root, e) ||
       load_decide(c, root, e) || load_canary(c, root, e) || load_inject(c, root, e))
     return -1;

@@ -498,20 +498,20 @@ int spec_value_index(const spec *s, int k, long long v) {
   return -1;
 }
 
-int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
-                          config *out, tf_err *e) {
+int spec_config_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
+                          const char *where, config *out, tf_err *e) {
   const cJSON *it;
   if (!cJSON_IsObject(obj))
-    return tf_fail(e, TF_EXIT_INPUT, "file '%s': key '%s' must be an object of knob values", file,
-                   where);
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' must be an object of knob values", what,
+                   file, where);
   cJSON_ArrayForEach(it, obj) if (spec_knob_index(s, it->string) < 0) return tf_fail(
-      e, TF_EXIT_INPUT, "file '%s': key '%s.%s': template '%s' has no knob '%s'", file, where,
+      e, TF_EXIT_INPUT, "%s '%s': key '%s.%s': template '%s' has no knob '%s'", what, file, where,
       it->string, s->name, it->string);
   memset(out, 0, sizeof *out);
   out->n = s->nknobs;
   for (int k = 0; k < s->nknobs; k++) {
     long long v = s->knobs[k].def;
-    if (jsonio_int(file, "file", obj, where, s->knobs[k].name, !s->knobs[k].has_default,
+    if (jsonio_int(file, what, obj, where, s->knobs[k].name, !s->knobs[k].has_default,
                    -1000000000LL, 1000000000LL, &v, e))
       return -1;
     if (spec_value_index(s, k, v) < 0) {
@@ -519,8 +519,8 @@ int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, con
       for (int i = 0; i < s->knobs[k].nvalues; i++)
         snprintf(dom + strlen(dom), sizeof dom - strlen(dom), "%s%lld", i ? ", " : "",
                  s->knobs[k].values[i]);
-      return tf_fail(e, TF_EXIT_INPUT, "file '%s': key '%s.%s': %lld is not in the knob's domain {%s}",
-                     file, where, s->knobs[k].name, v, dom);
+      return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s.%s': %lld is not in the knob's domain {%s}",
+                     what, file, where, s->knobs[k].name, v, dom);
     }
     out->v[k] = v;
   }
@@ -541,14 +541,14 @@ int config_equal(const config *a, const config *b) {
   return 1;
 }
 
-int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
-                        long long *dims, tf_err *e) {
+int spec_dims_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
+                        const char *where, long long *dims, tf_err *e) {
   const cJSON *it;
   cJSON_ArrayForEach(it, obj) if (spec_dim_index(s, it->string) < 0) return tf_fail(
-      e, TF_EXIT_INPUT, "file '%s': key '%s.%s': template '%s' has no problem dimension '%s'", file,
-      where, it->string, s->name, it->string);
+      e, TF_EXIT_INPUT, "%s '%s': key '%s.%s': template '%s' has no problem dimension '%s'", what,
+      file, where, it->string, s->name, it->string);
   for (int d = 0; d < s->ndims; d++)
-    if (jsonio_int(file, "file", obj, where, s->dims[d].name, 1, s->dims[d].lo, s->dims[d].hi,
+    if (jsonio_int(file, what, obj, where, s->dims[d].name, 1, s->dims[d].lo, s->dims[d].hi,
                    &dims[d], e))
       return -1;
   return 0;

@@ -119,14 +119,16 @@ int spec_value_index(const spec *s, int k, long long v);
 
 /* {"BM": 64, ...} -> config. Every knob must be present with a value from its domain, except
  * a knob with a "default", which takes it when absent;
- * `file` and `where` name the place for messages ("campaign 'x.json'", "start"). */
-int spec_config_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+ * `what`, `file` and `where` name the place for messages ("campaign", "x.json", "start"). */
+int spec_config_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
+                          const char *where,
                           config *out, tf_err *e);
 cJSON *spec_config_to_json(const spec *s, const config *c);
 int config_equal(const config *a, const config *b);
 
 /* Problem sizes {"M": 1024, ...} -> dims[] in spec order; each within its range. */
-int spec_dims_from_json(const spec *s, const cJSON *obj, const char *file, const char *where,
+int spec_dims_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
+                        const char *where,
                         long long *dims, tf_err *e);
 
 /* Static check: *violated = index of the first constraint the config breaks, or -1.

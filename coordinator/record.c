@@ -80,7 +80,7 @@ int record_cfg_config(const spec *s, const record_cfg *rc, const char *file, con
                       config *out, tf_err *e) {
   cJSON *o = record_cfg_to_json(rc);
   if (!o) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int rc2 = spec_config_from_json(s, o, file, where, out, e);
+  int rc2 = spec_config_from_json(s, o, "ledger", file, where, out, e);
   cJSON_Delete(o);
   return rc2;
 }

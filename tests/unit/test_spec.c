@@ -730,13 +730,13 @@ static void spec_config_from_json_should_want_every_knob_from_its_domain(void **
   tf_err e = {0};
   config c;
   cJSON *o = cJSON_Parse("{\"U\": 2, \"T\": 64}");
-  assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), 0);
+  assert_int_equal(spec_config_from_json(&s, o, "campaign", "c.json", "start", &c, &e), 0);
   assert_int_equal(c.n, 2);
   assert_int_equal(c.v[0], 64);
   assert_int_equal(c.v[1], 2);
   cJSON *back = spec_config_to_json(&s, &c);
   config c2;
-  assert_int_equal(spec_config_from_json(&s, back, "c.json", "start", &c2, &e), 0);
+  assert_int_equal(spec_config_from_json(&s, back, "campaign", "c.json", "start", &c2, &e), 0);
   assert_true(config_equal(&c, &c2));
   cJSON_Delete(back);
   cJSON_Delete(o);
@@ -753,10 +753,11 @@ static void spec_config_from_json_should_want_every_knob_from_its_domain(void **
     o = cJSON_Parse(bad[i].json);
     assert_non_null(o);
     memset(&e, 0, sizeof e);
-    assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), -1);
+    assert_int_equal(spec_config_from_json(&s, o, "campaign", "c.json", "start", &c, &e), -1);
     assert_int_equal(e.code, TF_EXIT_INPUT);
     if (!strstr(e.msg, bad[i].want)) fail_msg("%s: message lacks \"%s\": %s", bad[i].json, bad[i].want, e.msg);
-    assert_non_null(strstr(e.msg, "c.json"));
+    /* named as every other key of the campaign is: "campaign 'c.json': key ..." */
+    if (strncmp(e.msg, "campaign 'c.json': key '", 24) != 0) fail_msg("not named as a campaign's key: %s", e.msg);
     cJSON_Delete(o);
   }
   config a = cfg2(64, 1), b = cfg2(64, 2);
@@ -778,12 +779,12 @@ static void spec_config_from_json_should_fill_a_missing_knob_from_its_default(vo
   free(text);
   config c;
   cJSON *o = cJSON_Parse("{\"T\": 64}");
-  assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), 0);
+  assert_int_equal(spec_config_from_json(&s, o, "campaign", "c.json", "start", &c, &e), 0);
   assert_int_equal(c.v[0], 64);
   assert_int_equal(c.v[1], 2);
   cJSON_Delete(o);
   o = cJSON_Parse("{\"U\": 1}");
-  assert_int_equal(spec_config_from_json(&s, o, "c.json", "start", &c, &e), -1);
+  assert_int_equal(spec_config_from_json(&s, o, "campaign", "c.json", "start", &c, &e), -1);
   assert_non_null(strstr(e.msg, "key 'start.T' is missing"));
   cJSON_Delete(o);
   spec_release(&s);
