@@ -101,6 +101,22 @@ __attribute__((format(printf, 2, 3))) static int run_refuse(run_args *a, const c
   return -1;
 }
 
+/* An option getopt_long did not take: `arg` is the argument it read last. A long option given
+ * a value it takes none of ("--fresh=1") leaves optopt at its letter; an unknown long one
+ * leaves 0; an unknown short one is optopt, and may sit inside a group (-fz) that optind has
+ * not yet passed, so `arg` would name the one before. */
+static int refuse_option(run_args *a, const char *arg, const struct option *longs) {
+  if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') && optopt != 0)
+    for (const struct option *o = longs; o->name; o++) { /* "--fre=1" abbreviates --fresh */
+      size_t n = strcspn(arg + 2, "=");
+      if (o->val == optopt && n > 0 && strncmp(o->name, arg + 2, n) == 0)
+        return run_refuse(a, "option '--%s' takes no value", o->name);
+    }
+  if (optopt == 0) return run_refuse(a, "unknown option '%s'", arg);
+  if (optopt > ' ' && optopt < 127) return run_refuse(a, "unknown option '-%c'", optopt);
+  return run_refuse(a, "unknown option character 0x%02x", (unsigned char)optopt);
+}
+
 static int parse_run(int argc, char **argv, run_args *a) {
   static const struct option longs[] = {{"backend", required_argument, 0, 'b'},
                                          {"ledgers", required_argument, 0, 'l'},
@@ -150,9 +166,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
         if (strncmp(argv[optind - 1], "--", 2) == 0)
           return run_refuse(a, "option '%s' needs a value", argv[optind - 1]);
         return run_refuse(a, "option '-%c' needs a value", optopt);
-      default:
-        if (optopt > 0) return run_refuse(a, "unknown option '-%c'", optopt);
-        return run_refuse(a, "unknown option '%s'", argv[optind - 1]);
+      default: return refuse_option(a, argv[optind - 1], longs);
     }
   }
   if (optind == argc) return run_refuse(a, "no campaign file given");

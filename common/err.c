@@ -1,5 +1,6 @@
 #include "common/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,11 @@ void tf_err_clear(tf_err *e) {
   if (!e) return;
   e->code = 0;
   e->msg[0] = '\0';
+}
+
+int user_path_errno(int err) {
+  return err == ENOENT || err == ENOTDIR || err == EACCES || err == EROFS ||
+         err == ENAMETOOLONG || err == ELOOP;
 }
 
 int tf_exit_status(const tf_err *e) {

@@ -45,6 +45,11 @@ void tf_err_clear(tf_err *e);
  * (1, 2, 3), else 1. */
 int tf_exit_status(const tf_err *e);
 
+/* Whether a failed mkdir or open of a path the user named is the user's to fix (no such
+ * folder, a file in the way, no permission, a read-only or too long path, a loop of links):
+ * then it is bad input, exit 2, rather than a failure of the machine. */
+int user_path_errno(int err);
+
 /* Copy src into dst (len bytes, always NUL-terminated) with every control character
  * written as a C escape ("\n", "\t", "\x1b"), so that text from a file echoed in a
  * message stays on one line and cannot move the terminal's cursor. Bytes of UTF-8 and

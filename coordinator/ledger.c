@@ -156,9 +156,11 @@ static int check_keys(const char *path, long line, const cJSON *rec, tf_err *e) 
   return dup < 0 ? tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path) : 0;
 }
 
-/* text: the line without its newline, to say an empty one is empty. */
-static int bad_line(const char *path, long line, const char *text, tf_err *e) {
-  const char *what = text[strspn(text, " \t\r")] ? "is not a JSON object" : "is empty";
+/* text, len: the line without its newline, to say an empty one is empty. */
+static int bad_line(const char *path, long line, const char *text, size_t len, tf_err *e) {
+  size_t blank = 0;
+  while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r')) blank++;
+  const char *what = blank < len ? "is not a JSON object" : "is empty";
   if (line == 1)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line 1 %s: not a ledger (its first line must be the device "
@@ -195,8 +197,7 @@ static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_
       break;
     }
     if (!o) {
-      text[n - nl] = '\0';
-      rc = bad_line(path, line, text, e);
+      rc = bad_line(path, line, text, (size_t)n - (size_t)nl, e);
       break;
     }
     rc = check_keys(path, line, o, e);
@@ -256,8 +257,7 @@ static int mkdir_p(const char *dir, tf_err *e) {
     char c = *p;
     *p = '\0';
     if (mkdir(buf, 0755) != 0 && errno != EEXIST) /* a path the user can fix is bad input */
-      return tf_fail(e, errno == ENOTDIR || errno == EACCES || errno == EROFS ? TF_EXIT_INPUT
-                                                                              : TF_EXIT_FAIL,
+      return tf_fail(e, user_path_errno(errno) ? TF_EXIT_INPUT : TF_EXIT_FAIL,
                      "ledgers folder '%s': cannot create '%s': %s", dir, buf, strerror(errno));
     *p = c;
     if (c == '\0') break;

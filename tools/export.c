@@ -335,10 +335,12 @@ static int cubin_fn(FILE *f, const void *bin, tf_err *e) {
 
 static int make_dir(const char *dir, tf_err *e) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) /* a path the user can fix is bad input */
-    return tf_fail(e, errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == EROFS
-                          ? TF_EXIT_INPUT
-                          : TF_EXIT_FAIL,
+    return tf_fail(e, user_path_errno(errno) ? TF_EXIT_INPUT : TF_EXIT_FAIL,
                    "cannot make the folder '%s': %s", dir, strerror(errno));
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return tf_fail(e, TF_EXIT_INPUT, "'%s' is not a folder (-o names the folder to write into)",
+                   dir);
   return 0;
 }
 

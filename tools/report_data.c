@@ -61,10 +61,10 @@ static void change(tree *t, cJSON *o, const record_cfg *from, const record_cfg *
 static int emit(FILE *f, tree *t, cJSON *root, tf_err *e) {
   char *text = t->oom ? NULL : cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
-  if (!text) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
   free(text);
-  return rc ? tf_fail(e, TF_EXIT_FAIL, "report: cannot write stdout") : 0;
+  return rc ? tf_fail(e, TF_EXIT_FAIL, "cannot write stdout") : 0;
 }
 
 /* ---------------------------------------------------------------- --json */
@@ -230,7 +230,7 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
 int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e) {
   tree t = {0};
   cJSON *root = cJSON_CreateObject();
-  if (!root) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  if (!root) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   str(&t, root, "format", "tunefarm-report");
   num(&t, root, "version", 1);
   cJSON *a = add(&t, root, "ledgers", cJSON_CreateArray());
@@ -324,7 +324,7 @@ int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e) {
         f);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < l[i].ngens; j++) csv_row(f, &l[i], &l[i].gens[j]);
-  return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "report: cannot write stdout") : 0;
+  return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "cannot write stdout") : 0;
 }
 
 /* ---------------------------------------------------------------- --t4 */
@@ -398,7 +398,7 @@ static void t4_result(tree *t, cJSON *arr, const report_gen *g) {
 int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e) {
   tree t = {0};
   cJSON *root = cJSON_CreateObject();
-  if (!root) return tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+  if (!root) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   str(&t, root, "schema_version", "1.0.0");
   cJSON *a = add(&t, root, "results", cJSON_CreateArray());
   for (size_t i = 0; a && i < n; i++)

@@ -407,5 +407,5 @@ int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e) {
     if (!seen) campaign_section(f, l, n, l[i].campaign);
   }
   fputs("</body></html>\n", f);
-  return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "report: cannot write the page") : 0;
+  return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "cannot write the page") : 0;
 }

@@ -396,7 +396,7 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
       l->end_reason = strdup(rec->end.reason);
       rc = l->end_reason ? 0 : -1;
   }
-  return rc ? tf_fail(e, TF_EXIT_FAIL, "report: out of memory") : 0;
+  return rc ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
 
 /* ---------------------------------------------------------------- the answer */
@@ -457,7 +457,7 @@ int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e)
     l->wall_s += l->run_wall_s; /* the last run's */
     l->run_wall_s = 0;
     finish(l, &x.best);
-    if (control_spread(l)) rc = tf_fail(e, TF_EXIT_FAIL, "report: out of memory");
+    if (control_spread(l)) rc = tf_fail(e, TF_EXIT_FAIL, "out of memory");
   }
   ledger_best_release(&x.best);
   return rc;

@@ -115,6 +115,10 @@ int verify_main(int argc, char **argv) {
       return 2;
     }
   }
+  if (dashes && dashes == argc - 1) { /* "--" and no ledger after it */
+    fprintf(stderr, "tunefarm verify: no ledger given (see --help)\n");
+    return 2;
+  }
   verify_tally t = {NULL, 0, 0};
   int corrupt = 0, missing = 0;
   for (int i = 1; i < argc; i++) {

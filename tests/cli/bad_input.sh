@@ -110,6 +110,7 @@ run_says "--compile-jobs wants auto or a whole number 0..1024, not '-3'" --compi
 run_says "--worker-margin wants seconds in [0, 86400], not 'abc'" --worker-margin abc "$good"
 run_says "unknown option '--bogus'" --bogus "$good"
 run_says "unknown option '-z'" -fz "$good"
+run_says "option '--fresh' takes no value" --fresh=1 "$good"
 run_says "option '--ledgers' needs a value" "$good" --ledgers
 run_says "one campaign file, not also 'b.json'" "$good" b.json
 run_says "no campaign file given" --backend sim

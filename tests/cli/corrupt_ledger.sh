@@ -15,6 +15,7 @@ grep -q '6 decisions recomputed from their rounds, 0 differ' last.out || fail "g
 expect_exit 2 "$TF" verify --bogus "$good"
 grep -q "unknown option '--bogus'" last.err || { cat last.err; fail "verify: an option read as a file"; }
 expect_exit 0 "$TF" verify -- "$good"
+expect_exit 2 "$TF" verify --
 
 n=0
 # corrupt NAME WANT-IN-MESSAGE REPORT-TOO: verify exits 1 naming the file and WANT; with

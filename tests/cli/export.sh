@@ -58,6 +58,9 @@ expect_exit 2 "$TF" export nope.jsonl
 # an output folder that cannot be made is the user's to fix: bad input, named once
 expect_exit 2 "$TF" export --no-cubin -o "$WORK/no/such/folder" "$ln"
 grep -q "^tunefarm export: cannot make the folder '$WORK/no/such/folder'" last.err || { cat last.err; fail "export -o: no clear message"; }
+: >"$WORK/a_file"
+expect_exit 2 "$TF" export --no-cubin -o "$WORK/a_file" "$ln"
+grep -q "is not a folder" last.err || { cat last.err; fail "export -o FILE: no clear message"; }
 head -1 "$ln" >empty.jsonl
 expect_exit 2 "$TF" export empty.jsonl
 grep -q "no generation yet" "$WORK/last.err" || fail "a ledger without a best is not explained"

@@ -35,6 +35,9 @@ for want in "tunefarm: loading campaign campaigns/ln.json" \
   grep -qF -- "$want" run1.out || { cat run1.out; fail "the run did not say '$want'"; }
 done
 grep -Eq '\] gen [0-9]+ \([0-9]+ of 12, ETA [0-9]+m[0-9]{2}s\) ' run1.out || { cat run1.out; fail "no ETA"; }
+# what stopped comes first, a line of its own: mpirun may pass on nothing after it
+grep -A1 -x "tunefarm: stopped by SIGTERM" run1.out | tail -1 | grep -q "^tunefarm: the ledgers in" ||
+  { cat run1.out; fail "'stopped by' is not a line of its own before how to resume"; }
 grep -q '"type":"end"' ledgers/ln/*.jsonl && fail "the interrupted run ended a search"
 echo "ok: phases, n of budget with an ETA, and how to resume, on SIGINT"
 

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -63,11 +64,22 @@ static void exit_status_should_pass_exit_statuses_and_map_the_rest_to_1(void **s
   assert_int_equal(tf_exit_status(&e), TF_EXIT_FAIL);
 }
 
+/* A path the user named and can fix is bad input; a machine's failure is not. */
+static void user_path_errno_should_tell_the_users_paths_from_the_machines_failures(void **state) {
+  (void)state;
+  int users[] = {ENOENT, ENOTDIR, EACCES, EROFS, ENAMETOOLONG, ELOOP};
+  for (size_t i = 0; i < sizeof users / sizeof *users; i++) assert_true(user_path_errno(users[i]));
+  int machines[] = {ENOSPC, EIO, ENOMEM, EDQUOT, 0};
+  for (size_t i = 0; i < sizeof machines / sizeof *machines; i++)
+    assert_false(user_path_errno(machines[i]));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fail_should_escape_control_characters_of_user_text),
       cmocka_unit_test(wrap_should_escape_its_prefix_and_keep_one_line),
       cmocka_unit_test(escape_should_keep_utf8_and_backslashes_and_be_idempotent),
+      cmocka_unit_test(user_path_errno_should_tell_the_users_paths_from_the_machines_failures),
       cmocka_unit_test(escape_should_truncate_whole_escapes),
       cmocka_unit_test(exit_status_should_pass_exit_statuses_and_map_the_rest_to_1),
   };
