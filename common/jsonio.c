@@ -173,14 +173,17 @@ int jsonio_whole(double v, long long lo, long long hi, long long *out) {
   return 0;
 }
 
-/* what names the text in messages, with its file's path where it has one. */
+/* What names the text in a message: what, with its file's path where it has one. Built only
+ * for a failure: every message the coordinator and the workers read is parsed here. */
+static const char *who(char *buf, size_t len, const char *what, const char *path) {
+  if (!path) return what;
+  snprintf(buf, len, "%s '%s'", what, path);
+  return buf;
+}
+
 static cJSON *parse_object(const char *text, size_t len, const char *what, const char *path,
                            tf_err *e) {
-  char who[1200];
-  if (path)
-    snprintf(who, sizeof who, "%s '%s'", what, path);
-  else
-    snprintf(who, sizeof who, "%s", what);
+  char w[1200];
   const char *end = NULL;
   /* Callers pass NUL-terminated text; an embedded NUL before len is trailing garbage. */
   cJSON *root = strlen(text) == len ? cJSON_ParseWithOpts(text, &end, 1) : NULL;
@@ -189,14 +192,16 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
     int line, col;
     line_col(text, off, &line, &col);
     if (off >= len || looks_truncated(text, len))
-      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON: ends early (truncated?) at line %d", who,
-              line);
+      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON: ends early (truncated?) at line %d",
+              who(w, sizeof w, what, path), line);
     else
-      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON at line %d, column %d", who, line, col);
+      tf_fail(e, TF_EXIT_INPUT, "%s: not valid JSON at line %d, column %d",
+              who(w, sizeof w, what, path), line, col);
     return NULL;
   }
   if (!cJSON_IsObject(root)) {
-    tf_fail(e, TF_EXIT_INPUT, "%s: the top level must be a JSON object {...}", who);
+    tf_fail(e, TF_EXIT_INPUT, "%s: the top level must be a JSON object {...}",
+            who(w, sizeof w, what, path));
     cJSON_Delete(root);
     return NULL;
   }
@@ -204,9 +209,10 @@ static cJSON *parse_object(const char *text, size_t len, const char *what, const
   int dup = jsonio_duplicate_key(root, key, sizeof key);
   if (dup) {
     if (dup > 0)
-      tf_fail(e, TF_EXIT_INPUT, "%s: key '%s' appears more than once", who, key);
+      tf_fail(e, TF_EXIT_INPUT, "%s: key '%s' appears more than once",
+              who(w, sizeof w, what, path), key);
     else
-      tf_fail(e, TF_EXIT_FAIL, "%s: out of memory", who);
+      tf_fail(e, TF_EXIT_FAIL, "%s: out of memory", who(w, sizeof w, what, path));
     cJSON_Delete(root);
     return NULL;
   }

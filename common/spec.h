@@ -121,15 +121,13 @@ int spec_value_index(const spec *s, int k, long long v);
  * a knob with a "default", which takes it when absent;
  * `what`, `file` and `where` name the place for messages ("campaign", "x.json", "start"). */
 int spec_config_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
-                          const char *where,
-                          config *out, tf_err *e);
+                          const char *where, config *out, tf_err *e);
 cJSON *spec_config_to_json(const spec *s, const config *c);
 int config_equal(const config *a, const config *b);
 
 /* Problem sizes {"M": 1024, ...} -> dims[] in spec order; each within its range. */
 int spec_dims_from_json(const spec *s, const cJSON *obj, const char *what, const char *file,
-                        const char *where,
-                        long long *dims, tf_err *e);
+                        const char *where, long long *dims, tf_err *e);
 
 /* Static check: *violated = index of the first constraint the config breaks, or -1.
  * Returns -1 only when a constraint cannot be evaluated (division by zero...). */
