@@ -72,7 +72,6 @@ typedef struct device_run {
  * A signal that stops the run drops the lines of the pass under way: their records are in the
  * ledger. */
 typedef struct held_lines {
-  int on;              /* hold (while serving), else write at once */
   char *text;
   size_t n, cap;
 } held_lines;
@@ -95,7 +94,8 @@ typedef struct farm {
   double steady_t, steady_cpu;
   int steady_n;
   int lost;            /* workers declared lost */
-  held_lines *held;    /* progress lines waiting for the next flush */
+  held_lines *held;    /* while serving: progress lines waiting for the next flush; else NULL,
+                        * and lines go out at once */
   result *res;         /* the result being decided */
   job *job;            /* the job being built (large: one for the farm, not one per job) */
 } farm;
@@ -140,7 +140,7 @@ static void progress(const farm *f, const char *fmt, ...) {
   if (f->o->quiet) return;
   va_list ap;
   va_start(ap, fmt);
-  int held = f->held && f->held->on && hold(f->held, fmt, ap);
+  int held = f->held && hold(f->held, fmt, ap);
   va_end(ap);
   if (held) return;
   write_held(f); /* in order */
@@ -730,7 +730,7 @@ static int serve_all(farm *f, tf_err *e) {
 
 /* serve_all, its progress lines held for each flush (held_lines). */
 static int serve(farm *f, tf_err *e) {
-  held_lines h = {.on = 1};
+  held_lines h = {.text = NULL};
   f->held = &h;
   int rc = serve_all(f, e);
   write_held(f);
