@@ -4,9 +4,9 @@
 # running the next job ahead of its decision and once with neither, give ledgers whose every
 # record is the same (configurations, generations, restarts, rounds, ratios, decisions and
 # reasons, the jobs as sent), times and clocks aside; and both did happen (more jobs found
-# their cubin, the pools started compiles, jobs run ahead were taken). The seconds spent compiling are
-# printed, not compared: on a loaded machine the pool's processes start slowly, and what
-# compiling ahead saves is measured by bench/busy.sh (docs/PERFORMANCE.md), not by a test.
+# their cubin, the pools started compiles, jobs run ahead were taken). The seconds spent
+# compiling are printed, not compared: on a loaded machine the pool's processes start slowly,
+# and what compiling ahead saves is measured by bench/busy.sh (docs/PERFORMANCE.md).
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 sed -E 's/"budget": [0-9]+/"budget": 24/; s/"max_stale": [0-9]+/"max_stale": 5/;
