@@ -59,6 +59,35 @@ static void matmul_should_accumulate_in_double(void **state) {
   assert_true(C == 1.0 + (K - 1) * 0x1p-30);
 }
 
+/* The blocked loops (tasks of rows and columns, panels of k) sum every element from zero in
+ * ascending k, as a plain triple loop does: the same doubles, bit for bit, at a shape that
+ * leaves a ragged edge in every dimension. */
+static void matmul_should_equal_a_plain_triple_loop_across_its_blocks(void **state) {
+  (void)state;
+  enum { M = 131, N = 259, K = 517 };
+  float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+  double *C = malloc(sizeof(double) * M * N);
+  assert_true(A && B && C);
+  reference_fill(A, (size_t)M * K, 11);
+  reference_fill(B, (size_t)K * N, 12);
+  const long long dims[] = {M, N, K}, counts[] = {(long long)M * K, (long long)K * N, (long long)M * N};
+  const float *bufs[3];
+  reference_io io = matmul_io(A, B, dims, counts, bufs);
+  tf_err e = {0};
+  assert_int_equal(reference_compute(&io, C, &e), 0);
+  int differ = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double sum = 0.0;
+      for (int k = 0; k < K; k++) sum += (double)A[i * K + k] * (double)B[k * N + j];
+      differ += C[i * N + j] != sum;
+    }
+  assert_int_equal(differ, 0);
+  free(A);
+  free(B);
+  free(C);
+}
+
 static void matmul_should_refuse_wrong_buffer_names_and_sizes(void **state) {
   (void)state;
   const float A[6] = {0}, B[6] = {0};
@@ -223,6 +252,33 @@ static void rel_err_should_see_every_element(void **state) {
   }
 }
 
+/* An output of a million elements or more is summed in chunks, shared among threads: every
+ * chunk counts, the last elements too, and the figure is the sums' to rounding. */
+static void rel_err_should_see_every_chunk_of_a_large_output(void **state) {
+  (void)state;
+  const size_t n = ((size_t)1 << 20) + 7;
+  float *got = malloc(n * sizeof *got);
+  double *ref = malloc(n * sizeof *ref), num = 0.0, den = 0.0;
+  assert_non_null(got);
+  assert_non_null(ref);
+  for (size_t i = 0; i < n; i++) {
+    ref[i] = (double)(i % 1000) / 500.0 - 1.0;
+    got[i] = (float)(ref[i] + (i % 7 == 0 ? 1e-3 : 0.0));
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  assert_true(fabs(reference_rel_err(got, ref, n) / sqrt(num / den) - 1.0) < 1e-12);
+  const size_t at[] = {0, n / 64, n / 2 + 1, n - 1};
+  for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+    float keep = got[at[k]];
+    got[at[k]] = NAN;
+    assert_true(isinf(reference_rel_err(got, ref, n)));
+    got[at[k]] = keep;
+  }
+  free(got);
+  free(ref);
+}
+
 /* ---------------------------------------------------------------- generator */
 
 static void fill_should_be_deterministic_per_seed_and_differ_across_seeds(void **state) {
@@ -292,6 +348,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(matmul_should_match_a_hand_computed_2x3x2_product),
       cmocka_unit_test(matmul_should_accumulate_in_double),
+      cmocka_unit_test(matmul_should_equal_a_plain_triple_loop_across_its_blocks),
       cmocka_unit_test(matmul_should_refuse_wrong_buffer_names_and_sizes),
       cmocka_unit_test(reference_should_refuse_an_unknown_family),
       cmocka_unit_test(layernorm_rows_should_have_mean_zero_and_variance_one),
@@ -300,6 +357,7 @@ int main(void) {
       cmocka_unit_test(scale2_should_double_its_input),
       cmocka_unit_test(rel_err_should_be_zero_for_identical_and_infinite_for_nan),
       cmocka_unit_test(rel_err_should_see_every_element),
+      cmocka_unit_test(rel_err_should_see_every_chunk_of_a_large_output),
       cmocka_unit_test(fill_should_be_deterministic_per_seed_and_differ_across_seeds),
       cmocka_unit_test(fill_should_stay_in_range_and_never_be_all_zeros),
       cmocka_unit_test(input_seed_should_keep_its_values_and_differ_per_set_and_buffer),
