@@ -15,6 +15,7 @@
 #include "common/jsonio.h"
 #include "common/msg.h"
 #include "worker/backend.h"
+#include "worker/cpus.h"
 #include "worker/protocol.h"
 
 #define CHILD_EXIT_STICKY 3
@@ -273,6 +274,9 @@ int child_main(int argc, char **argv) {
   sigemptyset(&drop);
   sigaddset(&drop, CHILD_DROP_SIGNAL);
   pthread_sigmask(SIG_BLOCK, &drop, NULL);
+  /* The CPU reference and the check share their work among OpenMP threads: on the worker's
+   * core alone they would be one core's worth (worker/cpus.h). */
+  cpus_spread_openmp();
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;
   if (!o.backend) { /* a worker's child says why in its hello; a standalone one here */

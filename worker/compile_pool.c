@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/jsonio.h"
+#include "worker/cpus.h" /* defines: cpus_beside_mine */
 
 extern char **environ;
 
@@ -317,32 +318,12 @@ static void *pool_main(void *arg) {
   return NULL;
 }
 
-void compile_pool_cpus(int online, const unsigned char *bound, unsigned char *use) {
-  int n = 0;
-  for (int c = 0; c < online; c++) n += use[c] = !bound[c];
-  if (n == 0) memset(use, 1, (size_t)online);
-}
-
-/* compile_pool_cpus for this process's binding (sched_getaffinity: the worker's thread). */
-static void pool_cpus(cpu_set_t *out) {
-  unsigned char bound[CPU_SETSIZE], use[CPU_SETSIZE];
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int n = online < 1 ? 1 : online > CPU_SETSIZE ? CPU_SETSIZE : (int)online;
-  cpu_set_t mine;
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine); /* as if not bound */
-  for (int c = 0; c < n; c++) bound[c] = CPU_ISSET(c, &mine) != 0;
-  compile_pool_cpus(n, bound, use);
-  CPU_ZERO(out);
-  for (int c = 0; c < n; c++)
-    if (use[c]) CPU_SET(c, out);
-}
-
-/* The pool's thread on pool_cpus (its compiles inherit them); where the kernel refuses that
- * set (a cpuset without those cores), on the worker's. */
+/* The pool's thread on cpus_beside_mine (its compiles inherit them); where the kernel refuses
+ * that set (a cpuset without those cores), on the worker's. */
 static int start_thread(compile_pool *p) {
   pthread_attr_t at;
   cpu_set_t cpus;
-  pool_cpus(&cpus);
+  cpus_beside_mine(&cpus);
   int rc = pthread_attr_init(&at);
   if (rc == 0) {
     if (pthread_attr_setaffinity_np(&at, sizeof cpus, &cpus) == 0)
@@ -452,7 +433,7 @@ static void compile_usage(FILE *f) {
 /* In the scheduler's idle class (SCHED_IDLE: it runs only on a core nobody else wants, and a
  * waking measure child or coordinator takes the core at once, where at nice 10 it can wait
  * behind a compile), and gone with the worker. Where the idle class is refused, nice 10. The
- * pool spawns it in that class already, on the pool's cores (pool_cpus). */
+ * pool spawns it in that class already, on the pool's cores (cpus_beside_mine). */
 static void become_background(void) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   struct sched_param none = {.sched_priority = 0};

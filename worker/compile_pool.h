@@ -49,11 +49,6 @@ typedef struct compile_pool compile_pool;
  * less one (the measure child's), at least 1. 0 (asked 0) means no pool. */
 int compile_pool_jobs(int asked, long cores, int workers_on_node);
 
-/* The cores of the pool's thread and compiles, as flags over the node's `online` cores: those
- * not in `bound`, the worker's binding, which its measure child inherits (mpirun binds each
- * rank to a core when there are at most two); every core when that leaves none (a worker not
- * bound, or bound to the whole node). */
-void compile_pool_cpus(int online, const unsigned char *bound, unsigned char *use);
 
 compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e);
 

@@ -1,14 +1,20 @@
-/* Unit tests of worker/compile_pool.c's sizing: how many compiles run at once and on which
- * cores (the pool itself is run by tests/mpi/speculation.sh on the simulated device). */
+/* Unit tests of worker/compile_pool.c's sizing and worker/cpus.c: how many compiles run at
+ * once and on which cores (the pool itself is run by tests/mpi/speculation.sh on the
+ * simulated device). */
+#define _GNU_SOURCE
+#include <omp.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "worker/compile_pool.h"
+#include "worker/cpus.h"
 
 static void jobs_should_leave_a_core_per_worker(void **state) {
   (void)state;
@@ -27,11 +33,11 @@ static void cpus_should_avoid_the_workers_cores(void **state) {
   const unsigned char bound[4] = {0, 1, 0, 0};
   unsigned char use[4];
   memset(use, 7, sizeof use);
-  compile_pool_cpus(4, bound, use);
+  cpus_beside(4, bound, use);
   const unsigned char want[4] = {1, 0, 1, 1};
   assert_memory_equal(use, want, sizeof want);
   const unsigned char two[4] = {1, 1, 0, 0};
-  compile_pool_cpus(4, two, use);
+  cpus_beside(4, two, use);
   const unsigned char want_two[4] = {0, 0, 1, 1};
   assert_memory_equal(use, want_two, sizeof want_two);
 }
@@ -41,11 +47,34 @@ static void cpus_should_be_every_core_when_the_worker_is_not_bound(void **state)
   (void)state;
   const unsigned char all[3] = {1, 1, 1}, none[3] = {0, 0, 0};
   unsigned char use[3];
-  compile_pool_cpus(3, all, use);
+  cpus_beside(3, all, use);
   assert_memory_equal(use, all, sizeof all);
   memset(use, 0, sizeof use);
-  compile_pool_cpus(3, none, use);
+  cpus_beside(3, none, use);
   assert_memory_equal(use, all, sizeof all);
+}
+
+/* A child bound to core 0 (its worker's) keeps that core, and OpenMP's other threads start on
+ * the rest. Needs two cores. */
+static void spread_should_keep_the_caller_and_move_openmp_threads(void **state) {
+  (void)state;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
+  cpu_set_t core0, mine;
+  CPU_ZERO(&core0);
+  CPU_SET(0, &core0);
+  assert_int_equal(sched_setaffinity(0, sizeof core0, &core0), 0);
+  cpus_spread_openmp();
+  assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+  assert_true(CPU_EQUAL(&mine, &core0));
+  int others = 0, on_core0 = 0;
+#pragma omp parallel num_threads(2) reduction(+ : others, on_core0)
+  if (omp_get_thread_num() != 0) {
+    cpu_set_t t;
+    others++;
+    on_core0 += sched_getaffinity(0, sizeof t, &t) != 0 || CPU_ISSET(0, &t);
+  }
+  assert_true(others >= 1);
+  assert_int_equal(on_core0, 0);
 }
 
 int main(void) {
@@ -53,6 +82,7 @@ int main(void) {
       cmocka_unit_test(jobs_should_leave_a_core_per_worker),
       cmocka_unit_test(cpus_should_avoid_the_workers_cores),
       cmocka_unit_test(cpus_should_be_every_core_when_the_worker_is_not_bound),
+      cmocka_unit_test(spread_should_keep_the_caller_and_move_openmp_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
