@@ -163,14 +163,31 @@ static void add_reason(decision *d, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* "new is 1.6% faster than best" / "... slower ..." / "new is as fast as best" */
-static void say_change(decision *d, double ratio) {
+/* Decimals for two percentages: one, or more (up to four) where one would print them alike
+ * though they differ, so that a keep never reads "1.0% faster (needed > 1.0%)". Two that are
+ * alike to four decimals are a tie, and read as one at one decimal. */
+static int pct_digits(double a, double b) {
+  char x[32], y[32];
+  for (int p = 1; p <= 4; p++) {
+    snprintf(x, sizeof x, "%.*f", p, a);
+    snprintf(y, sizeof y, "%.*f", p, b);
+    if (strcmp(x, y) != 0) return p;
+  }
+  return 1;
+}
+
+/* "new is 1.6% faster than best" / "... slower ..." / "new is as fast as best"; a gain is
+ * written to the decimals that tell it from min_gain (0: none to compare with), which the
+ * return value gives for "(needed > ...)". */
+static int say_change(decision *d, double ratio, double min_gain) {
+  int p = ratio < 1.0 && min_gain > 0.0 ? pct_digits((1.0 - ratio) * 100.0, min_gain * 100.0) : 1;
   if (ratio < 1.0)
-    add_reason(d, "new is %.1f%% faster than best", (1.0 - ratio) * 100.0);
+    add_reason(d, "new is %.*f%% faster than best", p, (1.0 - ratio) * 100.0);
   else if (ratio > 1.0)
     add_reason(d, "new is %.1f%% slower than best", (ratio - 1.0) * 100.0);
   else
     add_reason(d, "new is as fast as best");
+  return p;
 }
 
 static void stat_num(cJSON *o, const char *key, double v) {
@@ -279,8 +296,10 @@ static int drift_refuses(const decide_opts *o, decision *d) {
   if (!(d->control_drift > 1.0 + o->drift_tolerance)) return 0;
   d->kind = DECISION_REFUSED;
   d->noisy = 1;
-  add_reason(d, "control drifted %.1f%% over %d rounds (tolerance %.1f%%): too noisy to judge",
-             (d->control_drift - 1.0) * 100.0, d->nratios, o->drift_tolerance * 100.0);
+  double drift = (d->control_drift - 1.0) * 100.0, tolerance = o->drift_tolerance * 100.0;
+  int p = pct_digits(drift, tolerance);
+  add_reason(d, "control drifted %.*f%% over %d rounds (tolerance %.*f%%): too noisy to judge", p,
+             drift, d->nratios, p, tolerance);
   return 1;
 }
 
@@ -299,8 +318,8 @@ static void rule_median(const decide_opts *o, const result *r, decision *d) {
   stat_num(d->stats, "control_drift", d->control_drift);
   if (drift_refuses(o, d)) return;
   d->kind = d->median_ratio < threshold ? DECISION_KEEP : DECISION_REJECT;
-  say_change(d, d->median_ratio);
-  if (d->median_ratio < 1.0) add_reason(d, " (needed > %.1f%%)", o->min_gain * 100.0);
+  int p = say_change(d, d->median_ratio, o->min_gain);
+  if (d->median_ratio < 1.0) add_reason(d, " (needed > %.*f%%)", p, o->min_gain * 100.0);
 }
 
 /* ---- the sequential rule ---- */
@@ -459,9 +478,9 @@ static int seq_ambiguous(const decide_opts *o, decision *d, double gap) {
   d->kind = DECISION_AMBIGUOUS;
   d->reason[0] = '\0';
   add_reason(d, "instruments disagree: event span says ");
-  say_change(d, ev);
+  say_change(d, ev, 0.0);
   add_reason(d, ", kernel time says ");
-  say_change(d, k);
+  say_change(d, k, 0.0);
   add_reason(d, "; the event span alone would %s, the kernel time %s", was,
              keep_unbacked ? "shows less than half the needed gain"
                            : "shows half as much again as the needed gain");
@@ -490,7 +509,7 @@ static void rule_sequential(const decide_opts *o, const result *r, decision *d) 
   }
   if (drift_refuses(o, d)) return;
   double threshold = 1.0 - o->min_gain;
-  say_change(d, d->median_ratio);
+  int p = say_change(d, d->median_ratio, o->min_gain);
   if (s.stop == SEQ_KEEP) {
     d->kind = DECISION_KEEP;
     add_reason(d, " (sequential test: LLR %.2f >= %.2f after %d rounds; %d of %d rounds faster, "
@@ -502,7 +521,7 @@ static void rule_sequential(const decide_opts *o, const result *r, decision *d) 
                s.used);
   } else if (!(d->median_ratio < threshold)) {
     d->kind = DECISION_REJECT;
-    if (d->median_ratio < 1.0) add_reason(d, " (needed > %.1f%%)", o->min_gain * 100.0);
+    if (d->median_ratio < 1.0) add_reason(d, " (needed > %.*f%%)", p, o->min_gain * 100.0);
     add_reason(d, "; no boundary after %d rounds (LLR %.2f), the median decides", s.used, s.llr);
   } else if (!seq_gate(&s)) {
     d->kind = DECISION_REJECT;
@@ -511,9 +530,9 @@ static void rule_sequential(const decide_opts *o, const result *r, decision *d) 
                s.used, s.faster, s.nsign, s.sign_p, SEQ_SIGN_LEVEL);
   } else {
     d->kind = DECISION_KEEP;
-    add_reason(d, " (needed > %.1f%%); no boundary after %d rounds (LLR %.2f), the median "
+    add_reason(d, " (needed > %.*f%%); no boundary after %d rounds (LLR %.2f), the median "
                   "decides; %d of %d rounds faster, sign p %.3f",
-               o->min_gain * 100.0, s.used, s.llr, s.faster, s.nsign, s.sign_p);
+               p, o->min_gain * 100.0, s.used, s.llr, s.faster, s.nsign, s.sign_p);
   }
   seq_ambiguous(o, d, instrument_gap(r, s.idx, s.used));
 }

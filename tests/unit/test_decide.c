@@ -210,6 +210,26 @@ static void median_tie_at_the_threshold_should_reject(void **state) {
   free(r);
 }
 
+/* A gain just over min_gain, and a drift just over the tolerance, are written to the decimals
+ * that tell them from their limits: the record never reads "1.0% (needed > 1.0%)". */
+static void reasons_should_tell_a_figure_from_its_limit(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 98.96, 80.0);
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_KEEP);
+  assert_string_equal(d.reason, "new is 1.04% faster than best (needed > 1.00%)");
+  decision_release(&d);
+  free(r);
+  r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 100.0, i == 3 ? 80.0 * 1.0304 : 80.0);
+  d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REFUSED);
+  assert_reason_has(&d, "control drifted 3.04% over 8 rounds (tolerance 3.00%)");
+  decision_release(&d);
+  free(r);
+}
+
 static void median_should_not_be_carried_by_a_boosted_new_round(void **state) {
   (void)state;
   result *r = new_result();
@@ -492,6 +512,7 @@ int main(void) {
       cmocka_unit_test(median_should_keep_a_clear_gain_with_its_reason),
       cmocka_unit_test(median_should_say_slower_in_words),
       cmocka_unit_test(median_tie_at_the_threshold_should_reject),
+      cmocka_unit_test(reasons_should_tell_a_figure_from_its_limit),
       cmocka_unit_test(median_should_not_be_carried_by_a_boosted_new_round),
       cmocka_unit_test(median_should_keep_a_gain_despite_a_boosted_best_round),
       cmocka_unit_test(median_should_report_kernel_ratios_when_measured),
