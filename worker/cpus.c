@@ -2,36 +2,57 @@
 #define _GNU_SOURCE
 #include "worker/cpus.h"
 
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-void cpus_beside(int online, const unsigned char *bound, unsigned char *use) {
-  int n = 0;
-  for (int c = 0; c < online; c++) n += use[c] = !bound[c];
-  if (n == 0) memset(use, 1, (size_t)online);
+void cpus_beside(int n, const unsigned char *bound, unsigned char *use) {
+  int left = 0;
+  for (int c = 0; c < n; c++) left += use[c] = !bound[c];
+  if (left == 0) memset(use, 1, (size_t)n);
+}
+
+/* CPU ids run up to the configured CPUs (online or not), or past them where the binding
+ * holds a higher id (a container's view of /sys may count fewer). */
+static int cpu_ids(const cpu_set_t *mine) {
+  long conf = sysconf(_SC_NPROCESSORS_CONF);
+  int n = conf < 1 ? 1 : conf > CPU_SETSIZE ? CPU_SETSIZE : (int)conf;
+  for (int c = CPU_SETSIZE - 1; c >= n; c--)
+    if (CPU_ISSET(c, mine)) return c + 1;
+  return n;
 }
 
 void cpus_beside_mine(cpu_set_t *out) {
   unsigned char bound[CPU_SETSIZE], use[CPU_SETSIZE];
   long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int n = online < 1 ? 1 : online > CPU_SETSIZE ? CPU_SETSIZE : (int)online;
   cpu_set_t mine;
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine); /* as if not bound */
-  for (int c = 0; c < n; c++) bound[c] = CPU_ISSET(c, &mine) != 0;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
+  int n = cpu_ids(&mine), held = CPU_COUNT(&mine), bound_here = held > 0 && held < online;
+  for (int c = 0; c < n; c++) bound[c] = bound_here && CPU_ISSET(c, &mine);
   cpus_beside(n, bound, use);
   CPU_ZERO(out);
   for (int c = 0; c < n; c++)
     if (use[c]) CPU_SET(c, out);
 }
 
-void cpus_spread_openmp(void) {
+static int placed_by_user(void) {
+  return getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY");
+}
+
+int cpus_spread_openmp(void) {
   cpu_set_t mine, beside;
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
+  if (placed_by_user() || sched_getaffinity(0, sizeof mine, &mine) != 0) return 0;
+  int asked = getenv("OMP_NUM_THREADS") != NULL;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int want = asked ? omp_get_max_threads() : (int)(online > 0 ? online : 1);
+  if (CPU_COUNT(&mine) >= want) return 0;
   cpus_beside_mine(&beside);
-  int moved = sched_setaffinity(0, sizeof beside, &beside) == 0;
+  if (sched_setaffinity(0, sizeof beside, &beside) != 0) return 0;
+  if (!asked) omp_set_num_threads(want);
   volatile int started = 0;
 #pragma omp parallel
   started = 1; /* the region only makes the threads */
   (void)started;
-  if (moved) sched_setaffinity(0, sizeof mine, &mine);
+  return sched_setaffinity(0, sizeof mine, &mine) == 0 ? 0 : -1;
 }
