@@ -22,8 +22,9 @@ static double now_s(void) {
 int main(int argc, char **argv) {
   long long mnk[3];
   for (int i = 0; i < 3 && argc == 4; i++) mnk[i] = atoll(argv[i + 1]);
-  if (argc != 4 || mnk[0] < 1 || mnk[1] < 1 || mnk[2] < 1) {
-    fprintf(stderr, "usage: reference_time M N K (positive sizes)\n");
+  if (argc != 4 || mnk[0] < 1 || mnk[1] < 1 || mnk[2] < 1 || mnk[0] > 65536 || mnk[1] > 65536 ||
+      mnk[2] > 65536) {
+    fprintf(stderr, "usage: reference_time M N K (sizes from 1 to 65536)\n");
     return 2;
   }
   const long long M = mnk[0], N = mnk[1], K = mnk[2];

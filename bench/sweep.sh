@@ -15,15 +15,17 @@
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,14p "$0"; exit 2; }
 campaign=$(realpath "$1") where=$2 ref=$3
+out=$(realpath -m "${4:-sweep-$(date -u +%Y%m%dT%H%M%SZ)}")
+tf=$(realpath -m "${TF:-$(dirname "$0")/../build/tunefarm}")
 cd "$(dirname "$0")/.."
-tf=${TF:-build/tunefarm}
 cores=$(nproc)
 ranks=${RANKS:-$((cores < 16 ? cores : 16))}
-out=${4:-sweep-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
+rm -f "$out"/group.* "$out/bench.md" "$out/bench.err"
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 "$tf" audit --list --where "$where" "$campaign" >"$out/list"
 echo "sweep.sh: $(wc -l <"$out/list") configurations" >&2
+[ -s "$out/list" ] || { echo "sweep.sh: WHERE selects no configuration" >&2; exit 0; }
 mpirun --oversubscribe -np "$ranks" "$tf" audit --run --where "$where" "$campaign" >"$out/audit.log" 2>&1 ||
   { echo "sweep.sh: audit --run failed or found a wrong configuration: $out/audit.log" >&2; exit 1; }
 template=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["template"])' "$campaign")
@@ -36,32 +38,40 @@ for line in open(sys.argv[2]):
     values = re.findall(r"-?\d+", line.split("<", 1)[1])
     print(",".join(f"{n}={v}" for n, v in zip(names, values)))
 PY
-split -l 15 "$out/configs" "$out/group."
-: >"$out/bench.md"
+split -a 4 -l 15 "$out/configs" "$out/group."
 for g in "$out"/group.*; do
   args=(--config "$ref")
   while read -r c; do args+=(--config "$c"); done <"$g"
   "$tf" bench --no-cublas "${args[@]}" "$campaign" >>"$out/bench.md" 2>>"$out/bench.err"
 done
-# Each group's table: its first config row is the reference; every other config row is
-# ranked by its median over the reference's median in the same group.
+# Each group's table: its first config row is the reference; every other config row with a
+# median is ranked by it over the reference's median in the same group. A group whose
+# reference has no median (not timed) is left out and counted.
 python3 - "$out/bench.md" <<'PY'
 import re, sys
-rows, ref, group = [], None, []
+rows, first, group, lost = [], True, [], 0
+ref = None
 def close():
-    global ref, group
-    rows.extend((us / ref, us, ref, cfg) for cfg, us in group if ref)
-    ref, group = None, []
+    global ref, group, first, lost
+    if ref:
+        rows.extend((us / ref, us, ref, cfg) for cfg, us in group)
+    elif not first:
+        lost += 1
+    ref, group, first = None, [], True
 for line in open(sys.argv[1]):
     if line.startswith("## "):
         close()
-    m = re.match(r"\| config \| (.*?) \| ([\d.]+) \|", line)
-    if m:
-        if ref is None:
-            ref = float(m.group(2))
-        else:
-            group.append((m.group(1), float(m.group(2))))
+    m = re.match(r"\| config \| (.*?) \| ([^|]*) \|", line)
+    if not m:
+        continue
+    median = re.fullmatch(r"\s*([\d.]+)\s*", m.group(2))
+    if first:
+        ref, first = (float(median.group(1)) if median else None), False
+    elif median:
+        group.append((m.group(1), float(median.group(1))))
 close()
+if lost:
+    print(f"{lost} group(s) left out: the reference was not timed")
 rows.sort()
 print("| against the reference | median µs | reference µs | configuration |")
 print("|---:|---:|---:|---|")

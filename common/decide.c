@@ -164,8 +164,8 @@ static void add_reason(decision *d, const char *fmt, ...) {
 }
 
 /* Decimals for two percentages: one, or more (up to four) where one would print them alike
- * though they differ, so that a keep never reads "1.0% faster (needed > 1.0%)". Two that are
- * alike to four decimals are a tie, and read as one at one decimal. */
+ * though they differ, so that a keep does not read "1.0% faster (needed > 1.0%)". Two that
+ * are alike to four decimals (within 0.00005 points) read at one decimal, as a tie. */
 static int pct_digits(double a, double b) {
   char x[32], y[32];
   for (int p = 1; p <= 4; p++) {

@@ -2,7 +2,8 @@
  * seeded input generator. The contract is kernels/reference.h.
  *
  * matmul is blocked (below: 128 rows of C by 256 columns to a task, 256-deep panels of B),
- * and its tasks are shared among OpenMP threads (OMP_NUM_THREADS; all cores by default). */
+ * and its tasks are shared among OpenMP threads (OMP_NUM_THREADS; by default one per CPU the
+ * process may run on when it starts; a measure child's, worker/cpus.h). */
 #include "kernels/reference.h"
 
 #include <math.h>
