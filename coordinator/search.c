@@ -512,33 +512,34 @@ static int is_pending(const search_step *pending, const config *best, const conf
   return pending && config_equal(best, &pending->best) && config_equal(cand, &pending->cand);
 }
 
-/* The first measurement of c (not changed) had step st been kept: 1 with *out, else 0. */
-static int after_keep(const search *c, const search_step *st, search_guess *out) {
+/* The first `depth` measurements of c (not changed) had step st been kept, each after the
+ * ones before it were rejected: how many were written to out. */
+static int after_keep(const search *c, const search_step *st, int depth, search_guess *out) {
   search b;
   tf_err ignored = {0};
   search_fact f;
   int found = 0;
   if (clone(c, &b, &ignored)) return 0;
   assumed(&b, st, DECISION_KEEP, &f);
-  for (int steps = 0; !found && steps < 64 && search_apply(&b, &f, &ignored) == 0; steps++) {
+  for (int steps = 0; found < depth && steps < 8 * depth + 64 && search_apply(&b, &f, &ignored) == 0;
+       steps++) {
     search_step next;
     if (search_next(&b, &next, &ignored) || next.kind == SEARCH_END || next.kind == SEARCH_DONE)
       break;
-    if (next.kind == SEARCH_MEASURE) {
-      *out = (search_guess){next.best, next.cand};
-      found = 1;
-    }
-    assumed(&b, &next, DECISION_REJECT, &f); /* a static refusal or a restart: go past it */
+    if (next.kind == SEARCH_MEASURE) out[found++] = (search_guess){next.best, next.cand};
+    assumed(&b, &next, DECISION_REJECT, &f); /* rejected, a static refusal or a restart: on */
   }
   tried_release(&b.tried);
   return found;
 }
 
 /* From c (changed), every candidate rejected: up to n guesses appended to out[*k], the i-th
- * weighted w0 (1 - p)^i. With `branches`, each guess's own kept branch too (the first guess
- * after it were kept instead: weighted p times its own weight), so that a keep further down
- * the path finds its next program compiled. Static refusals and restarts are followed,
- * bounded so that a space of refusals ends the walk. */
+ * weighted w0 (1 - p)^i. With `branches`, each guess's own kept branch too: the first
+ * SEARCH_PEEK_BRANCH guesses after it, had it been kept instead, the j-th weighted p (1 - p)^j
+ * times its own weight. A keep further down the path thus finds the programs of the
+ * generations after it compiled, not only the first: a compile takes several generations.
+ * Static refusals and restarts are followed, bounded so that a space of refusals ends the
+ * walk. */
 static void follow(search *c, const search_step *pending, int n, double w0, double p,
                    int branches, weighted *out, int *k) {
   tf_err ignored = {0};
@@ -548,11 +549,13 @@ static void follow(search *c, const search_step *pending, int n, double w0, doub
     search_fact f;
     if (search_next(c, &st, &ignored) || st.kind == SEARCH_END || st.kind == SEARCH_DONE) return;
     if (st.kind == SEARCH_MEASURE && !is_pending(pending, &st.best, &st.cand)) {
-      search_guess b;
+      search_guess b[SEARCH_PEEK_BRANCH];
       out[*k] = (weighted){{st.best, st.cand}, w, *k};
       ++*k;
-      if (branches && after_keep(c, &st, &b)) {
-        out[*k] = (weighted){b, w * p, *k};
+      int nb = branches ? after_keep(c, &st, SEARCH_PEEK_BRANCH, b) : 0;
+      double wb = w * p;
+      for (int j = 0; j < nb; j++, wb *= 1.0 - p) {
+        out[*k] = (weighted){b[j], wb, *k};
         ++*k;
       }
       w *= 1.0 - p;

@@ -181,14 +181,15 @@ typedef struct search_guess {
 /* What the search would measure next, without changing it, for compiling those jobs'
  * programs ahead (which changes no proposal and no decision: nothing here is applied to s).
  * `pending` (NULL: none) is the step whose job is in flight, its record not yet applied. Up
- * to n guesses assuming pending is rejected, each with the first guess of its own kept
- * branch (had that one been kept instead), and up to n assuming pending is kept, each path
- * followed with every later candidate rejected; most likely first, by the chance that each
- * guess is asked for, with search_keep_chance as a generation's chance of a keep (see
- * search.c); pending's own pair and repeats left out.
+ * to n guesses assuming pending is rejected, each with the first SEARCH_PEEK_BRANCH guesses
+ * of its own kept branch (had that one been kept instead), and up to n assuming pending is
+ * kept, each path followed with every later candidate rejected; most likely first, by the
+ * chance that each guess is asked for, with search_keep_chance as a generation's chance of a
+ * keep (see search.c); pending's own pair and repeats left out.
  * Returns how many were written to out (room for SEARCH_PEEK_PER * n), -1 only when out of
  * memory. */
-#define SEARCH_PEEK_PER 3
+#define SEARCH_PEEK_BRANCH 2
+#define SEARCH_PEEK_PER (SEARCH_PEEK_BRANCH + 2)
 double search_keep_chance(const search *s);
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e);
