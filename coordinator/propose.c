@@ -6,6 +6,22 @@
 
 #include "common/mix.h" /* defines: tf_mix64 */
 
+/* The repairs found from one best (repair_move, below). */
+#define REPAIR_STEPS 4
+static const int repair_steps[REPAIR_STEPS] = {1, -1, 2, -2};
+
+struct repair_list {
+  config best;
+  int order[SPEC_MAX_KNOBS];
+  int max_dist;
+  int pos, end;      /* the next position to scan, and the last + 1 */
+  int one_block;     /* the block whose one-knob move `one` is; -1 none */
+  int one_broken;    /* 1: that move exists and breaks a constraint */
+  config one;        /* that move */
+  int *found;        /* positions of the legal repairs found, in order (NULL: none kept) */
+  int n;
+};
+
 /* A multiply-xor per knob and one finalizer: lookups are most of a guess ahead's work. */
 static unsigned long long config_hash(const config *c) {
   unsigned long long h = (unsigned long long)c->n;
@@ -108,6 +124,9 @@ void check_memo_release(check_memo *m) {
   free(m->key);
   free(m->bad);
   free(m->slot);
+  if (m->repairs)
+    for (int k = 0; k < PROPOSE_REPAIR_LISTS; k++) free(m->repairs[k].found);
+  free(m->repairs);
   memset(m, 0, sizeof *m);
 }
 
@@ -168,29 +187,101 @@ static int legal(const proposer *p, const config *c) {
   return check_memo_check(p->memo, p->s, p->dims, c, &bad, NULL) == 0 && bad < 0;
 }
 
-/* The first one-knob move (nearest first, knobs by payoff, at most max_dist values away) that
- * breaks a constraint and has an untried legal repair: the same move plus the nearest step of
- * another knob. */
+/* Repair scans: the first one-knob move (nearest first, knobs by payoff, at most max_dist
+ * values away) that breaks a constraint and has an untried legal repair, the same move plus
+ * the nearest step of another knob. The scan visits positions in that order: a block per
+ * (distance, knob, sign), REPAIR_STEPS steps of every other knob within it. Which positions
+ * hold a legal repair depends on best, the knob order and the constraints only, so a list
+ * keeps those found, and the next scan from the same best goes on where the last one stopped:
+ * whatever was tried since, the answer is the first repair on the list not tried, else the
+ * scan's next. The answers are those of a scan from the start every time. */
+static void repair_list_start(repair_list *l, const spec *s, const config *best,
+                              const int *order, int max_dist, int *storage) {
+  int n = s->nknobs;
+  l->best = *best;
+  memcpy(l->order, order, (size_t)n * sizeof *order);
+  l->max_dist = max_dist;
+  l->pos = 0;
+  l->end = max_dist * 2 * n * n * REPAIR_STEPS;
+  l->one_block = -1;
+  l->found = storage;
+  l->n = 0;
+}
+
+/* The candidate at position pos (1), or 0 when that position holds none: its one-knob move
+ * does not exist or is legal, or its second step does not exist. */
+static int repair_at(const proposer *p, repair_list *l, int pos, config *out) {
+  int n = p->s->nknobs;
+  int block = pos / (n * REPAIR_STEPS), within = pos % (n * REPAIR_STEPS);
+  int j = within / REPAIR_STEPS, sj = within % REPAIR_STEPS;
+  int i = block / 2 % n, sign = block % 2 ? -1 : 1, dist = block / (2 * n) + 1;
+  if (block != l->one_block) {
+    l->one_block = block;
+    l->one = l->best;
+    l->one_broken = step_knob(p->s, &l->one, l->order[i], sign * dist) && !legal(p, &l->one);
+  }
+  if (!l->one_broken || j == i) return 0;
+  *out = l->one;
+  return step_knob(p->s, out, l->order[j], repair_steps[sj]);
+}
+
+/* Scan on from l->pos to the next legal repair: 1 with it and its position, 0 at the end.
+ * Skips a whole block when its one-knob move is no candidate. */
+static int repair_scan(const proposer *p, repair_list *l, config *out, int *at) {
+  int per_block = p->s->nknobs * REPAIR_STEPS;
+  while (l->pos < l->end) {
+    int pos = l->pos++;
+    if (repair_at(p, l, pos, out)) {
+      if (legal(p, out)) {
+        *at = pos;
+        return 1;
+      }
+    } else if (!l->one_broken) {
+      l->pos = (pos / per_block + 1) * per_block;
+    }
+  }
+  return 0;
+}
+
+static int same_list(const repair_list *l, const spec *s, const config *best, const int *order,
+                     int max_dist) {
+  return l->found && l->max_dist == max_dist && config_equal(&l->best, best) &&
+         memcmp(l->order, order, (size_t)s->nknobs * sizeof *order) == 0;
+}
+
+/* The memo's list for (best, order, max_dist), started when new (reusing the oldest); NULL
+ * without a memo or memory, and the caller scans from the start. */
+static repair_list *repair_list_of(const proposer *p, const config *best, const int *order,
+                                   int max_dist) {
+  check_memo *m = p->memo;
+  if (!m) return NULL;
+  if (!m->repairs && !(m->repairs = calloc(PROPOSE_REPAIR_LISTS, sizeof *m->repairs)))
+    return NULL;
+  for (int k = 0; k < PROPOSE_REPAIR_LISTS; k++)
+    if (same_list(&m->repairs[k], p->s, best, order, max_dist)) return &m->repairs[k];
+  repair_list *l = &m->repairs[m->next_repairs];
+  int most = max_dist * 2 * p->s->nknobs * p->s->nknobs * REPAIR_STEPS;
+  int *room = realloc(l->found, (size_t)most * sizeof *room); /* every position at most */
+  if (!room) return NULL;
+  m->next_repairs = (m->next_repairs + 1) % PROPOSE_REPAIR_LISTS;
+  repair_list_start(l, p->s, best, order, max_dist, room);
+  return l;
+}
+
 static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
                        int max_dist, config *out) {
-  static const int steps[4] = {1, -1, 2, -2};
-  int n = p->s->nknobs;
-  for (int dist = 1; dist <= max_dist; dist++)
-    for (int i = 0; i < n; i++)
-      for (int sign = 1; sign >= -1; sign -= 2) {
-        config one = *best;
-        if (!step_knob(p->s, &one, order[i], sign * dist) || legal(p, &one)) continue;
-        for (int j = 0; j < n; j++) {
-          if (j == i) continue;
-          for (int sj = 0; sj < 4; sj++) {
-            config c = one;
-            if (step_knob(p->s, &c, order[j], steps[sj]) && !tried_has(t, &c) && legal(p, &c)) {
-              *out = c;
-              return 1;
-            }
-          }
-        }
-      }
+  repair_list alone, *l = repair_list_of(p, best, order, max_dist);
+  if (!l) {
+    l = &alone;
+    repair_list_start(l, p->s, best, order, max_dist, NULL);
+  }
+  for (int k = 0; k < l->n; k++)
+    if (repair_at(p, l, l->found[k], out) && !tried_has(t, out)) return 1;
+  int at;
+  while (repair_scan(p, l, out, &at)) {
+    if (l->found) l->found[l->n++] = at;
+    if (!tried_has(t, out)) return 1;
+  }
   return 0;
 }
 

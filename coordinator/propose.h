@@ -63,12 +63,18 @@ void tried_release(tried_set *t);
  * (the proposer's repairs, the search's refusals, and search_peek's walks ahead, which repeat
  * the search's own steps). Keyed by configuration alone, so one memo serves one template at
  * one problem. A zeroed memo is empty; verdicts that could not be evaluated are not kept. */
+typedef struct repair_list repair_list; /* propose.c: the repairs from one best, so far */
 typedef struct check_memo {
   config *key;
   int *bad;    /* spec_check's *violated for key[i] */
   int n, cap;
   int *slot;   /* as tried_set's */
   int nslots;
+  /* The repairs found from recent bests, in the order the proposer scans them: they follow
+   * from the constraints alone, so the first one not tried answers any tried set, and a
+   * search's walks ahead ask for them from the same best again and again. */
+  repair_list *repairs; /* PROPOSE_REPAIR_LISTS of them, allocated on first use */
+  int next_repairs;     /* the one to reuse next */
 } check_memo;
 
 /* spec_check through the memo m (NULL: none): the same return and *violated. */
@@ -82,6 +88,9 @@ void check_memo_release(check_memo *m);
  * second knob in the session-3 ledgers. */
 #define PROPOSE_NEAR_MISS 1.03
 #define PROPOSE_MAX_NEAR 16
+/* Repair lists a memo keeps (check_memo.repairs): a search asks from one best at a time, its
+ * walks ahead from the bests a keep would give; the oldest list is reused. */
+#define PROPOSE_REPAIR_LISTS 32
 /* A near miss is stepped from (near_step) when its median showed at least the 1% gain a keep
  * needs by default, and the decision still did not keep it (ambiguous, or the sign test not
  * passed). Looser thresholds were measured on the H200 and spent the searches' stale budget

@@ -933,6 +933,64 @@ static void propose_should_repair_far_single_moves(void **state) {
   campaign_release(&c);
 }
 
+/* Proposals through a memo, whose repair lists go on where the last scan from the same best
+ * stopped, are those of a proposer that scans from the start every time: along one tried
+ * set, and along a second that diverges from it (a copy's walk ahead), asked in turn. */
+static void memo_should_not_change_proposals_from(const campaign *c, const config *best) {
+  proposer plain, memo;
+  check_memo m = {0};
+  proposer_init(&plain, &c->tmpl, 7);
+  proposer_repairs(&plain, c->dims);
+  memo = plain;
+  memo.memo = &m;
+  tried_set t[2] = {{0}, {0}};
+  tried_add(&t[0], best);
+  int steps = 0, repairs = 0;
+  for (int i = 0; i < 600; i++) {
+    if (i == 30) tried_copy(&t[1], &t[0]);
+    for (int w = 0; w < (i >= 30 ? 2 : 1); w++) {
+      config a, b;
+      int ka = 0, kb = 0, two = (i / 40) % 2;
+      int fa = propose_next(&plain, best, &t[w], two, &a, &ka);
+      int fb = propose_next(&memo, best, &t[w], two, &b, &kb);
+      assert_int_equal(fa, fb);
+      if (!fa) continue;
+      assert_true(config_equal(&a, &b));
+      assert_int_equal(ka, kb);
+      repairs += ka == 2 && has_refused_half(&c->tmpl, c->dims, best, &a);
+      steps++;
+      /* the second set skips every third answer, so the two sets part */
+      if (w == 0 || i % 3) tried_add(&t[w], &a);
+      else tried_add(&t[w], &(config){0});
+    }
+  }
+  print_message("%d proposals, %d of them repairs\n", steps, repairs);
+  assert_true(steps > 100);
+  assert_true(repairs > 20); /* the lists were used, not only the single moves */
+  tried_release(&t[0]);
+  tried_release(&t[1]);
+  check_memo_release(&m);
+}
+
+static void memo_should_not_change_proposals(void **state) {
+  (void)state;
+  static campaign c;
+  load_tree_campaign("matmul-4096.json", &c);
+  config best = c.start;
+  best.v[spec_knob_index(&c.tmpl, "BK")] = 32;
+  best.v[spec_knob_index(&c.tmpl, "VEC")] = 4;
+  best.v[spec_knob_index(&c.tmpl, "PIPE")] = 2;
+  memo_should_not_change_proposals_from(&c, &best);
+  campaign_release(&c);
+  config whole;
+  proposer p;
+  tried_set t = {0};
+  layernorm_stop(&c, &best, &whole, &p, &t); /* far repairs */
+  tried_release(&t);
+  memo_should_not_change_proposals_from(&c, &best);
+  campaign_release(&c);
+}
+
 /* A near miss that makes a refused one-knob move legal is combined with it before any repair:
  * rows in turn (ROWS 2) need a register cache, and the whole-row cache was a near miss. */
 static void propose_should_repair_with_a_near_miss(void **state) {
@@ -1055,6 +1113,7 @@ int main(void) {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
       cmocka_unit_test(tried_copy_should_be_independent),
       cmocka_unit_test(check_memo_should_answer_as_spec_check),
+      cmocka_unit_test(memo_should_not_change_proposals),
       cmocka_unit_test(propose_should_never_propose_a_tried_config),
       cmocka_unit_test(propose_should_try_single_moves_before_two_knob_moves),
       cmocka_unit_test(propose_should_try_the_nearest_value_first),
