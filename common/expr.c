@@ -196,6 +196,18 @@ long long expr_nodes(const expr *e) {
   return e ? 1 + expr_nodes(e->a) + expr_nodes(e->b) + expr_nodes(e->c) : 0;
 }
 
+int expr_slots(const expr *e, unsigned char *used, int nslots) {
+  if (!e) return 0;
+  if (e->kind == N_NAME) {
+    if (e->slot <= 0 || e->slot > nslots) return -1;
+    used[e->slot - 1] = 1;
+  }
+  return expr_slots(e->a, used, nslots) || expr_slots(e->b, used, nslots) ||
+                 expr_slots(e->c, used, nslots)
+             ? -1
+             : 0;
+}
+
 void expr_free(expr *e) {
   if (!e) return;
   expr_free(e->a);

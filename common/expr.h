@@ -42,6 +42,11 @@ int expr_check_names(const expr *e, expr_lookup_fn lookup, void *ctx, char *err,
 /* Nodes in the tree: the most work one evaluation can do, for limits on enumerations. */
 long long expr_nodes(const expr *e);
 
+/* Mark used[i] for every slot i (0 <= i < nslots) that a name of the tree is bound to by
+ * expr_bind_slots: what its value can depend on. Returns 0, or -1 when a name is not bound
+ * to such a slot (its value may then depend on anything). */
+int expr_slots(const expr *e, unsigned char *used, int nslots);
+
 /* Bind every name of the tree to a slot once: slot(ctx, name) returns its index in the values
  * expr_eval_slots will be given, or -1 for an unknown name (returns -1 naming it, as
  * expr_check_names does). Evaluating then reads values[slot] where expr_eval would call a

@@ -160,6 +160,86 @@ static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_e
   return 0;
 }
 
+/* ---- every constraint at every point ----
+ *
+ * A constraint's expression reads only the knobs it names (and the problem's dimensions, fixed
+ * here), so its verdict at a point is its verdict at that point's values of those knobs. Each
+ * constraint is evaluated once per combination of its own knobs' values, into a table, and
+ * each point looks its verdicts up: matmul's 37 constraints name three or four of its 13 knobs
+ * each, and its 1.1 million points took 2.4 s to evaluate one by one. */
+
+enum { PASSES, REFUSES, FAILS }; /* a verdict; FAILS: the expression cannot be evaluated */
+
+typedef struct verdicts {
+  int nk, knob[SPEC_MAX_KNOBS];   /* the knobs it names */
+  long long stride[SPEC_MAX_KNOBS]; /* each one's value index times this, summed: the entry */
+  unsigned char *v;
+} verdicts;
+
+/* Constraint k's table; -1 when its names cannot be told (then every point evaluates it). */
+static int tabulate(const campaign *c, int k, verdicts *t) {
+  const spec *s = &c->tmpl;
+  unsigned char used[SPEC_MAX_KNOBS + SPEC_MAX_DIMS] = {0};
+  memset(t, 0, sizeof *t);
+  if (expr_slots(s->cons[k].e, used, SPEC_MAX_KNOBS + SPEC_MAX_DIMS)) return -1;
+  long long n = 1;
+  for (int j = s->nknobs - 1; j >= 0; j--)
+    if (used[j]) {
+      t->knob[t->nk] = j;
+      t->stride[t->nk++] = n;
+      n *= s->knobs[j].nvalues;
+    }
+  if (!(t->v = malloc((size_t)n))) return -1;
+  config cfg = c->start; /* knobs it does not name keep any value */
+  for (long long x = 0; x < n; x++) {
+    for (int i = 0; i < t->nk; i++) {
+      const spec_knob *kn = &s->knobs[t->knob[i]];
+      cfg.v[t->knob[i]] = kn->values[x / t->stride[i] % kn->nvalues];
+    }
+    long long val;
+    tf_err ignored = {0}; /* a failure is told again, with its point, by check_all */
+    t->v[x] = spec_eval(s, s->cons[k].e, c->dims, &cfg, &val, &ignored) ? FAILS
+              : val == 0                                               ? REFUSES
+                                                                       : PASSES;
+  }
+  return 0;
+}
+
+/* ok[i]: point i passes every constraint; refused_by and accepted counted. A point where a
+ * constraint cannot be evaluated fails as spec_check_all does there (the first such point). */
+static int check_all(const campaign *c, unsigned char *ok, space_view *v, tf_err *e) {
+  const spec *s = &c->tmpl;
+  verdicts t[SPEC_MAX_CONSTRAINTS];
+  int whole = 1, rc = 0;
+  for (int k = 0; k < s->nconstraints; k++) whole &= tabulate(c, k, &t[k]) == 0;
+  int d[SPEC_MAX_KNOBS] = {0}; /* the point's value indices, the last knob turning fastest */
+  for (long long i = 0; i < v->size && rc == 0; i++) {
+    unsigned char broken[SPEC_MAX_CONSTRAINTS];
+    int fails = !whole;
+    for (int k = 0; k < s->nconstraints && !fails; k++) {
+      long long x = 0;
+      for (int j = 0; j < t[k].nk; j++) x += d[t[k].knob[j]] * t[k].stride[j];
+      broken[k] = t[k].v[x] == REFUSES;
+      fails = t[k].v[x] == FAILS;
+    }
+    if (fails) {
+      config cfg;
+      space_config_at(s, i, &cfg);
+      rc = spec_check_all(s, c->dims, &cfg, broken, e);
+    }
+    ok[i] = 1;
+    for (int k = 0; k < s->nconstraints && rc == 0; k++)
+      if (broken[k]) {
+        v->refused_by[k]++;
+        ok[i] = 0;
+      }
+    v->accepted += ok[i] && rc == 0;
+    for (int j = s->nknobs - 1; j >= 0 && ++d[j] == s->knobs[j].nvalues; j--) d[j] = 0;
+  }
+  for (int k = 0; k < s->nconstraints; k++) free(t[k].v);
+  return rc;
+}
+
 /* What looking at a space costs, in steps of about the same price (3 to 6 ns here): per point,
  * its knobs decoded, its constraints evaluated (a step per constraint and per node of its
  * expression) and the walk (two per line and plane through it, see above). */
@@ -190,23 +270,8 @@ int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
                    s->path, v->size, s->nconstraints, steps, SPACE_MAX_STEPS, SPACE_MAX_SECONDS);
   unsigned char *ok = malloc((size_t)v->size);
   if (!ok) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  for (long long i = 0; i < v->size; i++) {
-    config cfg;
-    unsigned char broken[SPEC_MAX_CONSTRAINTS];
-    space_config_at(s, i, &cfg);
-    if (spec_check_all(s, c->dims, &cfg, broken, e)) {
-      free(ok);
-      return -1;
-    }
-    ok[i] = 1;
-    for (int k = 0; k < s->nconstraints; k++)
-      if (broken[k]) {
-        v->refused_by[k]++;
-        ok[i] = 0;
-      }
-    v->accepted += ok[i];
-  }
-  int rc = reach(c, ok, v, e);
+  int rc = check_all(c, ok, v, e);
+  if (rc == 0) rc = reach(c, ok, v, e);
   free(ok);
   return rc;
 }

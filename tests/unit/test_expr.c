@@ -280,6 +280,31 @@ static int c_names(void *ctx, const char *name, char *buf, size_t len) {
   return -1;
 }
 
+/* Slots by the name's first letter: A..E are 0..4, anything else unknown. */
+static int letter_slot(void *ctx, const char *name) {
+  (void)ctx;
+  return name[0] >= 'A' && name[0] <= 'E' && name[1] == 0 ? name[0] - 'A' : -1;
+}
+
+/* What a value depends on: every name in every branch and argument, and nothing else. */
+static void expr_should_tell_the_slots_it_reads(void **state) {
+  (void)state;
+  char err[128];
+  expr *e = expr_parse("A * (B > 2 ? min(D, 3) : 1) + ceil_div(7, 2)", err, sizeof err);
+  assert_non_null(e);
+  assert_int_equal(expr_bind_slots(e, letter_slot, NULL, err, sizeof err), 0);
+  unsigned char used[5] = {0};
+  assert_int_equal(expr_slots(e, used, 5), 0);
+  static const unsigned char want[5] = {1, 1, 0, 1, 0};
+  assert_memory_equal(used, want, 5);
+  memset(used, 0, sizeof used);
+  assert_int_equal(expr_slots(e, used, 3), -1); /* D's slot is past the 3 asked about */
+  expr_free(e);
+  e = expr_parse("A + B", err, sizeof err); /* not bound: its names could be anything */
+  assert_int_equal(expr_slots(e, used, 5), -1);
+  expr_free(e);
+}
+
 static void expr_should_print_as_c_with_checked_division(void **state) {
   (void)state;
   char err[128], out[256];
@@ -317,6 +342,7 @@ int main(void) {
       cmocka_unit_test(expr_should_refuse_text_over_4096_chars),
       cmocka_unit_test(expr_should_truncate_errors_to_the_buffer),
       cmocka_unit_test(expr_should_print_as_c_with_checked_division),
+      cmocka_unit_test(expr_should_tell_the_slots_it_reads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
