@@ -18,8 +18,8 @@
 #include "common/msg.h"
 #include "coordinator/search.h"
 
-/* Up to 2n programs (n per path) after `pending`, whose job is `sent`; NULL when there are
- * none (n 0, the search ended) or when out of memory (e). */
+/* Up to SEARCH_PEEK_PER * n programs (search_peek's guesses) after `pending`, whose job is
+ * `sent`; NULL when there are none (n 0, the search ended) or when out of memory (e). */
 cJSON *prefetch_list(const search *s, const search_step *pending, const job *sent, int n,
                      tf_err *e);
 

@@ -11,6 +11,7 @@
 static const int repair_steps[REPAIR_STEPS] = {1, -1, 2, -2};
 
 struct repair_list {
+  int used;          /* 1: a memo's list for the key below; 0: a slot free, or one scan alone */
   config best;
   int order[SPEC_MAX_KNOBS];
   int max_dist;
@@ -18,8 +19,8 @@ struct repair_list {
   int one_block;     /* the block whose one-knob move `one` is; -1 none */
   int one_broken;    /* 1: that move exists and breaks a constraint */
   config one;        /* that move */
-  int *found;        /* positions of the legal repairs found, in order (NULL: none kept) */
-  int n;
+  int *found;        /* positions of the legal repairs found, in order */
+  int n, cap;
 };
 
 /* A multiply-xor per knob and one finalizer: lookups are most of a guess ahead's work. */
@@ -195,16 +196,17 @@ static int legal(const proposer *p, const config *c) {
  * keeps those found, and the next scan from the same best goes on where the last one stopped:
  * whatever was tried since, the answer is the first repair on the list not tried, else the
  * scan's next. The answers are those of a scan from the start every time. */
+/* A list (its storage kept) begins again for a key; `used` says whether a memo keeps it. */
 static void repair_list_start(repair_list *l, const spec *s, const config *best,
-                              const int *order, int max_dist, int *storage) {
+                              const int *order, int max_dist, int used) {
   int n = s->nknobs;
+  l->used = used;
   l->best = *best;
   memcpy(l->order, order, (size_t)n * sizeof *order);
   l->max_dist = max_dist;
   l->pos = 0;
   l->end = max_dist * 2 * n * n * REPAIR_STEPS;
   l->one_block = -1;
-  l->found = storage;
   l->n = 0;
 }
 
@@ -245,12 +247,12 @@ static int repair_scan(const proposer *p, repair_list *l, config *out, int *at) 
 
 static int same_list(const repair_list *l, const spec *s, const config *best, const int *order,
                      int max_dist) {
-  return l->found && l->max_dist == max_dist && config_equal(&l->best, best) &&
+  return l->used && l->max_dist == max_dist && config_equal(&l->best, best) &&
          memcmp(l->order, order, (size_t)s->nknobs * sizeof *order) == 0;
 }
 
-/* The memo's list for (best, order, max_dist), started when new (reusing the oldest); NULL
- * without a memo or memory, and the caller scans from the start. */
+/* The memo's list for (best, order, max_dist), begun when new in the slot used longest ago;
+ * NULL without a memo or memory, and the caller scans from the start. */
 static repair_list *repair_list_of(const proposer *p, const config *best, const int *order,
                                    int max_dist) {
   check_memo *m = p->memo;
@@ -260,26 +262,40 @@ static repair_list *repair_list_of(const proposer *p, const config *best, const 
   for (int k = 0; k < PROPOSE_REPAIR_LISTS; k++)
     if (same_list(&m->repairs[k], p->s, best, order, max_dist)) return &m->repairs[k];
   repair_list *l = &m->repairs[m->next_repairs];
-  int most = max_dist * 2 * p->s->nknobs * p->s->nknobs * REPAIR_STEPS;
-  int *room = realloc(l->found, (size_t)most * sizeof *room); /* every position at most */
-  if (!room) return NULL;
   m->next_repairs = (m->next_repairs + 1) % PROPOSE_REPAIR_LISTS;
-  repair_list_start(l, p->s, best, order, max_dist, room);
+  repair_list_start(l, p->s, best, order, max_dist, 1);
   return l;
+}
+
+/* Keep a repair found at `at`. A list that cannot grow is forgotten (a later call from its
+ * best scans from the start); the scan under way goes on and answers as it would have. */
+static void keep_found(repair_list *l, int at) {
+  if (!l->used) return;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 16;
+    int *grown = realloc(l->found, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      l->used = 0;
+      return;
+    }
+    l->found = grown;
+    l->cap = cap;
+  }
+  l->found[l->n++] = at;
 }
 
 static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
                        int max_dist, config *out) {
-  repair_list alone, *l = repair_list_of(p, best, order, max_dist);
+  repair_list alone = {0}, *l = repair_list_of(p, best, order, max_dist);
   if (!l) {
     l = &alone;
-    repair_list_start(l, p->s, best, order, max_dist, NULL);
+    repair_list_start(l, p->s, best, order, max_dist, 0);
   }
   for (int k = 0; k < l->n; k++)
     if (repair_at(p, l, l->found[k], out) && !tried_has(t, out)) return 1;
   int at;
   while (repair_scan(p, l, out, &at)) {
-    if (l->found) l->found[l->n++] = at;
+    keep_found(l, at);
     if (!tried_has(t, out)) return 1;
   }
   return 0;

@@ -61,8 +61,10 @@ void tried_release(tried_set *t);
 /* The constraints' verdicts on configurations already checked: spec_check interprets every
  * constraint's expression, and a search asks it of the same configurations again and again
  * (the proposer's repairs, the search's refusals, and search_peek's walks ahead, which repeat
- * the search's own steps). Keyed by configuration alone, so one memo serves one template at
- * one problem. A zeroed memo is empty; verdicts that could not be evaluated are not kept. */
+ * the search's own steps). Verdicts are keyed by configuration alone, so one memo serves one
+ * template at one problem; so do the repair lists, which follow from the verdicts, and live
+ * here because the memo is what a search and its copies share. A zeroed memo is empty;
+ * verdicts that could not be evaluated are not kept. */
 typedef struct repair_list repair_list; /* propose.c: the repairs from one best, so far */
 typedef struct check_memo {
   config *key;

@@ -521,8 +521,8 @@ static int after_keep(const search *c, const search_step *st, int depth, search_
   int found = 0;
   if (clone(c, &b, &ignored)) return 0;
   assumed(&b, st, DECISION_KEEP, &f);
-  for (int steps = 0; found < depth && steps < 8 * depth + 64 && search_apply(&b, &f, &ignored) == 0;
-       steps++) {
+  for (int steps = 0;
+       found < depth && steps < 8 * depth + 64 && search_apply(&b, &f, &ignored) == 0; steps++) {
     search_step next;
     if (search_next(&b, &next, &ignored) || next.kind == SEARCH_END || next.kind == SEARCH_DONE)
       break;
@@ -589,8 +589,9 @@ static int heavier_first(const void *a, const void *b) {
 /* The guesses in the order of how likely each is to be asked for, repeats dropped (a guess
  * found twice keeps its heavier place): with p the chance that a generation is kept, the
  * rejected path's i-th guess is needed after i + 1 rejects, (1 - p)^(i+1); the kept path's
- * after a keep and i rejects, p (1 - p)^i; the kept branch of the rejected path's i-th after
- * i + 1 rejects and a keep, p (1 - p)^(i+1). A pool that compiles the list's head thus spends
+ * after a keep and i rejects, p (1 - p)^i; the j-th guess (from 0) of the kept branch of the
+ * rejected path's i-th, after i + 1 rejects, a keep and j rejects, p (1 - p)^(i+1+j), for
+ * j < SEARCH_PEEK_BRANCH. A pool that compiles the list's head thus spends
  * its cores on the rejects most generations end in, and on the keeps in order of their
  * chance, each as early as the path ahead is known. */
 static int by_likelihood(weighted *w, int k, const search_step *pending, search_guess *out) {

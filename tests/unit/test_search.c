@@ -701,6 +701,18 @@ static int same_guess(const search_guess *a, const search_guess *b) {
   return config_equal(&a->best, &b->best) && config_equal(&a->cand, &b->cand);
 }
 
+typedef struct weighed {
+  search_guess g;
+  double w;
+  int seq;
+} weighed;
+
+static int heavier(const void *a, const void *b) {
+  const weighed *x = a, *y = b;
+  if (x->w != y->w) return x->w < y->w ? 1 : -1;
+  return x->seq - y->seq;
+}
+
 static void search_peek_should_guess_both_paths_and_change_nothing(void **state) {
   fixture *f = *state;
   tf_err e = {0};
@@ -719,7 +731,7 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
    * its j-th guess after that p (1-p)^(i+1+j), j < SEARCH_PEEK_BRANCH */
   enum { B = SEARCH_PEEK_BRANCH, N = 4 * (B + 2) };
   assert_int_equal(n, N);
-  double p = search_keep_chance(s), w[N];
+  double p = search_keep_chance(s);
   assert_true(p > 0.0 && p < 1.0);
   search_guess rej[4], kept[4], branch[4][B];
   search_step st;
@@ -738,22 +750,27 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
     }
     free_search(b);
   }
-  int seen[3] = {0, 0, 0};
-  for (int x = 0; x < n; x++) {
-    int found = 0;
-    for (int i = 0; i < 4 && !found; i++) {
-      if (same_guess(&g[x], &rej[i])) w[x] = pow(1.0 - p, i + 1), found = 1, seen[0]++;
-      else if (same_guess(&g[x], &kept[i])) w[x] = p * pow(1.0 - p, i), found = 1, seen[1]++;
-      for (int j = 0; j < B && !found; j++)
-        if (same_guess(&g[x], &branch[i][j]))
-          w[x] = p * pow(1.0 - p, i + 1 + j), found = 1, seen[2]++;
+  /* the exact order: heavier first, ties in the order the walks find them (each rejected
+   * guess, then its kept branch; then the kept path), the weights multiplied out as the walks
+   * do, so that ties are ties */
+  weighed x[N];
+  int m = 0;
+  double wr = 1.0 - p, wk = p;
+  for (int i = 0; i < 4; i++, wr *= 1.0 - p) {
+    x[m] = (weighed){rej[i], wr, m};
+    m++;
+    double wb = wr * p;
+    for (int j = 0; j < B; j++, wb *= 1.0 - p) {
+      x[m] = (weighed){branch[i][j], wb, m};
+      m++;
     }
-    assert_true(found);
-    if (x > 0) assert_true(w[x] <= w[x - 1] * (1 + 1e-12));
   }
-  assert_int_equal(seen[0], 4);
-  assert_int_equal(seen[1], 4);
-  assert_int_equal(seen[2], 4 * B);
+  for (int i = 0; i < 4; i++, wk *= 1.0 - p) {
+    x[m] = (weighed){kept[i], wk, m};
+    m++;
+  }
+  qsort(x, N, sizeof *x, heavier);
+  for (int k = 0; k < N; k++) assert_true(same_guess(&g[k], &x[k].g));
   free_search(s);
   free_search(twin);
 }
