@@ -19,7 +19,7 @@ struct repair_list {
   int one_block;     /* the block whose one-knob move `one` is; -1 none */
   int one_broken;    /* 1: that move exists and breaks a constraint */
   config one;        /* that move */
-  int *found;        /* positions of the legal repairs found, in order */
+  config *found;     /* the legal repairs found, in scan order */
   int n, cap;
 };
 
@@ -167,9 +167,8 @@ static int step_knob(const spec *s, config *c, int k, int steps) {
   return 1;
 }
 
-static int single_move(const proposer *p, const config *best, const tried_set *t, config *out) {
-  int order[SPEC_MAX_KNOBS];
-  knob_order(p, order);
+static int single_move(const proposer *p, const config *best, const tried_set *t, const int *order,
+                       config *out) {
   for (int dist = 1; dist < SPEC_MAX_VALUES; dist++)
     for (int i = 0; i < p->s->nknobs; i++)
       for (int sign = 1; sign >= -1; sign -= 2) {
@@ -227,17 +226,14 @@ static int repair_at(const proposer *p, repair_list *l, int pos, config *out) {
   return step_knob(p->s, out, l->order[j], repair_steps[sj]);
 }
 
-/* Scan on from l->pos to the next legal repair: 1 with it and its position, 0 at the end.
- * Skips a whole block when its one-knob move is no candidate. */
-static int repair_scan(const proposer *p, repair_list *l, config *out, int *at) {
+/* Scan on from l->pos to the next legal repair: 1 with it, 0 at the end. Skips a whole block
+ * when its one-knob move is no candidate. */
+static int repair_scan(const proposer *p, repair_list *l, config *out) {
   int per_block = p->s->nknobs * REPAIR_STEPS;
   while (l->pos < l->end) {
     int pos = l->pos++;
     if (repair_at(p, l, pos, out)) {
-      if (legal(p, out)) {
-        *at = pos;
-        return 1;
-      }
+      if (legal(p, out)) return 1;
     } else if (!l->one_broken) {
       l->pos = (pos / per_block + 1) * per_block;
     }
@@ -267,13 +263,13 @@ static repair_list *repair_list_of(const proposer *p, const config *best, const 
   return l;
 }
 
-/* Keep a repair found at `at`. A list that cannot grow is forgotten (a later call from its
- * best scans from the start); the scan under way goes on and answers as it would have. */
-static void keep_found(repair_list *l, int at) {
+/* Keep a repair found. A list that cannot grow is forgotten (a later call from its best scans
+ * from the start); the scan under way goes on and answers as it would have. */
+static void keep_found(repair_list *l, const config *c) {
   if (!l->used) return;
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 16;
-    int *grown = realloc(l->found, (size_t)cap * sizeof *grown);
+    config *grown = realloc(l->found, (size_t)cap * sizeof *grown);
     if (!grown) {
       l->used = 0;
       return;
@@ -281,7 +277,7 @@ static void keep_found(repair_list *l, int at) {
     l->found = grown;
     l->cap = cap;
   }
-  l->found[l->n++] = at;
+  l->found[l->n++] = *c;
 }
 
 static int repair_move(const proposer *p, const config *best, const tried_set *t, const int *order,
@@ -292,10 +288,12 @@ static int repair_move(const proposer *p, const config *best, const tried_set *t
     repair_list_start(l, p->s, best, order, max_dist, 0);
   }
   for (int k = 0; k < l->n; k++)
-    if (repair_at(p, l, l->found[k], out) && !tried_has(t, out)) return 1;
-  int at;
-  while (repair_scan(p, l, out, &at)) {
-    keep_found(l, at);
+    if (!tried_has(t, &l->found[k])) {
+      *out = l->found[k];
+      return 1;
+    }
+  while (repair_scan(p, l, out)) {
+    keep_found(l, out);
     if (!tried_has(t, out)) return 1;
   }
   return 0;
@@ -377,9 +375,8 @@ static int near_step(const proposer *p, const config *best, const tried_set *t, 
 /* Moves that a measurement or a constraint points at: combinations of near misses, steps from
  * near misses that measured faster, then (with dims) near misses that make a refused move
  * legal, then repairs of moves one or two values away. */
-static int informed_move(const proposer *p, const config *best, const tried_set *t, config *out) {
-  int order[SPEC_MAX_KNOBS];
-  knob_order(p, order);
+static int informed_move(const proposer *p, const config *best, const tried_set *t,
+                         const int *order, config *out) {
   if (near_move_pair(p, best, t, out) || near_step(p, best, t, order, out)) return 1;
   if (!p->dims) return 0;
   return near_repair(p, best, t, order, out) || repair_move(p, best, t, order, 2, out);
@@ -388,18 +385,16 @@ static int informed_move(const proposer *p, const config *best, const tried_set 
 /* Repairs of refused moves at any distance: a value far away can be the one that pays (the
  * register cache that holds the whole row), but measured before the single moves they
  * crowded them out of a search's stale budget. */
-static int far_repair(const proposer *p, const config *best, const tried_set *t, config *out) {
-  int order[SPEC_MAX_KNOBS];
-  if (!p->dims) return 0;
-  knob_order(p, order);
-  return repair_move(p, best, t, order, SPEC_MAX_VALUES - 1, out);
+static int far_repair(const proposer *p, const config *best, const tried_set *t,
+                      const int *order, config *out) {
+  return p->dims && repair_move(p, best, t, order, SPEC_MAX_VALUES - 1, out);
 }
 
 /* Two knobs one or two steps each, knobs by payoff: the moves nothing points at. */
-static int blind_pair(const proposer *p, const config *best, const tried_set *t, config *out) {
+static int blind_pair(const proposer *p, const config *best, const tried_set *t,
+                      const int *order, config *out) {
   static const int steps[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
-  int order[SPEC_MAX_KNOBS], n = p->s->nknobs;
-  knob_order(p, order);
+  int n = p->s->nknobs;
   for (int scale = 1; scale <= 2; scale++)
     for (int i = 0; i < n; i++)
       for (int j = i + 1; j < n; j++)
@@ -422,10 +417,12 @@ static int changed(const spec *s, const config *best, const config *c) {
 
 int propose_next(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
                  config *out, int *nchanged) {
-  int found = (prefer_two && informed_move(p, best, tried, out)) ||
-              single_move(p, best, tried, out) ||
-              (!prefer_two && informed_move(p, best, tried, out)) ||
-              far_repair(p, best, tried, out) || blind_pair(p, best, tried, out);
+  int order[SPEC_MAX_KNOBS]; /* the same for every kind of move of this proposal */
+  knob_order(p, order);
+  int found = (prefer_two && informed_move(p, best, tried, order, out)) ||
+              single_move(p, best, tried, order, out) ||
+              (!prefer_two && informed_move(p, best, tried, order, out)) ||
+              far_repair(p, best, tried, order, out) || blind_pair(p, best, tried, order, out);
   if (found) *nchanged = changed(p->s, best, out);
   return found;
 }
