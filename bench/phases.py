@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a run's generations spent their time, from its ledgers.
 
-    python3 bench/phases.py LEDGER...
+    python3 bench/phases.py [--sums] LEDGER...
 
 Per ledger (the records of one run: `elapsed_s` counts from its first job): measured
 generations, the wall time to the last result, the busy fraction (`times.measure_s` summed
@@ -11,7 +11,11 @@ of `times.compile_s`, `times.compile_wait_s`, `times.load_s`, `times.check_s`,
 the next job's start in its measure child, `elapsed_s[i] - elapsed_s[i-1] - wall_s[i]`
 (the decision, the ledger's sync, the messages; with run-ahead the next job has started
 already, and the gap is what the coordinator's clock adds). docs/PERFORMANCE.md defines the
-figures. Markdown on stdout."""
+figures. With --sums instead: the wall time split into sums over the generations, in
+seconds (measuring, waiting for a compile ahead, compiling otherwise, loading, checking, the
+rest of the measure child's `wall_s`, and the gaps before and between its jobs), and what the
+run would have been with no waiting at all (decisions per hour, busy): the most compiling
+ahead could still give it. Markdown on stdout."""
 import json
 import statistics
 import sys
@@ -49,10 +53,43 @@ def row(path):
     return "| " + " | ".join(cells) + " |"
 
 
+def sums_row(path):
+    recs = records(path)
+    if not recs:
+        return None
+    wall = recs[-1]["elapsed_s"]
+    total = {k: sum(r["times"].get(k, 0.0) for r in recs)
+             for k in ("measure_s", "compile_wait_s", "compile_s", "load_s", "check_s")}
+    child = sum(r["wall_s"] for r in recs)
+    rest = child - sum(total[k] for k in ("measure_s", "compile_s", "load_s", "check_s"))
+    left = wall - total["compile_wait_s"]
+    cells = [path, str(len(recs)), f"{wall:.1f}", f"{total['measure_s']:.1f}",
+             f"{total['compile_wait_s']:.1f}", f"{total['compile_s'] - total['compile_wait_s']:.1f}",
+             f"{total['load_s']:.1f}", f"{total['check_s']:.1f}", f"{rest:.1f}",
+             f"{wall - child:.1f}",
+             f"{3600 * len(recs) / left:,.0f}" if left > 0 else "n/a",
+             f"{100 * total['measure_s'] / left:.1f}%" if left > 0 else "n/a"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main_sums(paths):
+    print("| ledger | generations | wall, s | measuring | waiting | compiling, not waiting | "
+          "loading | checking | rest of the child | gaps | decisions/h without waiting | "
+          "busy without waiting |")
+    print("|---|" + "---:|" * 11)
+    for path in paths:
+        line = sums_row(path)
+        if line:
+            print(line)
+    return 0
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
         return 0 if len(sys.argv) > 1 else 2
+    if sys.argv[1] == "--sums":
+        return main_sums(sys.argv[2:])
     print("| ledger | generations | wall, s | busy | decisions/h | compile | waiting | load | "
           "check | measure | gap |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
