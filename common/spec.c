@@ -163,7 +163,7 @@ static int load_knobs(spec *s, const cJSON *root, tf_err *e) {
 }
 
 static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"name", "expr", "reason", NULL};
+  static const char *const keys[] = {"name", "expr", "reason", "performance", NULL};
   const cJSON *arr, *it;
   if (jsonio_child(s->path, WHAT, root, "", "constraints", 0, cJSON_Array, &arr, e)) return -1;
   int i = 0;
@@ -180,7 +180,8 @@ static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
     const char *name, *text, *reason;
     if (jsonio_str(s->path, WHAT, it, k, "name", 1, sizeof c->name - 1, &name, e) ||
         jsonio_str(s->path, WHAT, it, k, "expr", 1, sizeof c->text - 1, &text, e) ||
-        jsonio_str(s->path, WHAT, it, k, "reason", 1, sizeof c->reason - 1, &reason, e))
+        jsonio_str(s->path, WHAT, it, k, "reason", 1, sizeof c->reason - 1, &reason, e) ||
+        jsonio_bool(s->path, WHAT, it, k, "performance", 0, &c->performance, e))
       return -1;
     if (!reason[0])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.reason' must say why", s->path, k);

@@ -45,6 +45,8 @@ typedef struct spec_constraint {
   char reason[600];
   char text[512];
   expr *e;
+  int performance; /* 1: it keeps slow configurations out of the search, and a kernel it
+                    * refuses is still correct ("performance": true); export leaves it out */
 } spec_constraint;
 
 typedef struct spec_dim {

@@ -155,8 +155,11 @@ static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *
   for (int i = 0; i < s->nconstraints; i++) {
     char what[96], why[700], err[8];
     /* the configuration passed every constraint at the tuned size: only those that read a
-     * problem size can refuse another */
-    if (expr_check_names(s->cons[i].e, knob_only, (void *)s, err, sizeof err) == 0) continue;
+     * problem size can refuse another, and of those only the ones a correct launch needs;
+     * one that only keeps slow kernels out of the search has no say over a user's sizes */
+    if (s->cons[i].performance ||
+        expr_check_names(s->cons[i].e, knob_only, (void *)s, err, sizeof err) == 0)
+      continue;
     snprintf(what, sizeof what, "constraint '%s'", s->cons[i].name);
     if (c_expr(n, s->cons[i].e, what, x, e)) return -1;
     snprintf(why, sizeof why, "%s: %s", s->cons[i].name, s->cons[i].reason);

@@ -58,6 +58,8 @@ sed -E 's/"source": "matmul.cu"/"source": "..\/matmul.cu"/' root/templates/matmu
 case_ source-escape "key 'source'" root/campaigns/t.json
 sed -E 's/"values": \[/"values": ["x", /' root/templates/matmul.json.orig >root/templates/matmul.json
 case_ knob-values "values' must hold integers" root/campaigns/t.json
+sed -E '0,/"performance": true/s/"performance": true/"performance": "yes"/' root/templates/matmul.json.orig >root/templates/matmul.json
+case_ constraint-performance "performance' must be true or false" root/campaigns/t.json
 head -c 200 root/templates/matmul.json.orig >root/templates/matmul.json
 case_ template-truncated "template" root/campaigns/t.json
 sed -E '0,/"expr": "/s/"expr": "/"expr": "64 \/ (1 - AK) > 0 \&\& /' root/templates/matmul.json.orig >root/templates/matmul.json

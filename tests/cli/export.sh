@@ -21,6 +21,11 @@ grep -q "no cubin: the ledger's device is simulated" out.txt ||
 "$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" \
   >out.txt || fail "export of a configuration given failed"
 grep -q 'VEC=4' out/tf_mm.h || fail "the header does not name the configuration given"
+# tf_mm_check refuses sizes the kernel cannot run, not sizes at which the search would have
+# preferred another configuration ("performance": true in the template)
+grep -q '"vector_alignment: ' out/tf_mm.cu || fail "tf_mm_check lost a constraint a launch needs"
+! grep -q '"splitk_fill: \|"stream_for_partial_waves: \|"slices_for_small_grids: ' out/tf_mm.cu ||
+  fail "tf_mm_check refuses sizes for speed alone"
 # The cubin: NVRTC's build as a generation's job compiles it (an ELF file), loaded by name.
 grep -q 'out/tf_mm.cubin (NVRTC, sm_90: compiled now' out.txt || fail "no word of the cubin"
 "$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" |
