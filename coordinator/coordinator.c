@@ -118,6 +118,7 @@ static void write_held(const farm *f) {
 }
 
 /* Hold a line while serving (below, serve); 0 when it could not be held (out of memory). */
+static int hold(held_lines *h, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static int hold(held_lines *h, const char *fmt, va_list ap) {
   va_list again;
   va_copy(again, ap);
