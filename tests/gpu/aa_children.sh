@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU(s): an identical short kernel (layernorm 4096x128, a few microseconds) in the best
+# On the GPU(s): an identical short kernel (layernorm 4096x128, about 6 microseconds) in the best
 # and new slots must measure the same in every fresh measure process. Each generation runs in
-# a process of its own (search.fresh_every 1), 48 recorded rounds (a median of 48 ratios: at a few
-# microseconds one event tick is a few tenths of a percent, and 24 ratios failed once in seven runs); a process whose median
-# new/best is more than 0.5% from 1 on either instrument fails the test.
+# a process of its own (search.fresh_every 1), 48 recorded rounds. A process fails when, on
+# either instrument (event span, CUPTI's kernel time), the 95% interval of its median new/best
+# lies wholly past 0.5% from 1. The interval, not the median alone: at this kernel a tick of
+# either timer is a sizeable part of 0.5%, and over 752 fresh processes on an H200 the span's
+# median read past 0.5% in about 1 in 10, evenly on both sides of zero, while no interval lay
+# wholly past it (docs/DECISIONS.md, "Limits"). A bias of the size that buffer placement once
+# caused (1-4%) fails on both instruments.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"
@@ -30,9 +34,9 @@ n=$(echo "$rows" | wc -l)
 [ "$n" -ge 2 ] || fail "expected at least 2 fresh measure processes, got $n"
 echo "$rows" | awk -F'|' '{
   for (k = 9; k <= 10; k++) {
-    split($k, w, " "); b = w[1]; sub(/%/, "", b); b += 0
-    if (b > 0.5 || b < -0.5) { print "process " $3 ": A/A bias " w[1] " (column " k ")"; bad = 1 }
+    x = $k; gsub(/[][,%]/, " ", x); split(x, w, " ")
+    if (w[2] + 0 > 0.5 || w[3] + 0 < -0.5) { print "process " $3 ": A/A bias " $k " (column " k ")"; bad = 1 }
   }
 } END { exit bad }' || fail "an identical kernel measured more than 0.5% apart in one process"
 echo "$rows"
-echo "ok: $n fresh processes, every A/A bias within 0.5%"
+echo "ok: $n fresh processes, no A/A interval wholly past 0.5%"
