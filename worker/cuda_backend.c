@@ -13,7 +13,11 @@
  *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
  *     set sees identical data. The host copies and the CPU references (double)
  *     are kept across jobs of the same shape and seed: the reference is
- *     computed once per shape and set, not once per generation.
+ *     computed once per shape and set, not once per generation. So are the
+ *     device buffers, for jobs of the same shape, slots and L2 flush: freeing
+ *     and allocating them took milliseconds per generation. Each job uploads
+ *     its inputs and zeroes its outputs again, so nothing a kernel of the job
+ *     before wrote reaches it.
  *   - a job that needs a second copy of the code (new's own, or the canary)
  *     loads every kernel's cubin twice: two sets of libraries and kernels.
  *   - an arm may be a library call instead of a kernel (job_arm.library: cuBLAS
@@ -111,6 +115,16 @@ typedef struct cb_host {
   float *in_host;  /* one input, read back after a check (page-locked) */
 } cb_host;
 
+/* The device buffers, kept from job to job while what sizes them stays the same. */
+typedef struct cb_bufs {
+  int valid;
+  cb_shape shape;   /* the counts of every buffer */
+  int nsets, nslots;
+  size_t flush_bytes; /* 0: no L2 flush */
+  float *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
+  void *flush;
+} cb_bufs;
+
 typedef struct cb_job {
   int active;
   job j;
@@ -123,9 +137,6 @@ typedef struct cb_job {
   int ncopies, nslots; /* what the job needs (worker/placement.h) */
   cudaKernel_t kern[PLACEMENT_MAX_COPIES][ARM_COUNT];
   size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
-  float *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
-  void *flush;
-  size_t flush_bytes;
   sample_pool pool; /* events and scratch, kept for the job; kern: CB_MAX_KERNELS_PER_CALL
                      * records per sample */
   long long mnk[3];  /* the SGEMM arm's M, N, K */
@@ -147,6 +158,7 @@ typedef struct cuda_backend {
   unsigned noted; /* NOTE_* already printed */
   unsigned flush_value;
   cb_host host;
+  cb_bufs bufs;
   cb_job job;
   tf_cublas blas;    /* loaded at the first job with an SGEMM arm */
   cublasHandle_t blas_handle;
@@ -154,6 +166,7 @@ typedef struct cuda_backend {
 } cuda_backend;
 
 static void cb_finish(void *self);
+static void cb_bufs_release(cb_bufs *d);
 static void cb_close(void *self);
 
 static void cb_note(cuda_backend *s, unsigned which, const char *fmt, ...)
@@ -310,6 +323,7 @@ static void cb_close(void *self) {
   cuda_backend *s = self;
   if (!s) return;
   cb_finish(s);
+  if (!s->sticky) cb_bufs_release(&s->bufs);
   cb_host_release(&s->host);
   if (s->have_blas && !s->sticky) (void)s->blas.cublasDestroy_v2(s->blas_handle);
   cublas_unload(&s->blas);
@@ -546,7 +560,49 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   return 0;
 }
 
-/* Buffers per input set and slot, each as large as the largest arm needs. */
+static void cb_bufs_release(cb_bufs *d) {
+  for (int set = 0; set < CB_MAX_SETS; set++)
+    for (int k = 0; k < PLACEMENT_MAX_SLOTS; k++)
+      for (int i = 0; i < SPEC_MAX_BUFFERS; i++)
+        if (d->dev[set][k][i]) (void)cudaFree(d->dev[set][k][i]);
+  if (d->flush) (void)cudaFree(d->flush);
+  memset(d, 0, sizeof *d);
+}
+
+/* Buffers per input set and slot, each as large as the largest arm needs, and the L2 flush's;
+ * those of the job before when they are the same. */
+static int cb_bufs_ready(cuda_backend *s, tf_err *e) {
+  const cb_job *b = &s->job;
+  const cb_host *h = &s->host;
+  cb_bufs *d = &s->bufs;
+  size_t flush_bytes = 0;
+  if (b->j.measure.flush_l2) {
+    size_t l2 = s->dev.l2_bytes > 0 ? (size_t)s->dev.l2_bytes : 0;
+    flush_bytes = 2 * l2 > CB_FLUSH_MIN ? 2 * l2 : CB_FLUSH_MIN;
+  }
+  if (d->valid && memcmp(&d->shape, &h->shape, sizeof d->shape) == 0 &&
+      d->nsets == b->j.measure.input_sets && d->nslots == b->nslots &&
+      d->flush_bytes == flush_bytes)
+    return 0;
+  cb_bufs_release(d);
+  d->shape = h->shape;
+  d->nsets = b->j.measure.input_sets;
+  d->nslots = b->nslots;
+  d->flush_bytes = flush_bytes;
+  for (int set = 0; set < d->nsets; set++)
+    for (int slot = 0; slot < d->nslots; slot++)
+      for (int i = 0; i < b->j.nbuffers; i++) {
+        size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
+        if (CUDA_CHECK(cudaMalloc((void **)&d->dev[set][slot][i], bytes), e))
+          return tf_wrap(e, "buffer '%s', slot %d, set %d", b->j.buf_names[i], slot, set);
+      }
+  if (flush_bytes && CUDA_CHECK(cudaMalloc(&d->flush, flush_bytes), e))
+    return tf_wrap(e, "l2 flush buffer of %zu bytes", flush_bytes);
+  d->valid = 1;
+  return 0;
+}
+
+/* The job's buffers, its inputs uploaded and its outputs zeroed. */
 static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   cb_job *b = &s->job;
   const cb_host *h = &s->host;
@@ -556,29 +612,20 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
                      "%lld: the arms must share the output's shape", arm_names[k],
                      h->shape.buf_names[h->out], b->j.arm[k].geom.count[h->out],
                      h->shape.count[h->out]);
+  if (cb_bufs_ready(s, e)) return -1;
   for (int set = 0; set < b->j.measure.input_sets; set++)
     for (int slot = 0; slot < b->nslots; slot++)
       for (int i = 0; i < b->j.nbuffers; i++) {
         size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
-        void *p = NULL;
-        if (CUDA_CHECK(cudaMalloc(&p, bytes), e))
-          return tf_wrap(e, "buffer '%s', slot %d, set %d", b->j.buf_names[i], slot, set);
-        b->dev[set][slot][i] = p;
+        void *p = s->bufs.dev[set][slot][i];
         if (h->shape.buf_output[i] ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
                                    : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes,
                                                                 cudaMemcpyHostToDevice, s->stream), e))
           return -1;
       }
-  if (b->j.measure.flush_l2) {
-    size_t l2 = s->dev.l2_bytes > 0 ? (size_t)s->dev.l2_bytes : 0;
-    b->flush_bytes = 2 * l2 > CB_FLUSH_MIN ? 2 * l2 : CB_FLUSH_MIN;
-    if (CUDA_CHECK(cudaMalloc(&b->flush, b->flush_bytes), e))
-      return tf_wrap(e, "l2 flush buffer of %zu bytes", b->flush_bytes);
-  }
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
 
-/* The launch of p's kernel in p's place on input set `set`. */
 static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launch *L, tf_err *e) {
   cb_job *b = &s->job;
   int k = p->arm;
@@ -594,7 +641,7 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
     memset(v, 0, sizeof *v);
     L->argv[a] = v;
     if (b->j.arg_kind[a] == SPEC_ARG_BUFFER) {
-      v->p = b->dev[set][p->bufs][b->j.arg_buffer[a]];
+      v->p = s->bufs.dev[set][p->bufs][b->j.arg_buffer[a]];
     } else if (b->j.arg_kind[a] == SPEC_ARG_FLOAT) {
       if (size == 8) v->d = b->j.arg_float[a];
       else v->f = (float)b->j.arg_float[a];
@@ -683,7 +730,7 @@ fail:
  * behind: it is classified as the runtime does, so that nothing touches the device again. */
 static int cb_sgemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
-  float *const *dev = b->dev[set][p->bufs];
+  float *const *dev = s->bufs.dev[set][p->bufs];
   if (cublas_sgemm_rowmajor(&s->blas, s->blas_handle, b->mnk[0], b->mnk[1], b->mnk[2],
                             dev[b->abc[0]], dev[b->abc[1]], dev[b->abc[2]], e) == 0)
     return 0;
@@ -705,7 +752,7 @@ static int cb_clears(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
   const launch_geom *g = &b->j.arm[p->arm].geom;
   for (int i = 0; i < b->j.nbuffers; i++)
-    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(b->dev[set][p->bufs][i], 0,
+    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(s->bufs.dev[set][p->bufs][i], 0,
                                                   (size_t)g->count[i] * sizeof(float), s->stream), e))
       return -1;
   return 0;
@@ -741,7 +788,7 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
   cb_job *b = &s->job;
   int k = p->arm;
   const launch_geom *g = &b->j.arm[k].geom;
-  float *const *dev = b->dev[set][p->bufs];
+  float *const *dev = s->bufs.dev[set][p->bufs];
   for (int i = 0; i < b->j.nbuffers; i++) {
     size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
     int err = s->host.shape.buf_output[i]
@@ -782,7 +829,7 @@ static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err
   for (int i = 0; i < b->j.nbuffers; i++) {
     if (s->host.shape.buf_output[i]) continue;
     size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
-    if (CUDA_CHECK(cudaMemcpyAsync(s->host.in_host, b->dev[set][p->bufs][i], bytes,
+    if (CUDA_CHECK(cudaMemcpyAsync(s->host.in_host, s->bufs.dev[set][p->bufs][i], bytes,
                                    cudaMemcpyDeviceToHost, s->stream), e) ||
         CUDA_CHECK(cudaStreamSynchronize(s->stream), e))
       return -1;
@@ -803,7 +850,7 @@ static int cb_check(void *self, const placement *p, int set, double *rel_err, tf
   int arm = p->arm, intact = 0;
   size_t n = (size_t)s->host.shape.count[s->host.out];
   if (cb_check_launch(s, p, set, e) ||
-      CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, b->dev[set][p->bufs][s->host.out],
+      CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, s->bufs.dev[set][p->bufs][s->host.out],
                                  n * sizeof(float), cudaMemcpyDeviceToHost, s->stream), e) ||
       CUDA_CHECK(cudaStreamSynchronize(s->stream), e) ||
       (intact = cb_inputs_intact(s, p, set, e)) < 0) {
@@ -831,8 +878,8 @@ static int cb_enqueue_samples(cuda_backend *s, const placement *p, int set, int 
   cb_launch L;
   if (cb_launch_args(s, p, set, &L, e)) return -1;
   for (int i = 0; i < n; i++) {
-    if (b->flush && CUDA_CHECK(cudaMemsetAsync(b->flush, (int)(s->flush_value++ & 0xFFu),
-                                               b->flush_bytes, s->stream), e))
+    if (s->bufs.flush && CUDA_CHECK(cudaMemsetAsync(s->bufs.flush, (int)(s->flush_value++ & 0xFFu),
+                                                    s->bufs.flush_bytes, s->stream), e))
       return -1;
     /* A clear (split-K's zeroed C) is part of the operation's cost, so it lies inside the
      * event span; CUPTI's kernel time still counts the kernel alone. */
@@ -915,12 +962,7 @@ static void cb_finish(void *self) {
   cb_job *b = &s->job;
   if (!b->active) return;
   if (!s->sticky) {
-    (void)cudaStreamSynchronize(s->stream);
-    for (int set = 0; set < CB_MAX_SETS; set++)
-      for (int k = 0; k < PLACEMENT_MAX_SLOTS; k++)
-        for (int i = 0; i < SPEC_MAX_BUFFERS; i++)
-          if (b->dev[set][k][i]) (void)cudaFree(b->dev[set][k][i]);
-    if (b->flush) (void)cudaFree(b->flush);
+    (void)cudaStreamSynchronize(s->stream); /* the buffers stay for the next job (cb_bufs) */
     sample_pool_release(&b->pool, 1);
     for (int c = 0; c < PLACEMENT_MAX_COPIES; c++)
       for (int k = 0; k < b->nlib[c]; k++) (void)cudaLibraryUnload(b->lib[c][k]);
