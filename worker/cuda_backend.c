@@ -626,6 +626,7 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
 
+/* The launch of p's kernel in p's place on input set `set`. */
 static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launch *L, tf_err *e) {
   cb_job *b = &s->job;
   int k = p->arm;

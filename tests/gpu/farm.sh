@@ -5,7 +5,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"
 # Six generations each: a generation refused for the control's drift counts against the
-# budget (3 of 24 of layernorm's in eight runs of three on an H200), and a run whose every
+# budget (3 of 25 of layernorm's in eight runs of three on an H200), and a run whose every
 # generation is refused leaves nothing decided to check.
 for c in matmul-1024 layernorm-4096x768; do
   sed -E 's/"budget": [0-9]+/"budget": 6/' "$SRC/campaigns/$c.json" >"$c.json"
