@@ -79,6 +79,21 @@ static int layout(char *buf, int neg, const char *dig, int p, int x) {
   return (int)(o - buf);
 }
 
+int numfmt_lld(char *buf, long long v) {
+  /* the magnitude as unsigned: -LLONG_MIN does not fit a long long */
+  unsigned long long m = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  char tmp[24];
+  int n = 0, k = 0;
+  do {
+    tmp[n++] = (char)('0' + (int)(m % 10));
+    m /= 10;
+  } while (m);
+  if (v < 0) buf[k++] = '-';
+  while (n) buf[k++] = tmp[--n];
+  buf[k] = '\0';
+  return k;
+}
+
 int numfmt_g(char *buf, double v, int precision) {
   double a = fabs(v);
   if (!(a >= 1e-6 && a < 1e17) || precision < 1 || precision > 17)

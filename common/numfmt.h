@@ -17,4 +17,9 @@
 
 int numfmt_g(char *buf, double v, int precision);
 
+/* What snprintf(buf, NUMFMT_MAX, "%lld", v) writes, and its length: the coordinator names a
+ * kernel by its knobs' values for every guess it lists to compile ahead, dozens of names per
+ * decision, and printf's parsing of its format was most of the guesses' instructions. */
+int numfmt_lld(char *buf, long long v);
+
 #endif

@@ -11,6 +11,7 @@
 
 #include "common/compile.h" /* defines: compile_check_source */
 #include "common/jsonio.h"
+#include "common/numfmt.h" /* defines: numfmt_lld, NUMFMT_MAX */
 #include "kernels/reference.h" /* defines: reference_layout, REFERENCE_SEED_STRIDE */
 
 _Static_assert(REFERENCE_SEED_STRIDE == SPEC_MAX_BUFFERS,
@@ -667,13 +668,29 @@ int spec_launch(const spec *s, const long long *dims, const config *c, launch_ge
   return 0;
 }
 
+/* Appends the n bytes at p to buf (holding *at of len bytes, NUL-terminated); 0, or -1 and
+ * nothing appended when they do not fit. */
+static int put_bytes(char *buf, size_t len, size_t *at, const char *p, size_t n) {
+  if (*at + n >= len) return -1;
+  memcpy(buf + *at, p, n);
+  *at += n;
+  buf[*at] = '\0';
+  return 0;
+}
+
 int spec_name_expr(const spec *s, const config *c, char *buf, size_t len) {
-  size_t n = (size_t)snprintf(buf, len, "%s", s->kernel);
-  if (s->nknobs == 0) return n < len ? 0 : -1;
-  for (int k = 0; k < s->nknobs && n < len; k++)
-    n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? ", " : "<", c->v[k]);
-  if (n < len) n += (size_t)snprintf(buf + n, len - n, ">");
-  return n < len ? 0 : -1;
+  size_t at = 0;
+  if (len == 0) return -1;
+  buf[0] = '\0';
+  if (put_bytes(buf, len, &at, s->kernel, strlen(s->kernel))) return -1;
+  for (int k = 0; k < s->nknobs; k++) { /* without printf: see numfmt_lld */
+    char num[NUMFMT_MAX];
+    int n = numfmt_lld(num, c->v[k]);
+    if (put_bytes(buf, len, &at, k ? ", " : "<", k ? 2 : 1) ||
+        put_bytes(buf, len, &at, num, (size_t)n))
+      return -1;
+  }
+  return s->nknobs == 0 || put_bytes(buf, len, &at, ">", 1) == 0 ? 0 : -1;
 }
 
 void spec_config_str(const spec *s, const config *c, char *buf, size_t len) {

@@ -294,7 +294,7 @@ static cJSON *job_msg(farm *f, const search_step *st, job *j, tf_err *e) {
 static cJSON *ahead_of(farm *f, device_run *d, const search_step *st) {
   tf_err ignored = {0};
   search_step *nx = &d->ahead_step;
-  if (!f->o->run_ahead || search_next_if_rejected(&d->s, st, nx, &ignored) != 1 || nx->fresh)
+  if (!f->o->run_ahead || search_next_if_rejected(&d->s, st, nx) != 1 || nx->fresh)
     return NULL;
   return job_msg(f, nx, f->job, &ignored);
 }

@@ -68,7 +68,9 @@ static int grow(config **keys, int **vals, int *cap, int n, int **slot, int *nsl
 }
 
 int tried_has(const tried_set *t, const config *c) {
-  return t->nslots > 0 && t->slot[find_slot(t->slot, t->nslots, t->v, c)] >= 0;
+  for (; t; t = t->under)
+    if (t->nslots > 0 && t->slot[find_slot(t->slot, t->nslots, t->v, c)] >= 0) return 1;
+  return 0;
 }
 
 int tried_add(tried_set *t, const config *c) {
@@ -79,8 +81,13 @@ int tried_add(tried_set *t, const config *c) {
   return 0;
 }
 
-int tried_copy(tried_set *dst, const tried_set *src) {
+void tried_over(tried_set *dst, const tried_set *under) {
   memset(dst, 0, sizeof *dst);
+  dst->under = under;
+}
+
+int tried_copy(tried_set *dst, const tried_set *src) {
+  tried_over(dst, src->under);
   if (src->n == 0) return 0;
   dst->v = malloc((size_t)src->cap * sizeof *dst->v);
   dst->slot = malloc((size_t)src->nslots * sizeof *dst->slot);

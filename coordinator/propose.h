@@ -44,19 +44,28 @@
 
 /* The configurations a search has tried, in the order it tried them (v[0..n)), with a hash
  * index over them: a proposal asks "tried?" of hundreds of moves, and a guess ahead
- * (search_peek) of thousands, so a lookup must not scan the list. A zeroed set is empty. */
+ * (search_peek) of thousands, so a lookup must not scan the list. A zeroed set is empty.
+ * A set may lie over another (tried_over): it then holds that one's configurations too, and
+ * v[0..n) are only those added to it. */
 typedef struct tried_set {
   config *v;
   int n, cap;
   int *slot;   /* open addressing: an index into v, or -1; nslots is a power of two */
   int nslots;
+  const struct tried_set *under; /* NULL, or the set this one lies over */
 } tried_set;
 
 int tried_has(const tried_set *t, const config *c);
 int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
-/* *dst becomes a copy of src with storage of its own; 0, or -1 out of memory (dst empty). */
+/* *dst becomes a copy of src with storage of its own (over src's `under`, if any); 0, or -1
+ * out of memory (dst empty). */
 int tried_copy(tried_set *dst, const tried_set *src);
-void tried_release(tried_set *t);
+/* *dst becomes an empty set over `under`: it holds under's configurations and those added to
+ * it, and stores only the latter. `under` must stay as it is while dst lives. The guesses
+ * walk copies of a search that add a few configurations each to a set of thousands, and
+ * copying the set for each copy was most of their time (docs/PERFORMANCE.md). */
+void tried_over(tried_set *dst, const tried_set *under);
+void tried_release(tried_set *t); /* frees dst's own storage only */
 
 /* The constraints' verdicts on configurations already checked: spec_check interprets every
  * constraint's expression, and a search asks it of the same configurations again and again

@@ -461,10 +461,10 @@ int search_apply(search *s, const search_fact *f, tf_err *e) {
  * guess and the kept path. Each path assumes every later candidate is rejected: after a
  * rejection the coordinate search's next moves are known, after a near miss or a keep not. */
 
-/* A copy of s that can be changed: its own tried set. */
-static int clone(const search *s, search *c, tf_err *e) {
+/* A copy of s that can be changed while s stays as it is: its tried set lies over s's. */
+static void clone(const search *s, search *c) {
   *c = *s;
-  return tried_copy(&c->tried, &s->tried) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
+  tried_over(&c->tried, &s->tried);
 }
 
 /* The fact of step st had it been decided `d` in a process the canary cleared. */
@@ -519,7 +519,7 @@ static int after_keep(const search *c, const search_step *st, int depth, search_
   tf_err ignored = {0};
   search_fact f;
   int found = 0;
-  if (clone(c, &b, &ignored)) return 0;
+  clone(c, &b);
   assumed(&b, st, DECISION_KEEP, &f);
   for (int steps = 0;
        found < depth && steps < 8 * depth + 64 && search_apply(&b, &f, &ignored) == 0; steps++) {
@@ -567,17 +567,16 @@ static void follow(search *c, const search_step *pending, int n, double w0, doub
 }
 
 /* s with pending decided d (or s itself without a pending step), then followed. */
-static int path(const search *s, const search_step *pending, decision_kind d, int n, double w0,
-                double p, int branches, weighted *out, int *k, tf_err *e) {
+static void path(const search *s, const search_step *pending, decision_kind d, int n, double w0,
+                 double p, int branches, weighted *out, int *k) {
   search c;
-  if (clone(s, &c, e)) return -1;
+  clone(s, &c);
   search_fact f;
   tf_err ignored = {0};
   if (pending) assumed(s, pending, d, &f);
   if (!pending || search_apply(&c, &f, &ignored) == 0)
     follow(&c, pending, n, w0, p, branches, out, k);
   tried_release(&c.tried);
-  return 0;
 }
 
 static int heavier_first(const void *a, const void *b) {
@@ -617,21 +616,20 @@ int search_peek(const search *s, const search_step *pending, int n, search_guess
   if (n <= 0 || !s->cfg.tmpl || s->done || s->cfg.search.fixed) return 0;
   weighted *w = malloc(sizeof *w * (size_t)(SEARCH_PEEK_PER * n));
   if (!w) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int k = 0, rc = 0;
+  int k = 0;
   double p = search_keep_chance(s);
   int measuring = pending && pending->kind == SEARCH_MEASURE;
-  rc = path(s, pending, DECISION_REJECT, n, measuring ? 1.0 - p : 1.0, p, 1, w, &k, e);
-  if (rc == 0 && measuring) rc = path(s, pending, DECISION_KEEP, n, p, p, 0, w, &k, e);
-  if (rc == 0) k = by_likelihood(w, k, pending, out);
+  path(s, pending, DECISION_REJECT, n, measuring ? 1.0 - p : 1.0, p, 1, w, &k);
+  if (measuring) path(s, pending, DECISION_KEEP, n, p, p, 0, w, &k);
+  k = by_likelihood(w, k, pending, out);
   free(w);
-  return rc ? -1 : k;
+  return k;
 }
 
-int search_next_if_rejected(const search *s, const search_step *pending, search_step *next,
-                            tf_err *e) {
+int search_next_if_rejected(const search *s, const search_step *pending, search_step *next) {
   if (!s->cfg.tmpl || s->done || !pending || pending->kind != SEARCH_MEASURE) return 0;
   search c;
-  if (clone(s, &c, e)) return -1;
+  clone(s, &c);
   search_fact f;
   tf_err ignored = {0};
   int found = 0;

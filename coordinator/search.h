@@ -197,11 +197,10 @@ int search_peek(const search *s, const search_step *pending, int n, search_guess
 /* The job the search would ask for next had `pending` (a MEASURE step in flight) been
  * rejected in a process the canary cleared, past the static refusals in between: 1 with *next
  * that MEASURE step, for running it ahead of the decision (coordinator.h, run-ahead); 0 when
- * the search would do something else first (restart, end) or there is no such job; -1 only
- * when out of memory. s does not change. Whether the job ahead is the one sent is up to the
- * caller to compare: the decision may be another. */
-int search_next_if_rejected(const search *s, const search_step *pending, search_step *next,
-                            tf_err *e);
+ * the search would do something else first (restart, end) or there is no such job. s does
+ * not change. Whether the job ahead is the one sent is up to the caller to compare: the
+ * decision may be another. */
+int search_next_if_rejected(const search *s, const search_step *pending, search_step *next);
 
 /* Would an ended search go on under its configuration now (a campaign resumed with a larger
  * search.budget or max_stale, or more restarts)? 1 with *st its next step: the caller writes a

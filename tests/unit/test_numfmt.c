@@ -1,8 +1,9 @@
-/* Unit tests of common/numfmt.c: numfmt_g writes what snprintf's "%.Pg" writes, byte for byte,
- * for random values across the fast path's range and beyond it, for values next to powers of
- * ten (where the exponent changes), and for exact ties at the last digit (where printf rounds
- * to even). Fixed seeds: a failure repeats. */
+/* Unit tests of common/numfmt.c: numfmt_lld writes what snprintf's "%lld" writes, and numfmt_g
+ * what "%.Pg" writes, byte for byte: random values across numfmt_g's fast path and beyond it,
+ * values next to powers of ten (where the exponent changes), and exact ties at the last digit
+ * (where printf rounds to even). Fixed seeds: a failure repeats. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,8 +92,27 @@ static void numfmt_should_round_ties_to_even(void **state) {
   }
 }
 
+/* numfmt_lld against "%lld": random bit patterns, every length of digits, and the ends. */
+static void numfmt_should_print_integers_as_printf(void **state) {
+  (void)state;
+  static long long v[200000 + 8] = {0, 1, -1, 9, 10, -10, LLONG_MAX, LLONG_MIN};
+  int n = 8;
+  for (int i = 0; i < 200000; i++) {
+    uint64_t b = next() >> (next() % 64);
+    v[n++] = (long long)(i & 1 ? 0 - b : b);
+  }
+  for (int i = 0; i < n; i++) {
+    char want[32], got[NUMFMT_MAX];
+    snprintf(want, sizeof want, "%lld", v[i]);
+    int k = numfmt_lld(got, v[i]);
+    if (strcmp(want, got) != 0 || k != (int)strlen(want))
+      fail_msg("%%lld of %lld: printf '%s', numfmt '%s' (%d)", v[i], want, got, k);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(numfmt_should_print_integers_as_printf),
       cmocka_unit_test(numfmt_should_print_random_values_as_printf),
       cmocka_unit_test(numfmt_should_print_any_bits_as_printf),
       cmocka_unit_test(numfmt_should_find_the_exponent_next_to_powers_of_ten),

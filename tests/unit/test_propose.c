@@ -233,6 +233,47 @@ static int passes(const spec *s, const long long *dims, const config *c) {
 
 /* A copy has storage of its own: what is added to it is not in the original, and it still
  * holds everything the original held, across the index's growth. */
+/* A set over another holds both, stores only what was added to it, and leaves the one under it
+ * as it was; a set over that one sees all three. */
+static void tried_over_should_hold_both_and_change_neither(void **state) {
+  (void)state;
+  tried_set t = {0}, u, w;
+  config c = {2, {0, 0}};
+  for (int i = 0; i < 1000; i++) {
+    c.v[0] = i % 37;
+    c.v[1] = i / 37;
+    assert_int_equal(tried_add(&t, &c), 0);
+  }
+  tried_over(&u, &t);
+  c.v[0] = 5; /* already under: not added again */
+  c.v[1] = 3;
+  assert_int_equal(tried_add(&u, &c), 0);
+  assert_int_equal(u.n, 0);
+  config x = {2, {999, 1}}, y = {2, {999, 2}};
+  assert_int_equal(tried_add(&u, &x), 0);
+  assert_int_equal(u.n, 1);
+  assert_true(tried_has(&u, &x));
+  assert_false(tried_has(&t, &x));
+  tried_over(&w, &u);
+  assert_int_equal(tried_add(&w, &y), 0);
+  assert_true(tried_has(&w, &x) && tried_has(&w, &y) && tried_has(&w, &c));
+  assert_false(tried_has(&u, &y));
+  assert_int_equal(t.n, 1000);
+  for (int i = 0; i < 1000; i++) {
+    c.v[0] = i % 37;
+    c.v[1] = i / 37;
+    assert_true(tried_has(&u, &c) && tried_has(&w, &c));
+  }
+  tried_set v;
+  assert_int_equal(tried_copy(&v, &w), 0); /* a copy of an overlay lies over the same set */
+  assert_true(v.under == &u && tried_has(&v, &y) && tried_has(&v, &x));
+  tried_release(&v);
+  tried_release(&w);
+  tried_release(&u);
+  assert_true(tried_has(&t, &c) && !tried_has(&t, &x));
+  tried_release(&t);
+}
+
 static void tried_copy_should_be_independent(void **state) {
   (void)state;
   tried_set t = {0}, u;
@@ -1156,6 +1197,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tried_should_grow_and_ignore_duplicates),
       cmocka_unit_test(tried_copy_should_be_independent),
+      cmocka_unit_test(tried_over_should_hold_both_and_change_neither),
       cmocka_unit_test(check_memo_should_answer_as_spec_check),
       cmocka_unit_test(memo_should_not_change_repairs),
       cmocka_unit_test(propose_should_never_propose_a_tried_config),
