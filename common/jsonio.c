@@ -456,21 +456,6 @@ static void put_string(outbuf *b, const char *s) {
   b->n += (size_t)(o - start);
 }
 
-/* The decimal digits of v, with its sign: what "%lld" prints, without printf. */
-static int whole_digits(char *buf, long long v) {
-  char tmp[24];
-  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-  int n = 0, len = 0;
-  do {
-    tmp[n++] = (char)('0' + (int)(u % 10));
-    u /= 10;
-  } while (u);
-  if (v < 0) buf[len++] = '-';
-  while (n) buf[len++] = tmp[--n];
-  buf[len] = '\0';
-  return len;
-}
-
 /* cJSON's rule for a number: null when not finite; 15 significant digits when they read
  * back within a rounding error of d (cJSON's comparison: |a - b| <= max(|a|, |b|) * epsilon),
  * else 17. A whole number below 10^15 is its digits, which is what 15 digits print. */
@@ -480,7 +465,7 @@ static void put_number(outbuf *b, double d) {
   if (!isfinite(d)) {
     len = snprintf(buf, sizeof buf, "null");
   } else if (fabs(d) < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d))) {
-    len = whole_digits(buf, (long long)d);
+    len = numfmt_lld(buf, (long long)d);
   } else {
     len = numfmt_g(buf, d, 15);
     double back = strtod(buf, NULL), most = fmax(fabs(back), fabs(d));
