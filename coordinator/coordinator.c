@@ -81,6 +81,8 @@ typedef struct farm {
   MPI_Comm comm;
   const run_opts *o;
   campaign c;
+  space_view space;    /* c's space, enumerated at load: its table answers the searches'
+                        * constraint checks (check_memo.space) */
   int ndev;
   device_run *d;
   char run[32];        /* when this run began: with a record's child, names its measure process */
@@ -655,7 +657,9 @@ static int reopen(farm *f, device_run *d, tf_err *e) {
 static int open_search(farm *f, device_run *d, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   search_config cfg;
-  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e) || search_init(&d->s, &cfg, e)) return -1;
+  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e)) return -1;
+  cfg.space = &f->space;
+  if (search_init(&d->s, &cfg, e)) return -1;
   if (ledger_open(&d->l, &lo, &f->c, &d->dev, e)) return -1;
   resume_ctx x = {f, d};
   if (ledger_replay(d->l, resume_line, &x, e)) return -1;
@@ -856,7 +860,8 @@ static void release(farm *f) {
 }
 
 /* The campaign, with every constraint evaluated over the whole space: a template whose
- * expressions fail somewhere (division by zero) is refused before any ledger is touched. */
+ * expressions fail somewhere (division by zero) is refused before any ledger is touched, and
+ * the verdicts stay in f->space for the searches. */
 static int load(farm *f, tf_err *e) {
   progress(f, "tunefarm: loading campaign %s\n", f->o->campaign);
   if (campaign_load(&f->c, f->o->campaign, e)) return -1;
@@ -864,11 +869,10 @@ static int load(farm *f, tf_err *e) {
   for (int k = 0; k < f->c.tmpl.nknobs; k++) size *= f->c.tmpl.knobs[k].nvalues;
   progress(f, "tunefarm: enumerating its space: %.0f configurations against %d constraints\n",
            size, f->c.tmpl.nconstraints);
-  space_view v;
-  if (space_enumerate(&f->c, &v, e) == 0) {
-    progress(f, "tunefarm: %lld accepted, %d reachable from the start (%.1f s)\n", v.accepted,
-             v.nreachable, tf_monotonic_s() - t);
-    space_release(&v);
+  space_view *v = &f->space;
+  if (space_enumerate(&f->c, v, e) == 0) {
+    progress(f, "tunefarm: %lld accepted, %d reachable from the start (%.1f s)\n", v->accepted,
+             v->nreachable, tf_monotonic_s() - t);
     return 0;
   }
   campaign_release(&f->c);
@@ -993,7 +997,10 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc == 0) summary(&f); /* before the stop: each worker then adds its compile pool's line */
   stop_workers(&f);
   if (rc == 0 && f.lost) rc = lost_error(&f, e);
-  if (loaded) campaign_release(&f.c);
+  if (loaded) {
+    space_release(&f.space);
+    campaign_release(&f.c);
+  }
   release(&f);
   return rc;
 }

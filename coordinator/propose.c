@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mix.h" /* defines: tf_mix64 */
+#include "common/mix.h"        /* defines: tf_mix64 */
+#include "coordinator/space.h" /* defines: space_verdict */
 
 /* The repairs found from one best (repair_move, below). */
 #define REPAIR_STEPS 4
@@ -111,6 +112,11 @@ void tried_release(tried_set *t) {
 
 int check_memo_check(check_memo *m, const spec *s, const long long *dims, const config *c,
                      int *violated, tf_err *e) {
+  int v = m && m->space ? space_verdict(m->space, c) : -2;
+  if (v >= -1) {
+    *violated = v;
+    return 0;
+  }
   if (m && m->nslots > 0) {
     int i = m->slot[find_slot(m->slot, m->nslots, m->key, c)];
     if (i >= 0) {

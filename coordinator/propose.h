@@ -75,7 +75,11 @@ void tried_release(tried_set *t); /* frees dst's own storage only */
  * here because the memo is what a search and its copies share. A zeroed memo is empty;
  * verdicts that could not be evaluated are not kept. */
 typedef struct repair_list repair_list; /* propose.c: the repairs from one best, so far */
+struct space_view;                      /* coordinator/space.h */
 typedef struct check_memo {
+  /* Borrowed, or NULL: every point's verdict, tabled when `run` enumerated the space. A point
+   * of the space is answered from it; the hash below keeps what it cannot answer. */
+  const struct space_view *space;
   config *key;
   int *bad;    /* spec_check's *violated for key[i] */
   int n, cap;

@@ -57,6 +57,7 @@ int search_init(search *s, const search_config *cfg, tf_err *e) {
   s->cfg = *cfg;
   s->memo = calloc(1, sizeof *s->memo);
   if (!s->memo) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  s->memo->space = cfg->space;
   s->best_gen = s->champion_gen = -1;
   search_begin_run(s);
   return begin_segment(s, 0, &cfg->start, e);

@@ -48,6 +48,9 @@ typedef struct search_config {
   int ordinal;
   int loose;                 /* read back only, from a ledger that does not say its search mode
                               * (schema version 1): each record's best is taken as written */
+  const struct space_view *space; /* borrowed, or NULL: the space `run` enumerated for this
+                              * template and problem, whose table answers the constraints
+                              * (check_memo.space) */
 } search_config;
 
 /* The search options of campaign c for the device at `ordinal`; TF_EXIT_INPUT when the

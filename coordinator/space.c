@@ -24,10 +24,21 @@ void space_config_at(const spec *s, long long idx, config *c) {
   }
 }
 
+/* c's index in the whole space, or -1 when a value is not in its knob's domain. */
 static long long config_to_index(const spec *s, const config *c) {
   long long idx = 0;
-  for (int k = 0; k < s->nknobs; k++) idx = idx * s->knobs[k].nvalues + spec_value_index(s, k, c->v[k]);
+  for (int k = 0; k < s->nknobs; k++) {
+    int i = spec_value_index(s, k, c->v[k]);
+    if (i < 0) return -1;
+    idx = idx * s->knobs[k].nvalues + i;
+  }
   return idx;
+}
+
+int space_verdict(const space_view *v, const config *c) {
+  long long i = c->n == v->s->nknobs ? config_to_index(v->s, c) : -1;
+  if (i < 0 || !v->first_broken) return -2;
+  return v->first_broken[i] == SPACE_ACCEPTED ? -1 : v->first_broken[i];
 }
 
 void space_at(const space_view *v, int i, config *out) { space_config_at(v->s, v->reach[i], out); }
@@ -205,8 +216,9 @@ static int tabulate(const campaign *c, int k, verdicts *t) {
   return 0;
 }
 
-/* ok[i]: point i passes every constraint; refused_by and accepted counted. A point where a
- * constraint cannot be evaluated fails as spec_check_all does there (the first such point). */
+/* ok[i]: point i passes every constraint, and v->first_broken[i] the first it breaks;
+ * refused_by and accepted counted. A point where a constraint cannot be evaluated fails as
+ * spec_check_all does there (the first such point). */
 static int check_all(const campaign *c, unsigned char *ok, space_view *v, tf_err *e) {
   const spec *s = &c->tmpl;
   verdicts t[SPEC_MAX_CONSTRAINTS];
@@ -228,10 +240,12 @@ static int check_all(const campaign *c, unsigned char *ok, space_view *v, tf_err
       rc = spec_check_all(s, c->dims, &cfg, broken, e);
     }
     ok[i] = 1;
-    for (int k = 0; k < s->nconstraints && rc == 0; k++)
+    v->first_broken[i] = SPACE_ACCEPTED;
+    for (int k = s->nconstraints - 1; k >= 0 && rc == 0; k--)
       if (broken[k]) {
         v->refused_by[k]++;
         ok[i] = 0;
+        v->first_broken[i] = (unsigned char)k;
       }
     v->accepted += ok[i] && rc == 0;
     for (int j = s->nknobs - 1; j >= 0 && ++d[j] == s->knobs[j].nvalues; j--) d[j] = 0;
@@ -269,15 +283,23 @@ int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
                    "here): fewer knobs, values or constraints",
                    s->path, v->size, s->nconstraints, steps, SPACE_MAX_STEPS, SPACE_MAX_SECONDS);
   unsigned char *ok = malloc((size_t)v->size);
-  if (!ok) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  v->first_broken = malloc((size_t)v->size);
+  if (!ok || !v->first_broken) {
+    free(ok);
+    space_release(v);
+    return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  }
   int rc = check_all(c, ok, v, e);
   if (rc == 0) rc = reach(c, ok, v, e);
   free(ok);
+  if (rc) space_release(v);
   return rc;
 }
 
 void space_release(space_view *v) {
   free(v->reach);
   v->reach = NULL;
+  free(v->first_broken);
+  v->first_broken = NULL;
 }
 

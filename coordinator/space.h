@@ -8,8 +8,10 @@
 
 #include "common/campaign.h"
 
-/* The space as the audit sees it. Ownership: space_release frees reach; s is the
- * campaign's template, which must outlive the view. */
+#define SPACE_ACCEPTED 0xFF /* in space_view.first_broken: the point breaks no constraint */
+
+/* The space as the audit sees it. Ownership: space_release frees reach and first_broken; s is
+ * the campaign's template, which must outlive the view. */
 typedef struct space_view {
   const spec *s;
   long long size;            /* product of the knob domains */
@@ -19,6 +21,10 @@ typedef struct space_view {
   long long *reach;          /* accepted and reachable from start, start first, as indices
                               * (8 bytes each, not a config's 136: 2^24 of them fit) */
   int nall;                  /* reachable before audit --where kept a part of them */
+  unsigned char *first_broken; /* per point of the whole space (space_config_at's index): the
+                                * first constraint it breaks, as spec_check says, or
+                                * SPACE_ACCEPTED: what the search asks of every candidate,
+                                * answered by one lookup (a byte per point) */
 } space_view;
 
 /* Enumerate. Refuses, as bad input naming the limit, spaces over 2^24 points (not a tuning
@@ -33,5 +39,9 @@ void space_config_at(const spec *s, long long idx, config *out);
 
 /* The i-th reachable configuration (0 <= i < nreachable). */
 void space_at(const space_view *v, int i, config *out);
+
+/* spec_check's verdict on c at the campaign's problem: the first constraint c breaks, or -1;
+ * -2 when c is not a point of the space (a value outside a knob's domain). */
+int space_verdict(const space_view *v, const config *c);
 
 #endif
