@@ -36,8 +36,15 @@ static long long config_to_index(const spec *s, const config *c) {
 }
 
 int space_verdict(const space_view *v, const config *c) {
-  long long i = c->n == v->s->nknobs ? config_to_index(v->s, c) : -1;
-  if (i < 0 || !v->first_broken) return -2;
+  const spec *s = v->s;
+  if (c->n != s->nknobs || !v->first_broken) return -2;
+  long long i = 0;
+  for (int k = 0; k < s->nknobs; k++) {
+    long long x = c->v[k];
+    int j = x >= 0 && x < SPACE_DIRECT ? v->index_of[k][x] : spec_value_index(s, k, x);
+    if (j < 0) return -2;
+    i = i * s->knobs[k].nvalues + j;
+  }
   return v->first_broken[i] == SPACE_ACCEPTED ? -1 : v->first_broken[i];
 }
 
@@ -282,6 +289,12 @@ int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
                    "walking them would take %lld steps, more than the limit of %lld (about %d s "
                    "here): fewer knobs, values or constraints",
                    s->path, v->size, s->nconstraints, steps, SPACE_MAX_STEPS, SPACE_MAX_SECONDS);
+  memset(v->index_of, -1, sizeof v->index_of);
+  for (int k = 0; k < s->nknobs; k++)
+    for (int j = 0; j < s->knobs[k].nvalues; j++)
+      if (s->knobs[k].values[j] >= 0 && s->knobs[k].values[j] < SPACE_DIRECT &&
+          v->index_of[k][s->knobs[k].values[j]] < 0) /* a value given twice: its first index */
+        v->index_of[k][s->knobs[k].values[j]] = (signed char)j;
   unsigned char *ok = malloc((size_t)v->size);
   v->first_broken = malloc((size_t)v->size);
   if (!ok || !v->first_broken) {

@@ -9,6 +9,7 @@
 #include "common/campaign.h"
 
 #define SPACE_ACCEPTED 0xFF /* in space_view.first_broken: the point breaks no constraint */
+#define SPACE_DIRECT 1024   /* knob values 0..SPACE_DIRECT-1 find their index in one load */
 
 /* The space as the audit sees it. Ownership: space_release frees reach and first_broken; s is
  * the campaign's template, which must outlive the view. */
@@ -25,6 +26,9 @@ typedef struct space_view {
                                 * first constraint it breaks, as spec_check says, or
                                 * SPACE_ACCEPTED: what the search asks of every candidate,
                                 * answered by one lookup (a byte per point) */
+  /* each knob's index of value x, or -1 (x < SPACE_DIRECT): a search's walks ask the table
+   * thousands of times a decision, and a scan of the values was most of each lookup */
+  signed char index_of[SPEC_MAX_KNOBS][SPACE_DIRECT];
 } space_view;
 
 /* Enumerate. Refuses, as bad input naming the limit, spaces over 2^24 points (not a tuning

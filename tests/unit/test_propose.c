@@ -801,6 +801,11 @@ static void space_should_agree_with_the_checks_and_the_proposer(void **state) {
   }
   assert_true(m.n > 0);
   check_memo_release(&m);
+  config off = c.start; /* past the direct index, and below it */
+  off.v[0] = SPACE_DIRECT + 5000;
+  assert_int_equal(space_verdict(&v, &off), -2);
+  off.v[0] = -1;
+  assert_int_equal(space_verdict(&v, &off), -2);
   assert_int_equal(v.accepted, accepted);
   for (int k = 0; k < s->nconstraints; k++) assert_int_equal(v.refused_by[k], refused[k]);
   assert_true(v.nreachable > 1 && v.nreachable <= accepted);
