@@ -642,6 +642,20 @@ void stats_median_interval(const double *x, int n, double *lo, double *hi) {
   *hi = buf[n - k];
 }
 
+void stats_median_finite(const double *x, int n, double *m, double *lo, double *hi) {
+  *m = NAN;
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  double *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+  if (!f) return;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (isfinite(x[i])) f[k++] = x[i];
+  *m = stats_median(f, k);
+  stats_median_interval(f, k, lo, hi);
+  free(f);
+}
+
 /* "+0.41% [+0.30%, +0.52%]" */
 static void say_bias(char *buf, size_t len, double ratio, double lo, double hi) {
   if (isfinite(lo) && isfinite(hi))

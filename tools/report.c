@@ -228,8 +228,8 @@ static void print_processes(FILE *f, const report_ledger *s) {
     if (s->aa) {
       fprintf(f, " %d |", p->naa);
       for (int k = 0; k < 2; k++) {
-        double lo, hi, m = stats_median(p->aa[k], p->naa);
-        stats_median_interval(p->aa[k], p->naa, &lo, &hi);
+        double m, lo, hi;
+        stats_median_finite(p->aa[k], p->naa, &m, &lo, &hi);
         fprintf(f, " %s |", fmt_bias(b, sizeof b, m, lo, hi));
       }
       fprintf(f, " %d of %d |", p->keeps, p->decided);

@@ -105,6 +105,24 @@ static void stats_median_should_handle_odd_even_and_empty(void **state) {
   assert_true(odd[0] == 3.0); /* the input is not reordered */
 }
 
+/* NaNs (a round without one instrument) are left out, not sorted among the values. */
+static void stats_median_finite_should_leave_out_what_is_not_a_number(void **state) {
+  (void)state;
+  double x[40], clean[30], m, lo, hi, want_lo, want_hi;
+  int n = 0;
+  for (int i = 0; i < 40; i++) {
+    x[i] = i % 4 == 1 ? NAN : 1.0 + 0.001 * (double)((i * 7) % 40);
+    if (!isnan(x[i])) clean[n++] = x[i];
+  }
+  stats_median_finite(x, 40, &m, &lo, &hi);
+  stats_median_interval(clean, n, &want_lo, &want_hi);
+  assert_true(m == stats_median(clean, n));
+  assert_true(lo == want_lo && hi == want_hi && isfinite(lo) && lo < m && m < hi);
+  double none[3] = {NAN, NAN, INFINITY};
+  stats_median_finite(none, 3, &m, &lo, &hi);
+  assert_true(isnan(m) && !isfinite(lo) && !isfinite(hi));
+}
+
 static void unknown_rule_should_be_refused(void **state) {
   (void)state;
   assert_false(decide_rule_known("mean"));
@@ -501,6 +519,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults_should_match_the_documented_values),
       cmocka_unit_test(stats_median_should_handle_odd_even_and_empty),
+      cmocka_unit_test(stats_median_finite_should_leave_out_what_is_not_a_number),
       cmocka_unit_test(unknown_rule_should_be_refused),
       cmocka_unit_test(fault_should_be_rejected_with_its_cause),
       cmocka_unit_test(incorrect_result_should_be_rejected_with_its_error),
