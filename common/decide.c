@@ -623,23 +623,35 @@ int decide_screen_round(const decide_opts *o, const round_rec *r) {
 
 /* ---- the canary ---- */
 
-void stats_median_interval(const double *x, int n, double *lo, double *hi) {
-  *lo = -INFINITY;
-  *hi = INFINITY;
-  if (n < 6 || n > MSG_MAX_ROUNDS) return;
+/* The largest k with P(Bin(n, 1/2) <= k - 1) <= 0.025, or 0: summed from 2^-n up, which stays
+ * a normal double to n = 1022; past STATS_EXACT_N the normal approximation, whose k is within
+ * one of the exact one there. */
+#define STATS_EXACT_N 1000
+static int median_rank(int n) {
+  if (n > STATS_EXACT_N) return (int)floor(0.5 * (double)n - 0.98 * sqrt((double)n));
   double cdf = 0.0, pmf = ldexp(1.0, -n);
-  int k = 0; /* the largest k with P(Bin(n, 1/2) <= k - 1) <= 0.025 */
+  int k = 0;
   for (int i = 0; i < n && cdf + pmf <= 0.025; i++) {
     cdf += pmf;
     pmf *= (double)(n - i) / (double)(i + 1);
     k = i + 1;
   }
+  return k;
+}
+
+void stats_median_interval(const double *x, int n, double *lo, double *hi) {
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  int k = n < 6 ? 0 : median_rank(n);
   if (k < 1) return;
-  double buf[MSG_MAX_ROUNDS];
+  double local[MSG_MAX_ROUNDS];
+  double *buf = n <= MSG_MAX_ROUNDS ? local : malloc((size_t)n * sizeof *buf);
+  if (!buf) return;
   memcpy(buf, x, (size_t)n * sizeof *buf);
   qsort(buf, (size_t)n, sizeof *buf, cmp_double);
   *lo = buf[k - 1];
   *hi = buf[n - k];
+  if (buf != local) free(buf);
 }
 
 void stats_median_finite(const double *x, int n, double *m, double *lo, double *hi) {

@@ -96,7 +96,8 @@ void decide_untrusted(decision *d, const canary_verdict *cv, int child);
 /* Statistics helpers, exposed for tests. */
 double stats_median(const double *x, int n); /* copies; NAN for n == 0 */
 /* The distribution-free interval of the median of x[0..n) at 95%: order statistics k and
- * n + 1 - k with P(Bin(n, 1/2) < k) <= 0.025. -inf and inf when n < 6. */
+ * n + 1 - k with P(Bin(n, 1/2) < k) <= 0.025 (past 1,000 values, k from the normal
+ * approximation). -inf and inf when n < 6. */
 void stats_median_interval(const double *x, int n, double *lo, double *hi);
 /* stats_median and stats_median_interval over the finite values of x alone: a round without
  * one instrument's time holds NAN there, which has no order to sort by. *m is NAN when none

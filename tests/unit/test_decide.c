@@ -123,6 +123,42 @@ static void stats_median_finite_should_leave_out_what_is_not_a_number(void **sta
   assert_true(isnan(m) && !isfinite(lo) && !isfinite(hi));
 }
 
+/* The largest k with P(Bin(n, 1/2) <= k - 1) <= 0.025, summed in logarithms: another way
+ * than the one under test. */
+static int reference_rank(int n) {
+  double cdf = 0.0;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    double p = exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+    if (cdf + p > 0.025) break;
+    cdf += p;
+    k = i + 1;
+  }
+  return k;
+}
+
+/* Order statistics k and n + 1 - k of 1..n: the exact rank up to 1,000 values, within one
+ * of it past that, and an interval for any number of rounds (a report's A/A process can
+ * have thousands). */
+static void stats_median_interval_should_take_the_binomial_ranks(void **state) {
+  (void)state;
+  static double x[6000];
+  double lo, hi;
+  for (int n = 1; n <= 6000; n += n < 1100 ? 1 : 487) {
+    for (int i = 0; i < n; i++) x[i] = (double)(1 + (i * 7919L) % n); /* 1..n, scrambled */
+    stats_median_interval(x, n, &lo, &hi);
+    int want = n < 6 ? 0 : reference_rank(n);
+    if (want < 1) {
+      assert_true(isinf(lo) && isinf(hi));
+      continue;
+    }
+    if (n <= 1000 && (lo != want || hi != n + 1 - want))
+      fail_msg("n %d: [%g, %g], want [%d, %d]", n, lo, hi, want, n + 1 - want);
+    if (fabs(lo - want) > 1 || lo + hi != n + 1)
+      fail_msg("n %d: [%g, %g], want about [%d, %d]", n, lo, hi, want, n + 1 - want);
+  }
+}
+
 static void unknown_rule_should_be_refused(void **state) {
   (void)state;
   assert_false(decide_rule_known("mean"));
@@ -520,6 +556,7 @@ int main(void) {
       cmocka_unit_test(defaults_should_match_the_documented_values),
       cmocka_unit_test(stats_median_should_handle_odd_even_and_empty),
       cmocka_unit_test(stats_median_finite_should_leave_out_what_is_not_a_number),
+      cmocka_unit_test(stats_median_interval_should_take_the_binomial_ranks),
       cmocka_unit_test(unknown_rule_should_be_refused),
       cmocka_unit_test(fault_should_be_rejected_with_its_cause),
       cmocka_unit_test(incorrect_result_should_be_rejected_with_its_error),
