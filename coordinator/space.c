@@ -24,27 +24,24 @@ void space_config_at(const spec *s, long long idx, config *c) {
   }
 }
 
-/* c's index in the whole space, or -1 when a value is not in its knob's domain. */
-static long long config_to_index(const spec *s, const config *c) {
+/* c's index in the whole space, or -1 when c is not a point of it (a value outside its knob's
+ * domain); v->index_of must be filled. */
+static long long config_to_index(const space_view *v, const config *c) {
+  const spec *s = v->s;
+  if (c->n != s->nknobs) return -1;
   long long idx = 0;
   for (int k = 0; k < s->nknobs; k++) {
-    int i = spec_value_index(s, k, c->v[k]);
-    if (i < 0) return -1;
-    idx = idx * s->knobs[k].nvalues + i;
+    long long x = c->v[k];
+    int j = x >= 0 && x < SPACE_DIRECT ? v->index_of[k][x] : spec_value_index(s, k, x);
+    if (j < 0) return -1;
+    idx = idx * s->knobs[k].nvalues + j;
   }
   return idx;
 }
 
 int space_verdict(const space_view *v, const config *c) {
-  const spec *s = v->s;
-  if (c->n != s->nknobs || !v->first_broken) return -2;
-  long long i = 0;
-  for (int k = 0; k < s->nknobs; k++) {
-    long long x = c->v[k];
-    int j = x >= 0 && x < SPACE_DIRECT ? v->index_of[k][x] : spec_value_index(s, k, x);
-    if (j < 0) return -2;
-    i = i * s->knobs[k].nvalues + j;
-  }
+  long long i = v->first_broken ? config_to_index(v, c) : -1;
+  if (i < 0) return -2;
   return v->first_broken[i] == SPACE_ACCEPTED ? -1 : v->first_broken[i];
 }
 
@@ -167,7 +164,7 @@ static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_e
     free(w.queue);
     return tf_fail(e, TF_EXIT_FAIL, "out of memory enumerating %lld configurations", v->size);
   }
-  long long start = config_to_index(s, &c->start);
+  long long start = config_to_index(v, &c->start);
   w.seen[start] = 1;
   w.queue[w.tail++] = start;
   for (long long head = 0; head < w.tail; head++) walk_visit(&w, w.queue[head]);
