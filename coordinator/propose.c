@@ -87,23 +87,6 @@ void tried_over(tried_set *dst, const tried_set *under) {
   dst->under = under;
 }
 
-int tried_copy(tried_set *dst, const tried_set *src) {
-  tried_over(dst, src->under);
-  if (src->n == 0) return 0;
-  dst->v = malloc((size_t)src->cap * sizeof *dst->v);
-  dst->slot = malloc((size_t)src->nslots * sizeof *dst->slot);
-  if (!dst->v || !dst->slot) {
-    tried_release(dst);
-    return -1;
-  }
-  memcpy(dst->v, src->v, (size_t)src->n * sizeof *dst->v);
-  memcpy(dst->slot, src->slot, (size_t)src->nslots * sizeof *dst->slot);
-  dst->n = src->n;
-  dst->cap = src->cap;
-  dst->nslots = src->nslots;
-  return 0;
-}
-
 void tried_release(tried_set *t) {
   free(t->v);
   free(t->slot);

@@ -57,9 +57,6 @@ typedef struct tried_set {
 
 int tried_has(const tried_set *t, const config *c);
 int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
-/* *dst becomes a copy of src with storage of its own (over src's `under`, if any); 0, or -1
- * out of memory (dst empty). */
-int tried_copy(tried_set *dst, const tried_set *src);
 /* *dst becomes an empty set over `under`: it holds under's configurations and those added to
  * it, and stores only the latter. `under` must stay as it is while dst lives. The guesses
  * walk copies of a search that add a few configurations each to a set of thousands, and
