@@ -1,5 +1,6 @@
 #include "common/mpimsg.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,7 @@ static struct {
   pid_t *receipt;    /* per rank: its pid where it asked to be rung when its messages are
                       * taken, else 0 */
   int *receipted_by; /* per rank: 1 when that rank rings this one as it takes its messages */
+  size_t eager;      /* the shared-memory transport's eager limit; 0: unknown */
 } bells = {.comm = MPI_COMM_NULL};
 
 int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e) {
@@ -54,6 +56,32 @@ static void fill_bells(const unsigned long long *all, int size, int rank) {
   bells.rung_by_all = by_all;
 }
 
+/* Open MPI's shared-memory eager limit, through the MPI tool interface (the transport is
+ * `vader` in Open MPI 4, `sm` in 5): 0 where neither is there or it cannot be read. */
+static size_t eager_limit(void) {
+  static const char *const names[] = {"btl_vader_eager_limit", "btl_sm_eager_limit"};
+  int provided, idx = -1, count = 0, verbosity, bind, scope, bytes = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && idx < 0; i++)
+    if (MPI_T_cvar_get_index(names[i], &idx) != MPI_SUCCESS) idx = -1;
+  MPI_Datatype type;
+  MPI_T_cvar_handle h;
+  uint64_t v8 = 0;
+  uint32_t v4 = 0;
+  size_t limit = 0;
+  if (idx >= 0 &&
+      MPI_T_cvar_get_info(idx, NULL, NULL, &verbosity, &type, NULL, NULL, NULL, &bind, &scope) ==
+          MPI_SUCCESS &&
+      MPI_Type_size(type, &bytes) == MPI_SUCCESS &&
+      MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
+    if (count == 1 && bytes == 8 && MPI_T_cvar_read(h, &v8) == MPI_SUCCESS) limit = (size_t)v8;
+    if (count == 1 && bytes == 4 && MPI_T_cvar_read(h, &v4) == MPI_SUCCESS) limit = v4;
+    MPI_T_cvar_handle_free(&h);
+  }
+  MPI_T_finalize();
+  return limit;
+}
+
 int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e) {
   int size, rank;
   if (MPI_CHECK(MPI_Comm_size(comm, &size), e) || MPI_CHECK(MPI_Comm_rank(comm, &rank), e))
@@ -74,6 +102,7 @@ int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e) {
   if (rc == 0) {
     fill_bells(all, size, rank);
     bells.comm = comm, bells.size = size, bells.rank = rank;
+    bells.eager = eager_limit();
   }
   free(all);
   return rc;
@@ -90,13 +119,24 @@ static void ring(MPI_Comm comm, int dest) {
   if (comm == bells.comm && dest >= 0 && dest < bells.size) doorbell_ring(bells.ring[dest]);
 }
 
-/* Tell src that its message is being taken (it may be waiting for its send to complete). */
-static void receipt(MPI_Comm comm, int src) {
-  if (comm == bells.comm && src >= 0 && src < bells.size) doorbell_ring(bells.receipt[src]);
+/* Room for MPI's own header within the eager limit (Open MPI's is under 64 bytes). */
+#define MPIMSG_HEADER_BYTES 64
+
+/* Whether a message of `bytes` needs its sender to move: above the eager limit, or any where
+ * the limit is unknown. Sender and receiver judge alike: both read the same limit. */
+static int needs_receipt(size_t bytes) {
+  return bells.eager == 0 || bytes + MPIMSG_HEADER_BYTES > bells.eager;
 }
 
-static int receipted_by(MPI_Comm comm, int dest) {
-  return comm == bells.comm && dest >= 0 && dest < bells.size && bells.receipted_by[dest];
+/* Tell src that its message of `bytes` is being taken, where it needs its sender. */
+static void receipt(MPI_Comm comm, int src, size_t bytes) {
+  if (comm == bells.comm && src >= 0 && src < bells.size && needs_receipt(bytes))
+    doorbell_ring(bells.receipt[src]);
+}
+
+static int receipted_by(MPI_Comm comm, int dest, size_t bytes) {
+  return comm == bells.comm && dest >= 0 && dest < bells.size && bells.receipted_by[dest] &&
+         needs_receipt(bytes);
 }
 
 int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *out,
@@ -113,6 +153,7 @@ int mpimsg_isend_text(MPI_Comm comm, int dest, int tag, char *text, mpimsg_out *
   out->text = text;
   out->comm = comm;
   out->dest = dest;
+  out->bytes = n;
   ring(comm, dest); /* after the send has started: the receiver's probe must find it */
   return 0;
 }
@@ -125,10 +166,13 @@ int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out 
 }
 
 /* Where the receiver rings as it takes the message, sleeps until it does, then polls (a large
- * message completes only as both sides take turns); elsewhere polls, backing off from 20 us. */
+ * message completes only as both sides take turns); elsewhere polls, backing off from 20 us,
+ * and a ring cuts a sleep short. */
 int mpimsg_wait(mpimsg_out *out, tf_err *e) {
   long ns = 20000;
-  int rc = 0, bell = out->text && receipted_by(out->comm, out->dest), rang = 0;
+  int rc = 0, rang = 0;
+  int bell = out->text && receipted_by(out->comm, out->dest, out->bytes);
+  int rung = out->text && rung_by(out->comm, out->dest);
   while (out->text) {
     int done = 0;
     if ((rc = MPI_CHECK(MPI_Test(&out->req, &done, MPI_STATUS_IGNORE), e)) || done) {
@@ -140,7 +184,7 @@ int mpimsg_wait(mpimsg_out *out, tf_err *e) {
       rang = doorbell_wait(MPIMSG_RING_NET_S);
       continue;
     }
-    if (bell) {
+    if (bell || rung) {
       doorbell_wait(1e-9 * (double)ns);
     } else {
       struct timespec ts = {0, ns};
@@ -200,10 +244,10 @@ static cJSON *receive(MPI_Comm comm, const MPI_Status *st, int *tag, int *from, 
     tf_fail(e, TF_EXIT_FAIL, "out of memory receiving %d bytes", count);
     return NULL;
   }
-  receipt(comm, st->MPI_SOURCE); /* a large message needs its sender now */
+  receipt(comm, st->MPI_SOURCE, (size_t)count); /* a large message needs its sender now */
   int rc = MPI_CHECK(MPI_Recv(buf, count, MPI_CHAR, st->MPI_SOURCE, st->MPI_TAG, comm,
                               MPI_STATUS_IGNORE), e);
-  receipt(comm, st->MPI_SOURCE); /* its send can complete */
+  receipt(comm, st->MPI_SOURCE, (size_t)count); /* its send can complete */
   if (rc) {
     free(buf);
     return NULL;

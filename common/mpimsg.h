@@ -23,27 +23,32 @@ void mpimsg_init(MPI_Comm comm);
  * where it runs. After it, a send on comm to a rank in the same pid space rings that rank, and
  * a rank waiting for messages that only such ranks send sleeps until rung instead of polling
  * (a wait that no ring ends still looks every MPIMSG_RING_NET_S: the safety net). A rank that
- * asks for `receipts` is rung when a message of its is taken, before and after the receive:
- * a message above MPI's eager limit moves only while its sender calls MPI, so a sender that
- * sleeps on its doorbell (in mpimsg_wait, or waiting for other messages as the coordinator
- * does after it sent a job) must be woken, or the message waits for the safety net. Every
- * rank of `tunefarm run` asks for them. Only ranks whose
- * process blocked the doorbell before MPI_Init (doorbell_block) are rung; without this call
- * every wait polls. One communicator at a time: a later call replaces the table. */
+ * asks for `receipts` is rung when a message of its that needs it is taken, before and after
+ * the receive: a message above the transport's eager limit moves only while its sender calls
+ * MPI, so a sender asleep on its doorbell (waiting for its next message, or in mpimsg_wait)
+ * must be woken, or the message waits for the safety net. A message within the limit is in
+ * shared memory already and needs nothing of its sender; ringing for it only woke the sender
+ * for nothing, three times per decision in a farm of 64 simulated workers. The limit is read
+ * from Open MPI's shared-memory transport (MPI_T); where it cannot be read, every message is
+ * receipted. Every rank of `tunefarm run` asks for receipts. Only ranks whose process blocked
+ * the doorbell before MPI_Init (doorbell_block) are rung; without this call every wait polls.
+ * One communicator at a time: a later call replaces the table. */
 int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);
 
-/* A message on its way. A message larger than MPI's eager limit (a job, a result: a few kB)
- * completes only once the receiver takes it, and MPI_Send waits for that by spinning, which
- * takes the core from the very ranks it waits for: a farm of 64 simulated workers on two cores
- * spent 790 of its 800 s of CPU spinning. So sends start with mpimsg_isend and end with
- * mpimsg_wait, which sleeps until the receiver's receipt where there is one (mpimsg_doorbells)
- * and polls with a short sleep elsewhere; the coordinator does other work meanwhile.
- * Ownership: the struct holds the text until the send completes; zero-initialise it. */
+/* A message on its way. A message of more than a few hundred bytes (a job, a result) completes
+ * only once the receiver takes it, and MPI_Send waits for that by spinning, which takes the
+ * core from the very ranks it waits for: a farm of 64 simulated workers on two cores spent 790
+ * of its 800 s of CPU spinning. So sends start with mpimsg_isend and end with mpimsg_wait,
+ * which polls with a short sleep that the receiver's receipt cuts short where it rings one;
+ * the sender does other work meanwhile, or waits for its next message, which also completes
+ * the send as it polls. Ownership: the struct holds the text until the send completes;
+ * zero-initialise it. */
 typedef struct mpimsg_out {
   MPI_Request req;
   char *text;           /* NULL: nothing on its way */
   MPI_Comm comm;        /* where it goes: whether its receiver rings when it takes it */
   int dest;
+  size_t bytes;         /* the message's size: whether its receiver rings a receipt */
 } mpimsg_out;
 
 int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out *out, tf_err *e);
