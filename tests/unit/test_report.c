@@ -51,8 +51,8 @@ static const char *const records_a[] = {
     "\"new\":{\"BM\":64,\"BK\":128},\"change\":{\"BK\":[32,128]},"
     "\"rounds\":[{\"best_us\":78.0,\"new_us\":70.0},{\"best_us\":80.0,\"new_us\":72.0}],"
     "\"median_ratio\":0.9,\"decision\":\"keep\",\"reason\":\"new is 10% faster\"}",
-    "{\"type\":\"end\",\"reason\":\"generation budget (5) reached\",\"generation\":5,"
-    "\"best\":{\"BM\":64,\"BK\":128}}",
+    ("{\"type\":\"end\",\"reason\":\"generation budget (5) reached\",\"generation\":5,"
+     "\"best\":{\"BM\":64,\"BK\":128}}"),
 };
 
 /* Device B (gpu1): a rejection, a keep, an ambiguous one; no end record. */
