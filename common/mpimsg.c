@@ -42,10 +42,10 @@ void mpimsg_init(MPI_Comm comm) { MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETUR
 
 /* The table of doorbells from every rank's {pid space, pid, armed, receipts}. */
 static void fill_bells(const unsigned long long *all, int size, int rank) {
-  const unsigned long long *me = all + 4 * rank;
+  const unsigned long long *me = all + 5 * rank;
   int by_all = (int)me[2];
   for (int r = 0; r < size; r++) {
-    const unsigned long long *it = all + 4 * r;
+    const unsigned long long *it = all + 5 * r;
     int near = r != rank && it[0] == me[0];
     bells.ring[r] = near && it[2] ? (pid_t)it[1] : 0;
     bells.receipt[r] = near && it[2] && it[3] ? (pid_t)it[1] : 0;
@@ -56,39 +56,74 @@ static void fill_bells(const unsigned long long *all, int size, int rank) {
   bells.rung_by_all = by_all;
 }
 
-/* Open MPI's shared-memory eager limit, through the MPI tool interface (the transport is
- * `vader` in Open MPI 4, `sm` in 5): 0 where neither is there or it cannot be read. */
-static size_t eager_limit(void) {
-  static const char *const names[] = {"btl_vader_eager_limit", "btl_sm_eager_limit"};
-  int provided, idx = -1, count = 0, verbosity, bind, scope, bytes = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && idx < 0; i++)
-    if (MPI_T_cvar_get_index(names[i], &idx) != MPI_SUCCESS) idx = -1;
+/* A control variable of the MPI tool interface (MPI_T initialised): its value into buf, of
+ * `size` bytes (a number of 4 or 8 bytes, or a string); 0 on success. Open MPI gives a string
+ * a count of 0 and copies it whole: a string's buf must hold any value (MPIMSG_CVAR_TEXT). */
+#define MPIMSG_CVAR_TEXT 4096
+static int read_cvar(const char *name, void *buf, int size) {
+  int idx, count = 0, verbosity, bind, scope, bytes = 0, rc = -1;
   MPI_Datatype type;
   MPI_T_cvar_handle h;
-  uint64_t v8 = 0;
-  uint32_t v4 = 0;
+  if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+      MPI_T_cvar_get_info(idx, NULL, NULL, &verbosity, &type, NULL, NULL, NULL, &bind, &scope) !=
+          MPI_SUCCESS ||
+      MPI_Type_size(type, &bytes) != MPI_SUCCESS ||
+      MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+    return -1;
+  if (type == MPI_CHAR ? count < size && size >= MPIMSG_CVAR_TEXT : count == 1 && bytes == size) {
+    memset(buf, 0, (size_t)size);
+    rc = MPI_T_cvar_read(h, buf) == MPI_SUCCESS ? 0 : -1;
+  }
+  MPI_T_cvar_handle_free(&h);
+  return rc;
+}
+
+/* Whether point-to-point messages go through Open MPI's ob1 (its shared-memory transport within
+ * a node), from the `pml` requested: `ob1`, or a list that excludes `ucx` (Debian's and
+ * Ubuntu's default, `^ucx`). Where UCX may carry them, its own thresholds apply. */
+static int ob1_requested(void) {
+  char pml[MPIMSG_CVAR_TEXT];
+  if (read_cvar("pml", pml, (int)sizeof pml)) return 0;
+  return strcmp(pml, "ob1") == 0 || (pml[0] == '^' && strstr(pml, "ucx") != NULL);
+}
+
+/* Open MPI's shared-memory eager limit, through the MPI tool interface (the transport is
+ * `vader` in Open MPI 4, `sm` in 5): 0 where neither is there, it cannot be read, or ob1 may
+ * not be the messages' path. */
+static size_t eager_limit(void) {
+  static const char *const names[] = {"btl_vader_eager_limit", "btl_sm_eager_limit"};
+  int provided, level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level); /* MPI_T takes it as the thread level MPI reports */
+  if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return 0;
   size_t limit = 0;
-  if (idx >= 0 &&
-      MPI_T_cvar_get_info(idx, NULL, NULL, &verbosity, &type, NULL, NULL, NULL, &bind, &scope) ==
-          MPI_SUCCESS &&
-      MPI_Type_size(type, &bytes) == MPI_SUCCESS &&
-      MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
-    if (count == 1 && bytes == 8 && MPI_T_cvar_read(h, &v8) == MPI_SUCCESS) limit = (size_t)v8;
-    if (count == 1 && bytes == 4 && MPI_T_cvar_read(h, &v4) == MPI_SUCCESS) limit = v4;
-    MPI_T_cvar_handle_free(&h);
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && limit == 0 && ob1_requested(); i++) {
+    uint64_t v8;
+    uint32_t v4;
+    if (read_cvar(names[i], &v8, 8) == 0)
+      limit = (size_t)v8;
+    else if (read_cvar(names[i], &v4, 4) == 0)
+      limit = v4;
   }
   MPI_T_finalize();
   return limit;
+}
+
+/* The eager limit every rank read, or 0 (every message receipted) where any read another: a
+ * sender and its receiver must judge a message alike, or a receipt it needs is not rung. */
+static size_t common_limit(const unsigned long long *all, int size) {
+  for (int r = 1; r < size; r++)
+    if (all[5 * r + 4] != all[4]) return 0;
+  return (size_t)all[4];
 }
 
 int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e) {
   int size, rank;
   if (MPI_CHECK(MPI_Comm_size(comm, &size), e) || MPI_CHECK(MPI_Comm_rank(comm, &rank), e))
     return -1;
-  unsigned long long mine[4] = {doorbell_space(), (unsigned long long)getpid(),
-                                (unsigned long long)doorbell_armed(), receipts != 0};
-  unsigned long long *all = malloc(4 * sizeof *all * (size_t)size);
+  unsigned long long mine[5] = {doorbell_space(), (unsigned long long)getpid(),
+                                (unsigned long long)doorbell_armed(), receipts != 0,
+                                eager_limit()};
+  unsigned long long *all = malloc(5 * sizeof *all * (size_t)size);
   free(bells.ring), free(bells.rung_by), free(bells.receipt), free(bells.receipted_by);
   bells.comm = MPI_COMM_NULL;
   bells.ring = calloc((size_t)size, sizeof *bells.ring);
@@ -96,13 +131,13 @@ int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e) {
   bells.rung_by = calloc((size_t)size, sizeof *bells.rung_by);
   bells.receipted_by = calloc((size_t)size, sizeof *bells.receipted_by);
   int rc = all && bells.ring && bells.receipt && bells.rung_by && bells.receipted_by
-               ? MPI_CHECK(MPI_Allgather(mine, 4, MPI_UNSIGNED_LONG_LONG, all, 4,
+               ? MPI_CHECK(MPI_Allgather(mine, 5, MPI_UNSIGNED_LONG_LONG, all, 5,
                                          MPI_UNSIGNED_LONG_LONG, comm), e)
                : tf_fail(e, TF_EXIT_FAIL, "out of memory");
   if (rc == 0) {
     fill_bells(all, size, rank);
     bells.comm = comm, bells.size = size, bells.rank = rank;
-    bells.eager = eager_limit();
+    bells.eager = common_limit(all, size);
   }
   free(all);
   return rc;
@@ -119,8 +154,10 @@ static void ring(MPI_Comm comm, int dest) {
   if (comm == bells.comm && dest >= 0 && dest < bells.size) doorbell_ring(bells.ring[dest]);
 }
 
-/* Room for MPI's own header within the eager limit (Open MPI's is under 64 bytes). */
-#define MPIMSG_HEADER_BYTES 64
+/* Room for MPI's own header within the eager limit: Open MPI 4.1's is 56 bytes; the rest is a
+ * margin for other versions and builds (a receipt too many costs a wake-up, one too few the
+ * safety net's wait). */
+#define MPIMSG_HEADER_BYTES 512
 
 /* Whether a message of `bytes` needs its sender to move: above the eager limit, or any where
  * the limit is unknown. Sender and receiver judge alike: both read the same limit. */
@@ -165,14 +202,15 @@ int mpimsg_isend(MPI_Comm comm, int dest, int tag, const cJSON *obj, mpimsg_out 
   return mpimsg_isend_text(comm, dest, tag, text, out, e);
 }
 
-/* Where the receiver rings as it takes the message, sleeps until it does, then polls (a large
- * message completes only as both sides take turns); elsewhere polls, backing off from 20 us,
- * and a ring cuts a sleep short. */
+/* Polls, backing off from 20 us to MPIMSG_POLL_MAX_NS; where the receiver rings receipts or
+ * any message to this rank rings, a ring cuts a sleep short (a large message completes only
+ * as both sides take turns). Never one long sleep on a receipt: a send waited for after its
+ * receiver took it (the worker's last result) has had its receipts taken by other waits. */
 int mpimsg_wait(mpimsg_out *out, tf_err *e) {
   long ns = 20000;
-  int rc = 0, rang = 0;
-  int bell = out->text && receipted_by(out->comm, out->dest, out->bytes);
-  int rung = out->text && rung_by(out->comm, out->dest);
+  int rc = 0;
+  int bell = out->text && (receipted_by(out->comm, out->dest, out->bytes) ||
+                           rung_by(out->comm, out->dest));
   while (out->text) {
     int done = 0;
     if ((rc = MPI_CHECK(MPI_Test(&out->req, &done, MPI_STATUS_IGNORE), e)) || done) {
@@ -180,11 +218,7 @@ int mpimsg_wait(mpimsg_out *out, tf_err *e) {
       out->text = NULL;
       break;
     }
-    if (bell && !rang) {
-      rang = doorbell_wait(MPIMSG_RING_NET_S);
-      continue;
-    }
-    if (bell || rung) {
+    if (bell) {
       doorbell_wait(1e-9 * (double)ns);
     } else {
       struct timespec ts = {0, ns};

@@ -29,8 +29,9 @@ void mpimsg_init(MPI_Comm comm);
  * must be woken, or the message waits for the safety net. A message within the limit is in
  * shared memory already and needs nothing of its sender; ringing for it only woke the sender
  * for nothing, three times per decision in a farm of 64 simulated workers. The limit is read
- * from Open MPI's shared-memory transport (MPI_T); where it cannot be read, every message is
- * receipted. Every rank of `tunefarm run` asks for receipts. Only ranks whose process blocked
+ * from Open MPI's shared-memory transport (MPI_T) where the `pml` asked for is ob1 (or a list
+ * that excludes UCX, Debian's default); where it cannot be read, UCX may carry the messages,
+ * or the ranks read different limits, every message is receipted. Every rank of `tunefarm run` asks for receipts. Only ranks whose process blocked
  * the doorbell before MPI_Init (doorbell_block) are rung; without this call every wait polls.
  * One communicator at a time: a later call replaces the table. */
 int mpimsg_doorbells(MPI_Comm comm, int receipts, tf_err *e);
