@@ -40,7 +40,7 @@ int mpi_check(int rc, const char *call, const char *file, int line, tf_err *e) {
 
 void mpimsg_init(MPI_Comm comm) { MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); }
 
-/* The table of doorbells from every rank's {pid space, pid, armed, receipts}. */
+/* The table of doorbells from every rank's {pid space, pid, armed, receipts, eager limit}. */
 static void fill_bells(const unsigned long long *all, int size, int rank) {
   const unsigned long long *me = all + 5 * rank;
   int by_all = (int)me[2];
