@@ -76,7 +76,7 @@ typedef struct walk {
   signed char fam[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS][2];
   long long base[SPEC_MAX_KNOBS][SPEC_MAX_KNOBS]; /* first bit of a line (c, c) or plane */
   long long nbits;
-  const unsigned char *ok;
+  const unsigned char *first_broken; /* the space's: SPACE_ACCEPTED marks a legal point */
   unsigned char *seen, *done;
   long long *queue, tail;
 } walk;
@@ -105,7 +105,7 @@ static long long fam_bit(const walk *w, int c, int d, const long long *hi, const
 }
 
 static void walk_add(walk *w, long long i) {
-  if (w->ok[i] && !w->seen[i]) {
+  if (w->first_broken[i] == SPACE_ACCEPTED && !w->seen[i]) {
     w->seen[i] = 1;
     w->queue[w->tail++] = i;
   }
@@ -147,9 +147,9 @@ static void walk_visit(walk *w, long long idx) {
       if (bit[a][b] >= 0) w->done[bit[a][b] >> 3] |= (unsigned char)(1u << (bit[a][b] & 7));
 }
 
-static int reach(const campaign *c, const unsigned char *ok, space_view *v, tf_err *e) {
+static int reach(const campaign *c, space_view *v, tf_err *e) {
   const spec *s = &c->tmpl;
-  walk w = {.k = s->nknobs, .ok = ok};
+  walk w = {.k = s->nknobs, .first_broken = v->first_broken};
   for (int j = w.k - 1; j >= 0; j--) {
     w.nv[j] = s->knobs[j].nvalues;
     w.stride[j] = j == w.k - 1 ? 1 : w.stride[j + 1] * w.nv[j + 1];
@@ -220,10 +220,10 @@ static int tabulate(const campaign *c, int k, verdicts *t) {
   return 0;
 }
 
-/* ok[i]: point i passes every constraint, and v->first_broken[i] the first it breaks;
- * refused_by and accepted counted. A point where a constraint cannot be evaluated fails as
+/* v->first_broken[i]: the first constraint point i breaks, or SPACE_ACCEPTED; refused_by and
+ * accepted counted. A point where a constraint cannot be evaluated fails as
  * spec_check_all does there (the first such point). */
-static int check_all(const campaign *c, unsigned char *ok, space_view *v, tf_err *e) {
+static int check_all(const campaign *c, space_view *v, tf_err *e) {
   const spec *s = &c->tmpl;
   verdicts t[SPEC_MAX_CONSTRAINTS];
   int whole = 1, rc = 0;
@@ -243,15 +243,13 @@ static int check_all(const campaign *c, unsigned char *ok, space_view *v, tf_err
       space_config_at(s, i, &cfg);
       rc = spec_check_all(s, c->dims, &cfg, broken, e);
     }
-    ok[i] = 1;
     v->first_broken[i] = SPACE_ACCEPTED;
     for (int k = s->nconstraints - 1; k >= 0 && rc == 0; k--)
       if (broken[k]) {
         v->refused_by[k]++;
-        ok[i] = 0;
         v->first_broken[i] = (unsigned char)k;
       }
-    v->accepted += ok[i] && rc == 0;
+    v->accepted += v->first_broken[i] == SPACE_ACCEPTED && rc == 0;
     for (int j = s->nknobs - 1; j >= 0 && ++d[j] == s->knobs[j].nvalues; j--) d[j] = 0;
   }
   for (int k = 0; k < s->nconstraints; k++) free(t[k].v);
@@ -292,16 +290,10 @@ int space_enumerate(const campaign *c, space_view *v, tf_err *e) {
       if (s->knobs[k].values[j] >= 0 && s->knobs[k].values[j] < SPACE_DIRECT &&
           v->index_of[k][s->knobs[k].values[j]] < 0) /* a value given twice: its first index */
         v->index_of[k][s->knobs[k].values[j]] = (signed char)j;
-  unsigned char *ok = malloc((size_t)v->size);
   v->first_broken = malloc((size_t)v->size);
-  if (!ok || !v->first_broken) {
-    free(ok);
-    space_release(v);
-    return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  }
-  int rc = check_all(c, ok, v, e);
-  if (rc == 0) rc = reach(c, ok, v, e);
-  free(ok);
+  if (!v->first_broken) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int rc = check_all(c, v, e);
+  if (rc == 0) rc = reach(c, v, e);
   if (rc) space_release(v);
   return rc;
 }
