@@ -11,9 +11,20 @@ campaign="${1:-campaigns/matmul-1024.json}"
 shift || true
 ledgers=ledgers
 args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  [ "${args[i]}" = "--ledgers" ] && [ $((i + 1)) -lt ${#args[@]} ] && ledgers="${args[i + 1]}"
-done
+# Where the farm writes its ledgers, read as `tunefarm run` reads it (getopt_long: --ledgers DIR,
+# --ledgers=DIR, an abbreviation like --led=DIR, -l DIR, -lDIR; the last one given wins). The
+# option list is tunefarm run's. Options getopt does not take are left to tunefarm, which
+# refuses them with exit 2 before anything runs.
+if parsed=$(getopt -q -o b:l:fqh -l backend:,ledgers:,fresh,quiet,compile-jobs:,worker-margin:,no-run-ahead,help -- "$@"); then
+  eval set -- "$parsed"
+  while [ "$1" != -- ]; do
+    case "$1" in
+      -l|--ledgers) ledgers=$2; shift 2 ;;
+      -b|--backend|--compile-jobs|--worker-margin) shift 2 ;;
+      *) shift ;;
+    esac
+  done
+fi
 
 say() { echo "run.sh: $*" >&2; }
 

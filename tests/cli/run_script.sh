@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: scripts/run.sh (the Quick start) says what it is doing while it builds and while
+# scripts/run.sh (the Quick start) says what it is doing while it builds and while
 # the farm enumerates, and ends with the report and the page. Run in a copy of the tree whose
 # setup.sh is a stand-in (the real one builds build/ in the source tree, which the other
 # tests are using), with this build's binary as build/tunefarm.
@@ -30,3 +30,12 @@ grep -q "^# tunefarm report" run.out || fail "no report on stdout"
 [ -s tree/ledgers/ln.html ] || fail "no page"
 grep -q "setup: nothing to do" run.err run.out && fail "setup's output was not kept aside"
 echo "ok: run.sh says what it does and ends with the report and tree/ledgers/ln.html"
+
+# The ledgers folder given as --ledgers=DIR (as getopt_long reads it) is where the report and
+# the export come from, not the default folder of the run above.
+bash tree/scripts/run.sh campaigns/ln.json --backend sim --ledgers=other >run2.out 2>run2.err ||
+  { cat run2.err; fail "run.sh --ledgers=other failed"; }
+grep -qF "run.sh: the report as a page: other/ln.html" run2.err || { cat run2.err; fail "run.sh did not report other/"; }
+[ -s tree/other/ln.html ] || fail "no page in other/"
+ls tree/other/ln-export/*.cu >/dev/null 2>&1 || fail "nothing exported to other/ln-export/"
+echo "ok: run.sh --ledgers=other reports and exports tree/other/"
