@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The standing A/A benchmark: each campaign named (default: the three campaigns/aa-*.json) is
+# The standing A/A benchmark: each campaign named (default: the four campaigns/aa-*.json) is
 # run on every GPU of this node, every GPU's generations spread over fresh measure processes
 # (the campaign's search.fresh_every), and `tunefarm report` prints, per GPU, every process's
 # canary and its median new/best over all its rounds (the placement bias an identical kernel
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     *) camps+=("$1"); shift ;;
   esac
 done
-[ ${#camps[@]} -gt 0 ] || camps=(campaigns/aa-layernorm-4096x768.json campaigns/aa-layernorm-4096x128.json campaigns/aa-matmul-1024.json)
+[ ${#camps[@]} -gt 0 ] || camps=(campaigns/aa-layernorm-4096x768.json campaigns/aa-layernorm-4096x128.json campaigns/aa-layernorm-4096x128-median.json campaigns/aa-matmul-1024.json)
 tf=${TUNEFARM:-build/tunefarm} # the binary: $TUNEFARM, else the default build
 [ -x "$tf" ] || { echo "bench/aa.sh: build first (cmake -S . -B build && cmake --build build)" >&2; exit 2; }
 if [ "$backend" = cuda ]; then

@@ -28,6 +28,7 @@ void campaign_defaults(campaign *c) {
   c->measure = (measure_opts){.burn_in = 4,
                               .rounds = 8,
                               .samples = 10,
+                              .max_samples = 256,
                               .input_sets = 2,
                               .flush_l2 = 1,
                               .deadline_s = 120.0,
@@ -222,8 +223,9 @@ static int get_choice(campaign *c, const cJSON *o, const char *where, const char
 }
 
 static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"burn_in", "rounds", "samples", "input_sets", "flush_l2",
-                                     "deadline_s", "seed", "layout", "code", "order", NULL};
+  static const char *const keys[] = {"burn_in",  "rounds", "samples", "max_samples",
+                                     "input_sets", "flush_l2", "deadline_s", "seed",
+                                     "layout",   "code",   "order",   NULL};
   const cJSON *o;
   measure_opts *m = &c->measure;
   if (jsonio_child(c->path, WHAT, root, "", "measure", 0, cJSON_Object, &o, e)) return -1;
@@ -233,6 +235,7 @@ static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
       get_int(c, o, "measure", "burn_in", 0, 1000, &m->burn_in, e) ||
       get_int(c, o, "measure", "rounds", 1, 200, &m->rounds, e) ||
       get_int(c, o, "measure", "samples", 1, 10000, &m->samples, e) ||
+      get_int(c, o, "measure", "max_samples", 1, 10000, &m->max_samples, e) ||
       get_int(c, o, "measure", "input_sets", 1, 8, &m->input_sets, e) ||
       jsonio_bool(c->path, WHAT, o, "measure", "flush_l2", 0, &m->flush_l2, e) ||
       jsonio_num(c->path, WHAT, o, "measure", "deadline_s", 0, 0.1, 86400.0, &m->deadline_s, e) ||
@@ -242,6 +245,13 @@ static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
       get_choice(c, o, "measure", "order", measure_order_names, &m->order, e))
     return -1;
   m->seed = (unsigned long long)seed;
+  /* max_samples absent: at least samples, so that a campaign asking for many samples keeps them. */
+  if (!cJSON_GetObjectItemCaseSensitive(o, "max_samples") && m->max_samples < m->samples)
+    m->max_samples = m->samples;
+  if (m->max_samples < m->samples)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   WHAT " '%s': key 'measure.max_samples' (%d) must be at least 'measure.samples' (%d)",
+                   c->path, m->max_samples, m->samples);
   return 0;
 }
 

@@ -654,6 +654,18 @@ void stats_median_interval(const double *x, int n, double *lo, double *hi) {
   if (buf != local) free(buf);
 }
 
+double stats_rel_spread(const double *x, int n) {
+  if (n < 2) return 0.0;
+  double m = stats_median(x, n);
+  if (!(m > 0)) return NAN;
+  double *dev = malloc(sizeof *dev * (size_t)n);
+  if (!dev) return NAN;
+  for (int i = 0; i < n; i++) dev[i] = fabs(x[i] - m);
+  double mad = stats_median(dev, n);
+  free(dev);
+  return 1.4826 * mad / m;
+}
+
 void stats_median_finite(const double *x, int n, double *m, double *lo, double *hi) {
   *m = NAN;
   *lo = -INFINITY;

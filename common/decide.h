@@ -103,5 +103,9 @@ void stats_median_interval(const double *x, int n, double *lo, double *hi);
  * one instrument's time holds NAN there, which has no order to sort by. *m is NAN when none
  * is finite (or out of memory). */
 void stats_median_finite(const double *x, int n, double *m, double *lo, double *hi);
+/* The relative spread of positive values: 1.4826 x their median absolute deviation over their
+ * median (a standard deviation's estimate at the normal, robust to outliers). 0 for n < 2,
+ * NAN when the median is not positive. */
+double stats_rel_spread(const double *x, int n);
 
 #endif

@@ -196,6 +196,7 @@ static cJSON *measure_to_json(const measure_opts *m) {
   cJSON_AddNumberToObject(o, "burn_in", m->burn_in);
   cJSON_AddNumberToObject(o, "rounds", m->rounds);
   cJSON_AddNumberToObject(o, "samples", m->samples);
+  cJSON_AddNumberToObject(o, "max_samples", m->max_samples);
   cJSON_AddNumberToObject(o, "input_sets", m->input_sets);
   cJSON_AddBoolToObject(o, "flush_l2", m->flush_l2);
   cJSON_AddNumberToObject(o, "deadline_s", m->deadline_s);
@@ -220,6 +221,8 @@ static void measure_from_json(const cJSON *o, measure_opts *m) {
   m->burn_in = INT_OR(o, "burn_in", 4);
   m->rounds = INT_OR(o, "rounds", 8);
   m->samples = INT_OR(o, "samples", 10);
+  /* A job written before max_samples measured a fixed number of samples. */
+  m->max_samples = INT_OR(o, "max_samples", m->samples);
   m->input_sets = INT_OR(o, "input_sets", 2);
   m->flush_l2 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "flush_l2"));
   m->deadline_s = num_or(o, "deadline_s", 120);
@@ -434,6 +437,7 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
   if (!(j->tolerance >= 0 && j->tolerance < 1e300))
     return tf_fail(e, TF_EXIT_INPUT, "job: 'tolerance' must be a finite non-negative number");
   if (j->measure.rounds < 1 || j->measure.rounds > MSG_MAX_ROUNDS || j->measure.samples < 1 ||
+      j->measure.max_samples < j->measure.samples || j->measure.max_samples > 100000 ||
       j->measure.input_sets < 1 || j->measure.input_sets > 8 || j->measure.burn_in < 0)
     return tf_fail(e, TF_EXIT_INPUT, "job: 'measure' out of range");
   if (j->measure.layout < 0 || j->measure.code < 0 || j->measure.order < 0)
@@ -609,6 +613,11 @@ cJSON *result_to_json(const result *r) {
   for (int a = 0; a < ARM_COUNT; a++) jsonio_add_exact(err, arm_names[a], r->rel_err[a]);
   if (r->checked >= 0) cJSON_AddItemToObject(o, "checked", checked_to_json(r->checked));
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
+  if (r->samples > 0) {
+    cJSON_AddNumberToObject(o, "samples", r->samples);
+    cJSON_AddNumberToObject(o, "samples_wanted", r->samples_wanted);
+    if (isfinite(r->launch_spread)) jsonio_add_exact(o, "launch_spread", r->launch_spread);
+  }
   jsonio_add_exact(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
   jsonio_add_exact(o, "wall_s", r->wall_s);
@@ -643,6 +652,9 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
   if (checked && checked_from_json(checked, &r->checked))
     return tf_fail(e, TF_EXIT_FAIL, "result: 'checked' must be an array of arm names");
   r->burn_in = INT_OR(o, "burn_in", 0);
+  r->samples = INT_OR(o, "samples", 0);
+  r->samples_wanted = INT_OR(o, "samples_wanted", 0);
+  r->launch_spread = num_or(o, "launch_spread", NAN);
   r->compile_ms = num_or(o, "compile_ms", 0);
   r->cache_hit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cache_hit"));
   r->wall_s = num_or(o, "wall_s", 0);

@@ -176,6 +176,11 @@ typedef struct result {
   int nrounds;                   /* recorded rounds, screened ones included */
   round_rec rounds[MSG_MAX_ROUNDS];
   int burn_in;
+  int samples;                   /* launches per arm in each canary and recorded round */
+  int samples_wanted;            /* what the launches' spread asked for (> samples: capped by
+                                  * measure.max_samples); 0 when not known */
+  double launch_spread;          /* the launches' relative spread in burn-in (protocol_samples);
+                                  * NAN when not measured */
   double compile_ms;
   int cache_hit;
   double wall_s;

@@ -29,6 +29,8 @@ typedef struct measure_opts {
   int burn_in;         /* unrecorded rounds, every arm launched */
   int rounds;          /* recorded rounds (the cap, for sequential rules) */
   int samples;         /* launches per arm per round; the round's value is their median */
+  int max_samples;     /* the child may raise samples up to this when launches spread widely
+                        * (worker/protocol.h, protocol_samples); == samples: fixed */
   int input_sets;      /* input sets per arm, alternated by round */
   int flush_l2;        /* write 2x L2 before every sample */
   double deadline_s;   /* the worker kills the child past this, for one job */

@@ -50,6 +50,7 @@ typedef struct device_run {
   int ahead_sent, ahead_taken; /* jobs sent ahead in this run, and of them the ones taken */
   int drifted;         /* this run's generations refused for the control's drift */
   int drifted_alone;   /* of those, the ones whose best and new held within the tolerance */
+  int capped;          /* the GPU was told once that measure.max_samples capped its rounds */
   double extra_s;      /* the job's result may come this much later: the worker first
                         * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
@@ -514,6 +515,20 @@ static void note_drift(const farm *f, device_run *d, const decision *dec) {
   if (dec->best_spread <= tol && dec->new_spread <= tol) d->drifted_alone++;
 }
 
+/* Once per GPU: the launches spread so widely that measure.max_samples held the rounds below
+ * the samples the rule's false-keep rate assumes (worker/protocol.h, protocol_samples). */
+static void note_capped(const farm *f, device_run *d) {
+  const result *r = f->res;
+  if (d->capped || r->samples <= 0 || r->samples_wanted <= r->samples) return;
+  d->capped = 1;
+  progress(f, "[gpu%d %.12s] warning: this kernel's launches spread %.1f%%, so a round needs %d "
+           "launches per arm for rule '%s' to hold identical kernels' false keeps at 0.1%% over "
+           "%d rounds, and measure.max_samples allows %d: its false-keep rate is not established "
+           "here; raise measure.max_samples to %d (docs/DECISIONS.md, \"Samples per round\")\n",
+           d->dev.ordinal, d->dev.uuid, 100.0 * r->launch_spread, r->samples_wanted,
+           f->c.decide.rule, f->c.measure.rounds, r->samples, r->samples_wanted);
+}
+
 /* Decide the result in f->res, record it and apply it to the search. */
 static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
@@ -529,6 +544,7 @@ static int record_result(farm *f, device_run *d, tf_err *e) {
   decide_canary(f->c.canary.threshold, f->c.measure.input_sets, f->res, &cv);
   int untrusted = judge_process(f, d, &cv, &dec);
   note_drift(f, d, &dec);
+  note_capped(f, d);
   measured_record(f, d, &dec, &cv, untrusted, f->rec);
   int rc = commit(f, d, e);
   if (rc == 0) print_decision(f, d, &dec);

@@ -26,7 +26,8 @@ static const char *const gen_keys[] = {
     "best", "new", "change", "rounds", "ratios", "median_ratio", "kernel_median_ratio",
     "control_drift", "min_gain", "drift_tolerance", "correct", "rel_err", "checked", "status",
     "detail",
-    "decision", "reason", "constraint", "stats", "screened", "burn_in", "compile_ms",
+    "decision", "reason", "constraint", "stats", "screened", "burn_in", "samples",
+    "samples_wanted", "launch_spread", "compile_ms",
     "cache_hit", "wall_s", "times", "elapsed_s", "child", "run", "canary", "untrusted", "job",
     NULL};
 static const char *const restart_keys[] = {"type", "restart", "generation", "champion",
@@ -304,6 +305,11 @@ static void measured_tail(cJSON *o, const record_gen *g) {
   if (g->stats) cJSON_AddItemToObject(o, "stats", share(g->stats));
   cJSON_AddNumberToObject(o, "screened", g->screened);
   cJSON_AddNumberToObject(o, "burn_in", r->burn_in);
+  if (r->samples > 0) {
+    cJSON_AddNumberToObject(o, "samples", r->samples);
+    cJSON_AddNumberToObject(o, "samples_wanted", r->samples_wanted);
+    if (isfinite(r->launch_spread)) jsonio_add_exact(o, "launch_spread", r->launch_spread);
+  }
   jsonio_add_exact(o, "compile_ms", r->compile_ms);
   cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
   jsonio_add_exact(o, "wall_s", r->wall_s);
@@ -460,9 +466,10 @@ static int checked_from(const cJSON *o, result *r, tf_err *e) {
 
 static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
   result *r = &g->res;
-  long long screened = 0, burn_in = 0, child = 0;
+  long long screened = 0, burn_in = 0, child = 0, samples = 0, wanted = 0;
   int status = 0;
   const cJSON *stats;
+  r->launch_spread = NAN;
   if (rounds_from(o, r, e) || ratios_from(o, g, e) ||
       num_or_null(o, "", "median_ratio", 1, NAN, &g->median_ratio, e) ||
       num_or_null(o, "", "kernel_median_ratio", 1, NAN, &g->kernel_median_ratio, e) ||
@@ -475,6 +482,9 @@ static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
       jsonio_child(NULL, NULL, o, "", "stats", 0, cJSON_Object, &stats, e) ||
       int_into(o, "screened", 1, 0, MSG_MAX_ROUNDS, &screened, e) ||
       int_into(o, "burn_in", 1, 0, INT_MAX, &burn_in, e) ||
+      int_into(o, "samples", 0, 0, INT_MAX, &samples, e) ||
+      int_into(o, "samples_wanted", 0, 0, INT_MAX, &wanted, e) ||
+      jsonio_num(NULL, NULL, o, "", "launch_spread", 0, 0.0, 1e12, &r->launch_spread, e) ||
       jsonio_num(NULL, NULL, o, "", "compile_ms", 1, 0.0, 1e12, &r->compile_ms, e) ||
       jsonio_bool(NULL, NULL, o, "", "cache_hit", 1, &r->cache_hit, e) ||
       jsonio_num(NULL, NULL, o, "", "wall_s", 1, 0.0, 1e12, &r->wall_s, e) || times_from(o, r, e) ||
@@ -486,6 +496,8 @@ static int measured_from(const cJSON *o, record_gen *g, tf_err *e) {
   r->status = (result_status)status;
   g->screened = (int)screened;
   r->burn_in = (int)burn_in;
+  r->samples = (int)samples;
+  r->samples_wanted = (int)wanted;
   r->child = (int)child;
   if (stats && !(g->stats = cJSON_Duplicate(stats, 1)))
     return tf_fail(e, TF_EXIT_FAIL, "out of memory");

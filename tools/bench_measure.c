@@ -100,6 +100,7 @@ static int build_job(const bench *b, const bench_opts *o, const int slots[ARM_CO
   j->measure.code = CODE_SHARED;
   j->measure.rounds = o->rounds;
   j->measure.samples = o->samples;
+  j->measure.max_samples = o->samples; /* --samples is what every arm gets, as it says */
   j->canary_rounds = 0;
   snprintf(j->decide.rule, sizeof j->decide.rule, "median"); /* exactly R rounds, none screened */
   return 0;

@@ -41,9 +41,10 @@ typedef struct backend_ops {
   int (*check)(void *self, const placement *p, int set, double *rel_err, tf_err *e);
   /* `samples` launches of p's kernel in p's place on `set`, each between two events (L2
    * flushed before each when the job asks): medians of event span and kernel time, in
-   * microseconds (*kernel_us < 0 when no kernel-time instrument is available). */
+   * microseconds (*kernel_us < 0 when no kernel-time instrument is available), and when
+   * `spread` is not NULL the launches' relative spread (stats_rel_spread of the spans). */
   int (*sample)(void *self, const placement *p, int set, int samples, double *us,
-                double *kernel_us, tf_err *e);
+                double *kernel_us, double *spread, tf_err *e);
   /* SM clock now, MHz, and the clock-event reasons bit mask; 0 and 0 when unknown. */
   void (*clock)(void *self, double *mhz, unsigned long long *reasons);
   void (*finish)(void *self);

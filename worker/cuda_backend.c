@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "common/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
+#include "common/decide.h"      /* defines: stats_rel_spread */
 #include "common/program.h"     /* defines: program_of_job, program_request, program_compile */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_sgemm_rowmajor */
@@ -921,7 +922,7 @@ static double cb_kernel_median(cuda_backend *s, int cupti_batch, int n, int libr
 }
 
 static int cb_sample(void *self, const placement *p, int set, int samples, double *us,
-                     double *kernel_us, tf_err *e) {
+                     double *kernel_us, double *spread, tf_err *e) {
   cuda_backend *s = self;
   *us = 0.0;
   *kernel_us = -1.0;
@@ -952,6 +953,7 @@ static int cb_sample(void *self, const placement *p, int set, int samples, doubl
     b->pool.span[i] = 1000.0 * (double)ms;
   }
   *us = cb_median(b->pool.span, samples);
+  if (spread) *spread = stats_rel_spread(b->pool.span, samples);
   *kernel_us = cb_kernel_median(s, cupti_batch, samples, b->j.arm[arm].library[0] != '\0');
   return 0;
 }

@@ -141,8 +141,9 @@ static int gate(const backend_ops *ops, void *self, const job *j, result *r, gat
   return 0;
 }
 
-static int run_round(const backend_ops *ops, void *self, const job *j, int i, round_rec *rec,
-                     tf_err *e) {
+/* Round i: every arm `samples` launches; spread[a] (when not NULL) each arm's launch spread. */
+static int run_round(const backend_ops *ops, void *self, const job *j, int i, int samples,
+                     round_rec *rec, double *spread, tf_err *e) {
   memset(rec, 0, sizeof *rec);
   round_order(&j->measure, i, rec->order);
   int set = i % j->measure.input_sets;
@@ -151,7 +152,8 @@ static int run_round(const backend_ops *ops, void *self, const job *j, int i, ro
     int a = rec->order[p];
     unsigned long long reasons;
     placement pl = placement_of(&j->measure, i, a);
-    if (ops->sample(self, &pl, set, j->measure.samples, &rec->us[a], &rec->kernel_us[a], e))
+    if (ops->sample(self, &pl, set, samples, &rec->us[a], &rec->kernel_us[a],
+                    spread ? &spread[a] : NULL, e))
       return -1;
     ops->clock(self, &rec->arm_mhz[a], &reasons);
   }
@@ -165,12 +167,40 @@ static int dropped(const protocol_ctx *ctx, tf_err *e) {
   return tf_fail(e, TF_EXIT_FAIL, "dropped by the worker (run ahead, then not wanted)");
 }
 
+int protocol_samples(const measure_opts *m, double min_gain, double spread, int *wanted) {
+  const double z = 3.09, k = 1.2533; /* 0.1% one-sided; a median's error over a mean's */
+  double want = m->samples;
+  if (isfinite(spread) && spread > 0) {
+    want = min_gain > 0 ? 2.0 * pow(k * spread, 2) * pow(k * z, 2) /
+                              (min_gain * min_gain * (double)m->rounds)
+                        : (double)m->max_samples;
+    want = ceil(fmin(want, 1e6));
+  }
+  int w = want > m->samples ? (int)want : m->samples;
+  if (wanted) *wanted = w;
+  return w < m->max_samples ? w : m->max_samples;
+}
+
+/* Burn-in at measure.samples, whose launches' spread (the median over best's and new's
+ * batches) then sets the samples of every later round of the job (protocol_samples). */
 static int burn_in(const backend_ops *ops, void *self, const job *j, result *r,
                    const protocol_ctx *ctx, tf_err *e) {
   round_rec scratch;
-  for (int b = 0; b < j->measure.burn_in; b++)
-    if (dropped(ctx, e) || run_round(ops, self, j, b, &scratch, e)) return -1;
+  double spreads[2 * 1000];
+  int n = 0;
+  for (int b = 0; b < j->measure.burn_in; b++) {
+    double s[ARM_COUNT] = {0};
+    if (dropped(ctx, e) || run_round(ops, self, j, b, j->measure.samples, &scratch, s, e))
+      return -1;
+    if (n + 2 <= (int)(sizeof spreads / sizeof spreads[0])) {
+      spreads[n++] = s[ARM_BEST];
+      spreads[n++] = s[ARM_NEW];
+    }
+  }
   r->burn_in = j->measure.burn_in;
+  r->launch_spread = n > 0 ? stats_median(spreads, n) : NAN;
+  r->samples = protocol_samples(&j->measure, j->decide.min_gain, r->launch_spread,
+                                &r->samples_wanted);
   return 0;
 }
 
@@ -186,8 +216,8 @@ static int canary(const backend_ops *ops, void *self, const job *j, result *r,
     for (int k = 0; k < 2; k++) {
       int which = c->copy_first ? 1 - k : k;
       placement p = placement_canary(&j->measure, i, which);
-      if (ops->sample(self, &p, i % j->measure.input_sets, j->measure.samples, &c->us[which],
-                      &c->kernel_us[which], e))
+      if (ops->sample(self, &p, i % j->measure.input_sets, r->samples, &c->us[which],
+                      &c->kernel_us[which], NULL, e))
         return -1;
     }
     r->ncanary = i + 1;
@@ -200,7 +230,8 @@ static int recorded(const backend_ops *ops, void *self, const job *j, result *r,
   int used = 0, screened = 0;
   while (used < j->measure.rounds && r->nrounds < MSG_MAX_ROUNDS) {
     round_rec *rec = &r->rounds[r->nrounds];
-    if (dropped(ctx, e) || run_round(ops, self, j, r->nrounds, rec, e)) return -1;
+    if (dropped(ctx, e) || run_round(ops, self, j, r->nrounds, r->samples, rec, NULL, e))
+      return -1;
     r->nrounds++;
     if (decide_screen_round(&j->decide, rec)) {
       rec->screened = 1;
@@ -235,6 +266,7 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
   double t0 = tf_monotonic_s();
   r->id = j->id;
   r->status = RESULT_OK;
+  r->launch_spread = NAN;
   r->checked = 0;
   int rc = 0;
   int failed = ops->prepare(self, j, r, e);

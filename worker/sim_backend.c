@@ -38,6 +38,7 @@
 // defines: program_of_job, program_request, program_compile, program_source_path
 #include "common/program.h"
 // defines: tf_mix64
+#include "common/decide.h" /* defines: stats_rel_spread */
 #include "common/mix.h"
 // defines: simcost_us
 #include "worker/simcost.h"
@@ -211,6 +212,7 @@ double sim_noise_sample(sim_noise *n, int arm, double sim_us, int samples, doubl
   qsort(draws, (size_t)samples, sizeof draws[0], cmp_double);
   double med = samples % 2 ? draws[samples / 2]
                            : 0.5 * (draws[samples / 2 - 1] + draws[samples / 2]);
+  n->last_spread = stats_rel_spread(draws, samples);
   double k = med * SIM_KERNEL_SHARE * exp(n->p.kjitter * normal01(&n->rng));
   if (kernel_us) *kernel_us = k;
   n->calls++;
@@ -442,7 +444,7 @@ static void sleep_us(double us) {
 /* The copy of best that the canary times in new's place draws new's noise stream: a canary
  * round is then a generation's round without the control. */
 static int sim_sample(void *self, const placement *p, int set, int samples, double *us,
-                      double *kernel_us, tf_err *e) {
+                      double *kernel_us, double *spread, tf_err *e) {
   sim_dev *d = self;
   if (sim_valid(d, p, e)) return -1;
   int stream = p->arm == ARM_BEST && p->code == 1 ? ARM_NEW : p->arm;
@@ -451,6 +453,7 @@ static int sim_sample(void *self, const placement *p, int set, int samples, doub
   double k = 0.0;
   *us = sim_noise_sample(&d->noise, stream, d->us[p->arm] * place, samples, &k);
   if (kernel_us) *kernel_us = k;
+  if (spread) *spread = d->noise.last_spread;
   if (d->sleep_factor > 0.0) sleep_us(d->sleep_factor * *us * (samples > 0 ? samples : 1));
   return 0;
 }

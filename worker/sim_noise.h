@@ -71,6 +71,7 @@ typedef struct sim_noise {
   double log_drift;
   int last_arm;                          /* the arm sampled last, -1 before any */
   int last_boosted;
+  double last_spread;  /* the last sample's relative spread of its draws (stats_rel_spread) */
 } sim_noise;
 
 void sim_noise_defaults(sim_noise_params *p);

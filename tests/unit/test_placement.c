@@ -184,8 +184,8 @@ static double sim_ratio(void *self, const measure_opts *m, int round) {
   tf_err_clear(&e);
   placement pb = placement_of(m, round, ARM_BEST), pn = placement_of(m, round, ARM_NEW);
   int set = round % m->input_sets;
-  assert_int_equal(backend_sim.sample(self, &pb, set, 5, &b, &k, &e), 0);
-  assert_int_equal(backend_sim.sample(self, &pn, set, 5, &n, &k, &e), 0);
+  assert_int_equal(backend_sim.sample(self, &pb, set, 5, &b, &k, NULL, &e), 0);
+  assert_int_equal(backend_sim.sample(self, &pn, set, 5, &n, &k, NULL, &e), 0);
   return n / b;
 }
 

@@ -2,6 +2,7 @@
  * per input set, and a job that brings it again takes the errors found before; anything
  * that could change a kernel's outputs checks it again) and of a dropped job's end. On the
  * simulated device, through a table that counts the checks. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,7 +49,7 @@ static void chain_job(job *j, long long best, long long new_iters, long long con
     snprintf(j->arm[a].name_expr, sizeof j->arm[a].name_expr, "tf_chain<%lld>", iters[a]);
   }
   j->tolerance = 1e-5;
-  j->measure = (measure_opts){.burn_in = 1, .rounds = 2, .samples = 3, .input_sets = 2,
+  j->measure = (measure_opts){.burn_in = 1, .rounds = 2, .samples = 3, .max_samples = 3, .input_sets = 2,
                               .deadline_s = 60, .seed = 7};
   snprintf(j->decide.rule, sizeof j->decide.rule, "median");
 }
@@ -220,6 +221,66 @@ static void a_dropped_job_should_end_at_its_next_round(void **state) {
   assert_int_equal(checks[ARM_NEW], 0);
 }
 
+/* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (a 6 us
+ * layernorm on an H200, docs/DECISIONS.md) the median of 8 ratios needs 104 launches per arm to
+ * put an identical pair's false keep at 0.1%; a narrow spread keeps measure.samples; the cap
+ * holds; max_samples == samples is a fixed count. */
+static void samples_should_follow_the_launch_spread(void **state) {
+  (void)state;
+  measure_opts m = {.rounds = 8, .samples = 20, .max_samples = 256};
+  int wanted = 0;
+  assert_int_equal(protocol_samples(&m, 0.01, NAN, &wanted), 20);
+  assert_int_equal(wanted, 20);
+  assert_int_equal(protocol_samples(&m, 0.01, 0.01, &wanted), 20);
+  assert_int_equal(wanted, 20);
+  assert_int_equal(protocol_samples(&m, 0.01, 0.042, &wanted), 104);
+  assert_int_equal(wanted, 104);
+  /* the model's promise at that count: z = min_gain sqrt(rounds) / (1.2533 noise) >= 3.09 */
+  double noise = sqrt(2.0) * 1.2533 * 0.042 / sqrt(104.0);
+  assert_true(0.01 * sqrt(8.0) / (1.2533 * noise) >= 3.09);
+  assert_int_equal(protocol_samples(&m, 0.01, 0.10, &wanted), 256);
+  assert_true(wanted > 256);
+  m.rounds = 32; /* four times the rounds, a quarter of the samples */
+  assert_int_equal(protocol_samples(&m, 0.01, 0.042, NULL), 26);
+  m.rounds = 8;
+  m.max_samples = 20;
+  assert_int_equal(protocol_samples(&m, 0.01, 0.10, &wanted), 20);
+  assert_true(wanted > 20);
+}
+
+/* On a device whose launches spread by 5%, the job measures its canary and recorded rounds at
+ * the count burn-in's spread asks for, and records spread, wanted and used. */
+static void a_wide_launch_spread_should_raise_the_samples(void **state) {
+  (void)state;
+  setenv("TUNEFARM_SIM_NOISE", "jitter=0.05", 1);
+  void *self = NULL;
+  backend_opts o = {0, NULL, 0};
+  tf_err e = {0};
+  assert_int_equal(backend_sim.open(&self, &o, &e), 0);
+  unsetenv("TUNEFARM_SIM_NOISE");
+  job *j = calloc(1, sizeof *j);
+  result *r = calloc(1, sizeof *r);
+  assert_non_null(j);
+  assert_non_null(r);
+  chain_job(j, 1000, 1000, 1100);
+  j->measure.burn_in = 4, j->measure.rounds = 8, j->measure.samples = 20;
+  j->measure.max_samples = 256;
+  j->decide.min_gain = 0.01;
+  assert_int_equal(protocol_run(&backend_sim, self, j, r, NULL, &e), 0);
+  assert_int_equal(r->status, RESULT_OK);
+  assert_true(fabs(r->launch_spread - 0.05) < 0.015);
+  assert_true(r->samples > 100 && r->samples < 256); /* 2 (1.2533^2 3.09 0.05)^2 / (0.01^2 8): ~150 */
+  assert_int_equal(r->samples, r->samples_wanted < 256 ? r->samples_wanted : 256);
+  assert_int_equal(r->samples, protocol_samples(&j->measure, j->decide.min_gain, r->launch_spread, NULL));
+  j->measure.max_samples = 20; /* a fixed count stays fixed */
+  memset(r, 0, sizeof *r);
+  assert_int_equal(protocol_run(&backend_sim, self, j, r, NULL, &e), 0);
+  assert_int_equal(r->samples, 20);
+  assert_true(r->samples_wanted > 20);
+  backend_sim.close(self);
+  free(j), free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_kernel_should_be_checked_once_per_input_set_in_a_process,
@@ -232,6 +293,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_failed_or_faulty_check_should_never_be_remembered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
+      cmocka_unit_test(samples_should_follow_the_launch_spread),
+      cmocka_unit_test(a_wide_launch_spread_should_raise_the_samples),
       cmocka_unit_test_setup_teardown(a_dropped_job_should_end_at_its_next_round, setup,
                                       teardown),
   };

@@ -63,6 +63,7 @@ static job *make_job(void) {
   }
   j->measure.seed = 7;
   j->measure.samples = 10;
+  j->measure.max_samples = 10;
   return j;
 }
 
@@ -244,7 +245,7 @@ static void backend_should_sample_and_check_through_its_table(void **state) {
   unsigned long long reasons = 1;
   assert_int_equal(backend_sim.check(self, at(ARM_NEW), 0, &err, &e), 0);
   assert_true(err == 0.0);
-  assert_int_equal(backend_sim.sample(self, at(ARM_BEST), 0, 10, &us, &k, &e), 0);
+  assert_int_equal(backend_sim.sample(self, at(ARM_BEST), 0, 10, &us, &k, NULL, &e), 0);
   double want = chain_us(j, ARM_BEST); /* the spec's cost, times the noise */
   assert_true(want > 0 && us > 0.8 * want && us < 1.3 * want && k > 0.0);
   backend_sim.clock(self, &mhz, &reasons);

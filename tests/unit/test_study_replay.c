@@ -76,7 +76,7 @@ static cJSON *chain_job(const char *name, int best_iters, int new_iters, const c
     arm->geom.count[0] = 1024;
   }
   j->tolerance = 1e-5;
-  j->measure = (measure_opts){.burn_in = 4, .rounds = 8, .samples = 10, .input_sets = 2,
+  j->measure = (measure_opts){.burn_in = 4, .rounds = 8, .samples = 10, .max_samples = 10, .input_sets = 2,
                               .flush_l2 = 1, .deadline_s = 60, .seed = 7};
   decide_defaults(&j->decide);
   snprintf(j->decide.rule, sizeof j->decide.rule, "%s", rule);
