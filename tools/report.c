@@ -8,16 +8,19 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/decide.h"
 #include "common/err.h"
+#include "common/escape.h"
 #include "tools/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
 #include "tools/study.h"              /* defines: study_wilson */
 
@@ -58,11 +61,14 @@ static void usage(FILE *f) {
         "  --html FILE  one self-contained page (inline SVG, no network) per campaign: the\n"
         "               best so far, the paired ratios of every decision, the control, the\n"
         "               canaries, the GPUs side by side; nothing else on stdout unless a\n"
-        "               text format is asked for too\n"
+        "               text format is asked for too; also --html=FILE. FILE is never a\n"
+        "               ledger (*.jsonl or one given), in a ledgers folder given, a folder,\n"
+        "               or an existing file that is not such a page: those are refused\n"
         "  -h, --help   this text\n"
         "\n"
         "Exit status: 0, 1 when the page cannot be written, or 2 for bad input (a missing\n"
-        "file, not a ledger, a corrupt line, --t4 with more than one ledger).\n",
+        "file, not a ledger, a corrupt line, --t4 with more than one ledger, a --html FILE\n"
+        "refused).\n",
         f);
 }
 
@@ -117,12 +123,15 @@ static int walk(const char *dir, path_list *out, tf_err *e) {
   return rc;
 }
 
-static int collect(const char *arg, path_list *out, tf_err *e) {
+/* The ledgers of arg (a ledger, or a folder searched for them) into out; a folder also into
+ * dirs, where the page may not go. */
+static int collect(const char *arg, path_list *out, path_list *dirs, tf_err *e) {
   struct stat st;
   if (stat(arg, &st) != 0)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': %s", arg, strerror(errno));
   if (!S_ISDIR(st.st_mode))
     return path_add(out, arg) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
+  if (path_add(dirs, arg)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   size_t first = out->n;
   if (walk(arg, out, e)) return -1;
   if (out->n == first)
@@ -131,24 +140,64 @@ static int collect(const char *arg, path_list *out, tf_err *e) {
   return 0;
 }
 
-/* ---------------------------------------------------------------- Markdown */
+/* ---------------------------------------------------------------- the page's file */
 
-/* Text for a Markdown table cell: '|' would end the cell, and a control character from the
- * ledger would end the row or reach the terminal. */
-static void cell(FILE *f, const char *text) {
-  char esc[4096];
-  for (const char *p = tf_escape(esc, sizeof esc, text); *p; p++) {
-    if (*p == '|') fputc('\\', f);
-    fputc(*p, f);
+/* Whether the file at path begins as every page report_write_html writes. */
+static int is_our_page(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char head[sizeof REPORT_HTML_HEAD];
+  size_t n = fread(head, 1, sizeof head - 1, f);
+  fclose(f);
+  return n == sizeof head - 1 && memcmp(head, REPORT_HTML_HEAD, n) == 0;
+}
+
+/* Whether dir (a folder given to read) holds the folder parent, at any depth. */
+static int inside(const char *parent, const char *dir) {
+  char d[PATH_MAX];
+  if (!realpath(dir, d)) return 0;
+  size_t n = strlen(d);
+  return strncmp(parent, d, n) == 0 && (parent[n] == '\0' || parent[n] == '/' || n == 1);
+}
+
+/* The page replaces its file whole, so --html never names a file the page must not replace:
+ * a ledger (by its name, or the very file of one given to read, whatever the path), a file
+ * in a ledgers folder given to read, a folder, or an existing file that is not a page this
+ * command wrote. A shell glob of ledgers after --html puts the first ledger in the page's
+ * place: that is refused here, before anything is read or written. */
+static int check_page_file(const char *file, const path_list *ledgers, const path_list *dirs,
+                           tf_err *e) {
+  size_t n = strlen(file);
+  if (n >= 6 && strcasecmp(file + n - 6, ".jsonl") == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "--html '%s': a ledger's name (*.jsonl), not a page's; "
+                   "the page's file follows --html (--html report.html LEDGER...)", file);
+  struct stat st, lt;
+  if (stat(file, &st) == 0) {
+    for (size_t i = 0; i < ledgers->n; i++)
+      if (stat(ledgers->v[i], &lt) == 0 && lt.st_dev == st.st_dev && lt.st_ino == st.st_ino)
+        return tf_fail(e, TF_EXIT_INPUT, "--html '%s': that is ledger '%s', given to read",
+                       file, ledgers->v[i]);
+    if (S_ISDIR(st.st_mode))
+      return tf_fail(e, TF_EXIT_INPUT, "--html '%s': a folder, not a page's file", file);
+    if (!is_our_page(file))
+      return tf_fail(e, TF_EXIT_INPUT, "--html '%s': the file exists and is not a page of "
+                     "tunefarm report, which would replace it: name a new file, or move it "
+                     "aside", file);
   }
+  char *copy = strdup(file), parent[PATH_MAX];
+  if (!copy) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  char *slash = strrchr(copy, '/');
+  const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = '\0', copy);
+  int known = realpath(dir, parent) != NULL;
+  free(copy);
+  for (size_t i = 0; known && i < dirs->n; i++)
+    if (inside(parent, dirs->v[i]))
+      return tf_fail(e, TF_EXIT_INPUT, "--html '%s': inside ledgers folder '%s', given to "
+                     "read; write the page elsewhere", file, dirs->v[i]);
+  return 0;
 }
 
-/* A ledger's text on one line: a newline or an escape sequence would forge a line of the
- * report or reach the terminal. */
-static void text(FILE *f, const char *t) {
-  char esc[4096];
-  fputs(tf_escape(esc, sizeof esc, t ? t : ""), f);
-}
+/* ---------------------------------------------------------------- Markdown */
 
 /* v with `digits` decimals and an optional unit, or a dash when it is unknown. */
 static const char *fmt_num(char *buf, size_t len, int digits, const char *unit, double v) {
@@ -159,13 +208,15 @@ static const char *fmt_num(char *buf, size_t len, int digits, const char *unit, 
   return buf;
 }
 
-/* "host gpuN name (uuid)", the ledger's words escaped as a cell's (they may sit in one). */
+/* "host gpuN name (uuid)"; the ledger's words through the Markdown rule, as every ledger text
+ * the Markdown prints (common/escape.h), never in a code span, where the rule's escapes would
+ * show as they are. */
 static void device_label(FILE *f, const device_record *d, const char *uuid) {
-  cell(f, d->host);
+  escape_markdown(f, d->host);
   fprintf(f, " gpu%d ", d->ordinal);
-  cell(f, d->name);
+  escape_markdown(f, d->name);
   fputs(" (", f);
-  cell(f, uuid);
+  escape_markdown(f, uuid);
   fputc(')', f);
 }
 
@@ -185,7 +236,7 @@ static void print_outcome(FILE *f, report_outcome *oc) {
   for (size_t i = 0; i < oc->ngroups && i < REASON_TOP; i++) {
     const report_reason *r = &oc->groups[i];
     fprintf(f, "%s %d× \"", i ? ";" : " — commonest:", r->count);
-    text(f, r->first);
+    escape_markdown(f, r->first);
     fputc('"', f);
     if (r->count > 1 && reason_varied(r)) {
       char ranges[512];
@@ -221,7 +272,9 @@ static void print_processes(FILE *f, const report_ledger *s) {
   for (size_t i = 0; i < s->nprocs; i++) {
     const report_process *p = &s->procs[i];
     char a[64], b[64];
-    fprintf(f, "| %s | %d | %d | %s | ", p->run[0] ? p->run : "—", p->child, p->generations,
+    fputs("| ", f);
+    escape_markdown(f, p->run[0] ? p->run : "—");
+    fprintf(f, " | %d | %d | %s | ", p->child, p->generations,
             fmt_bias(a, sizeof a, p->canary[0], p->lo[0], p->hi[0]));
     fprintf(f, "%s | %s |", fmt_bias(b, sizeof b, p->canary[1], p->lo[1], p->hi[1]),
             p->verdict[0] ? p->verdict : "none");
@@ -251,9 +304,9 @@ static void print_answer(FILE *f, const report_ledger *s) {
   if (!s->control[0] && !isfinite(s->control_us) && !isfinite(s->control_median)) {
     fputs("- control: none measured yet\n", f);
   } else {
-    fputs("- control: `", f);
-    cell(f, s->control[0] ? s->control : "—");
-    fprintf(f, "`: %s µs beside the final best (same rounds); over the campaign %s–%s µs, "
+    fputs("- control: ", f);
+    escape_markdown(f, s->control[0] ? s->control : "—");
+    fprintf(f, ": %s µs beside the final best (same rounds); over the campaign %s–%s µs, "
                "median %s\n", fmt_num(a, sizeof a, 2, "", s->control_us),
             fmt_num(b, sizeof b, 2, "", s->control_lo), fmt_num(c, sizeof c, 2, "", s->control_hi),
             fmt_num(cfg, sizeof cfg, 2, "", s->control_median));
@@ -264,7 +317,7 @@ static void print_answer(FILE *f, const report_ledger *s) {
     return;
   }
   fputs("- final best: ", f);
-  text(f, cfg[0] ? cfg : "—");
+  escape_markdown(f, cfg[0] ? cfg : "—");
   if (s->best_gen < 0) {
     fputs(" (never measured)", f);
   } else {
@@ -298,7 +351,7 @@ static void print_keeps(FILE *f, const report_ledger *s) {
     report_search_label(g, label, sizeof label);
     report_change_text(&g->best, &g->new_cfg, change, sizeof change);
     fprintf(f, "| %lld | %s | ", g->generation, label);
-    cell(f, change);
+    escape_markdown(f, change);
     fprintf(f, " | %s | %s | %s | %s | keep%s |\n", fmt_num(a, sizeof a, 2, "", g->before_us),
             fmt_num(b, sizeof b, 2, "", g->after_us), fmt_num(c, sizeof c, 2, "", g->control_us),
             fmt_num(r, sizeof r, 3, "", g->median_ratio),
@@ -311,12 +364,12 @@ static void print_section(FILE *f, report_ledger *s) {
   fputs("## ", f);
   device_label(f, &s->dev, s->dev.uuid);
   fputs(" — campaign ", f);
-  text(f, s->campaign);
+  escape_markdown(f, s->campaign);
   fputs(", backend ", f);
-  text(f, s->backend);
-  fputs("\n\nledger: `", f);
-  cell(f, s->path);
-  fputs("`\n\n", f);
+  escape_markdown(f, s->backend);
+  fputs("\n\nledger: ", f);
+  escape_markdown(f, s->path);
+  fputs("\n\n", f);
   print_answer(f, s);
   fputc('\n', f);
   print_keeps(f, s);
@@ -328,7 +381,7 @@ static void print_section(FILE *f, report_ledger *s) {
     char a[32];
     fprintf(f, "- restart %d after generation %lld (champion %s µs): ", s->restarts[i].restart,
             s->restarts[i].after, fmt_num(a, sizeof a, 2, "", s->restarts[i].champion_us));
-    text(f, s->restarts[i].reason);
+    escape_markdown(f, s->restarts[i].reason);
     fputc('\n', f);
   }
   if (s->reopens)
@@ -345,7 +398,7 @@ static void print_section(FILE *f, report_ledger *s) {
             decide_control_unsteady(s->drifted_alone, s->measured) ? DECIDE_UNSTEADY_CONTROL
                                                                    : "");
   fputs("- ended: ", f);
-  text(f, s->ended ? s->end_reason : "running or interrupted");
+  escape_markdown(f, s->ended ? s->end_reason : "running or interrupted");
   fprintf(f, "\n- generations: %zu, rounds recorded: %lld\n\n", s->ngens, s->rounds);
   print_processes(f, s);
 }
@@ -365,16 +418,16 @@ static void print_side_by_side(FILE *f, const report_ledger *s, size_t n) {
     fputs("| ", f);
     device_label(f, &s[i].dev, u8);
     fputs(" | ", f);
-    cell(f, s[i].campaign);
+    escape_markdown(f, s[i].campaign);
     fprintf(f, " | %zu | %d | %s | %s | %s | %s | %s | ", s[i].ngens, s[i].keeps,
             fmt_num(a, sizeof a, 2, "", s[i].best_us), fmt_num(b, sizeof b, 2, "", s[i].start_us),
             fmt_num(c, sizeof c, 2, "", s[i].control_us),
             fmt_num(d, sizeof d, 3, "×", s[i].start_us / s[i].best_us),
             fmt_num(e, sizeof e, 3, "×", s[i].control_us / s[i].best_us));
-    cell(f, s[i].has_best && cfg[0] ? cfg : "—");
-    fputs(" | `", f);
-    cell(f, s[i].path);
-    fputs("` |\n", f);
+    escape_markdown(f, s[i].has_best && cfg[0] ? cfg : "—");
+    fputs(" | ", f);
+    escape_markdown(f, s[i].path);
+    fputs(" |\n", f);
   }
   fputc('\n', f);
 }
@@ -400,8 +453,13 @@ static int write_page(const char *file, report_ledger *s, size_t n, tf_err *e) {
   char tmp[PATH_MAX];
   if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", file, (long)getpid()) >= (int)sizeof tmp)
     return tf_fail(e, TF_EXIT_INPUT, "--html '%s': path too long", file);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
+  /* a new file: an existing one of that name is someone else's */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+  if (!f) {
+    if (fd >= 0) close(fd), unlink(tmp);
+    return tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
+  }
   int rc = report_write_html(f, s, n, e);
   if (fclose(f) != 0 && rc == 0)
     rc = tf_fail(e, TF_EXIT_FAIL, "--html '%s': %s", file, strerror(errno));
@@ -448,10 +506,15 @@ static int parse_opt(int argc, char **argv, int *i, report_opts *o, tf_err *e) {
   if (strcmp(a, "--json") == 0) fmt = OUT_JSON;
   else if (strcmp(a, "--csv") == 0) fmt = OUT_CSV;
   else if (strcmp(a, "--t4") == 0) fmt = OUT_T4;
-  else if (strcmp(a, "--html") == 0) {
-    if (*i + 1 >= argc || !argv[*i + 1][0])
+  else if (strcmp(a, "--html") == 0 || strncmp(a, "--html=", 7) == 0) {
+    const char *file = a[6] == '=' ? a + 7 : *i + 1 < argc ? argv[++*i] : "";
+    if (!file[0])
       return tf_fail(e, TF_EXIT_INPUT, "option '--html' needs a file (see --help)");
-    o->html = argv[++*i];
+    if (file[0] == '-' && file[1])
+      return tf_fail(e, TF_EXIT_INPUT, "option '--html' needs a file, not '%s' (a file whose "
+                     "name starts with '-': --html ./%s)", file, file);
+    if (o->html) return tf_fail(e, TF_EXIT_INPUT, "option '--html' given twice (one page)");
+    o->html = file;
     return 0;
   } else {
     return tf_fail(e, TF_EXIT_INPUT, "unknown option '%s' (see --help)", a);
@@ -463,7 +526,7 @@ static int parse_opt(int argc, char **argv, int *i, report_opts *o, tf_err *e) {
 }
 
 int report_main(int argc, char **argv) {
-  path_list paths = {0};
+  path_list paths = {0}, dirs = {0};
   report_opts o = {.format = OUT_MARKDOWN};
   tf_err e;
   tf_err_clear(&e);
@@ -472,6 +535,7 @@ int report_main(int argc, char **argv) {
     if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
       usage(stdout);
       path_list_free(&paths);
+      path_list_free(&dirs);
       return TF_EXIT_OK;
     }
     if (opts && strcmp(argv[i], "--") == 0) {
@@ -481,13 +545,15 @@ int report_main(int argc, char **argv) {
     if (opts && argv[i][0] == '-' && argv[i][1])
       rc = parse_opt(argc, argv, &i, &o, &e);
     else
-      rc = collect(argv[i], &paths, &e);
+      rc = collect(argv[i], &paths, &dirs, &e);
   }
   if (rc == 0 && o.html && o.formats == 0) o.format = OUT_NONE;
   if (rc == 0 && paths.n == 0)
     rc = tf_fail(&e, TF_EXIT_INPUT, "no ledger given (usage: tunefarm report LEDGER|DIR ...)");
+  if (rc == 0 && o.html) rc = check_page_file(o.html, &paths, &dirs, &e);
   if (rc == 0) rc = run(&o, &paths, &e);
   path_list_free(&paths);
+  path_list_free(&dirs);
   if (rc == 0) return TF_EXIT_OK;
   fflush(stdout);
   fprintf(stderr, "tunefarm report: %s\n", e.msg);

@@ -6,6 +6,8 @@
  * as Kernel Tuner, which writes the format, gives them. */
 #include "tools/report_model.h"
 
+#include "common/escape.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -62,7 +64,8 @@ static int emit(FILE *f, tree *t, cJSON *root, tf_err *e) {
   char *text = t->oom ? NULL : cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  int rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
+  escape_json(f, text); /* cJSON copies a string's bytes: the rule makes them valid UTF-8 */
+  int rc = fputc('\n', f) == EOF || ferror(f) ? -1 : 0;
   free(text);
   return rc ? tf_fail(e, TF_EXIT_FAIL, "cannot write stdout") : 0;
 }
@@ -240,23 +243,8 @@ int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e) {
 
 /* ---------------------------------------------------------------- --csv */
 
-/* RFC 4180: a field holding a comma or a quote is quoted, its quotes doubled. Control
- * characters from a ledger are written escaped first (common/err.h), so a field never holds
- * a line break and nothing reaches a terminal that prints the file. */
-static void csv_text(FILE *f, const char *raw) {
-  char esc[4096];
-  const char *s = tf_escape(esc, sizeof esc, raw ? raw : "");
-  if (!strpbrk(s, ",\"")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
+/* Every ledger text is one field through the CSV rule (common/escape.h): quoted where it
+ * must be, never a formula, never a line break. Numbers are printed as numbers. */
 
 static void csv_num(FILE *f, double v) {
   if (isfinite(v)) fprintf(f, "%.10g", v);
@@ -268,7 +256,7 @@ static void csv_cfg(FILE *f, const record_cfg *c) {
   buf[0] = '\0';
   for (int k = 0; k < c->n && n < sizeof buf; k++)
     n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s=%lld", k ? " " : "", c->name[k], c->v[k]);
-  csv_text(f, buf);
+  escape_csv_cell(f, buf);
 }
 
 static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
@@ -276,16 +264,16 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
   char label[32], change_s[1024];
   report_search_label(g, label, sizeof label);
   report_change_text(&g->best, &g->new_cfg, change_s, sizeof change_s);
-  csv_text(f, l->path);
+  escape_csv_cell(f, l->path);
   fputc(',', f);
-  csv_text(f, l->dev.host);
+  escape_csv_cell(f, l->dev.host);
   fprintf(f, ",%d,", l->dev.ordinal);
-  csv_text(f, l->dev.uuid);
+  escape_csv_cell(f, l->dev.uuid);
   fputc(',', f);
-  csv_text(f, l->campaign);
+  escape_csv_cell(f, l->campaign);
   fprintf(f, ",%lld,%s,%s,%s,%d,%d,", g->generation, label, decision_names[g->decision],
           g->measured ? status[g->status] : "refused", g->correct, g->untrusted);
-  csv_text(f, change_s);
+  escape_csv_cell(f, change_s);
   fputc(',', f);
   csv_cfg(f, &g->best);
   fputc(',', f);
@@ -299,7 +287,7 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
   fputc(',', f);
   if (g->child) fprintf(f, "%d", g->child);
   fputc(',', f);
-  csv_text(f, g->run);
+  escape_csv_cell(f, g->run);
   fputc(',', f);
   csv_num(f, g->canary_ratio[0]);
   fputc(',', f);
@@ -309,9 +297,9 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
   fputc(',', f);
   csv_num(f, g->wall_s);
   fputc(',', f);
-  csv_text(f, g->time);
+  escape_csv_cell(f, g->time);
   fputc(',', f);
-  csv_text(f, g->reason);
+  escape_csv_cell(f, g->reason);
   fputc('\n', f);
 }
 

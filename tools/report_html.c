@@ -12,24 +12,15 @@
  * numbers, so a test counts the points and a reader hovers over them. */
 #include "tools/report_model.h"
 
+#include "common/escape.h"
+
 #include <math.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- text */
 
-/* Ledger text as HTML text or attribute value: nothing in it can open a tag or end a quote. */
-static void esc(FILE *f, const char *s) {
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '&') fputs("&amp;", f);
-    else if (c == '<') fputs("&lt;", f);
-    else if (c == '>') fputs("&gt;", f);
-    else if (c == '"') fputs("&quot;", f);
-    else if (c == '\'') fputs("&#39;", f);
-    else if (c < 0x20 || c == 0x7f) fprintf(f, "&#%u;", c == '\n' || c == '\t' ? c : 0xfffdu);
-    else fputc(c, f);
-  }
-}
+/* Every ledger text (a name, a path, a reason) goes through the HTML rule
+ * (common/escape.h), in text and in quoted attribute values alike. */
 
 static void num(FILE *f, int digits, double v, const char *unit) {
   if (isfinite(v))
@@ -41,7 +32,7 @@ static void num(FILE *f, int digits, double v, const char *unit) {
 static void cfg_text(FILE *f, const record_cfg *c) {
   char buf[1024];
   record_cfg_text(c, buf, sizeof buf);
-  esc(f, buf[0] ? buf : "—");
+  escape_html(f, buf[0] ? buf : "—");
 }
 
 /* ---------------------------------------------------------------- plots */
@@ -83,7 +74,7 @@ static double tick_step(double lo, double hi) {
 static void axes(FILE *f, const plot *p, const char *title, const char *ylabel, int ydigits) {
   fprintf(f, "<svg class=\"plot\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">"
              "<text class=\"title\" x=\"%d\" y=\"16\">", PLOT_W, PLOT_H, PLOT_W, PLOT_H, ML);
-  esc(f, title);
+  escape_html(f, title);
   fprintf(f, "</text><rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
           PLOT_W - ML - MR, PLOT_H - MT - MB);
   double s = tick_step(p->y0, p->y1);
@@ -101,7 +92,7 @@ static void axes(FILE *f, const plot *p, const char *title, const char *ylabel, 
   fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">generation</text>"
              "<text class=\"label\" transform=\"translate(12 %d) rotate(-90)\" "
              "text-anchor=\"middle\">", (ML + PLOT_W - MR) / 2, PLOT_H - 4, (MT + PLOT_H - MB) / 2);
-  esc(f, ylabel);
+  escape_html(f, ylabel);
   fputs("</text>", f);
 }
 
@@ -113,7 +104,7 @@ static void gen_range(const report_ledger *l, plot *p) {
 
 static void empty(FILE *f, const char *what) {
   fputs("<p class=\"empty\">", f);
-  esc(f, what);
+  escape_html(f, what);
   fputs("</p>\n", f);
 }
 
@@ -157,7 +148,7 @@ static void plot_best(FILE *f, const report_ledger *l) {
     fprintf(f, "<line class=\"restart\" data-restart=\"%d\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
                "y2=\"%d\"><title>restart %d after generation %lld: ", l->restarts[i].restart, x,
             x, MT, PLOT_H - MB, l->restarts[i].restart, l->restarts[i].after);
-    esc(f, l->restarts[i].reason);
+    escape_html(f, l->restarts[i].reason);
     fprintf(f, "</title></line><text class=\"tick\" x=\"%.1f\" y=\"%d\">r%d</text>", x + 2, MT + 10,
             l->restarts[i].restart);
   }
@@ -175,7 +166,7 @@ static void plot_best(FILE *f, const report_ledger *l) {
                "<title>generation %lld (%s) keep: %.3f µs; ", g->duel ? " duel" : "",
             g->generation == l->winner_gen ? " winner" : "", g->generation,
             px(&p, (double)g->generation), py(&p, g->after_us), g->generation, label, g->after_us);
-    esc(f, change);
+    escape_html(f, change);
     fputs(g->generation == l->winner_gen ? "; the winner" : "", f);
     fputs("</title></circle>", f);
   }
@@ -278,14 +269,14 @@ static void plot_canary(FILE *f, const report_ledger *l) {
     double x = px(&p, (double)g->generation), b = 100 * (g->canary_ratio[0] - 1);
     fprintf(f, "<g class=\"canary%s\" data-gen=\"%lld\" data-child=\"%d\" data-run=\"",
             g->canary_biased ? " biased" : "", g->generation, g->child);
-    esc(f, g->run);
+    escape_html(f, g->run);
     fputs("\">", f);
     if (isfinite(g->canary_lo[0]) && isfinite(g->canary_hi[0]))
       fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", x, x,
               py(&p, 100 * (g->canary_lo[0] - 1)), py(&p, 100 * (g->canary_hi[0] - 1)));
     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>process %d of run ", x,
             py(&p, b), g->child);
-    esc(f, g->run);
+    escape_html(f, g->run);
     fprintf(f, ", canary in generation %lld: bias %+.3f%% [%+.3f%%, %+.3f%%], %s</title>"
                "</circle></g>", g->generation, b, 100 * (g->canary_lo[0] - 1),
             100 * (g->canary_hi[0] - 1), g->canary_biased ? "biased" : "ok");
@@ -298,9 +289,9 @@ static void plot_canary(FILE *f, const report_ledger *l) {
 static void device_name(FILE *f, const report_ledger *l) {
   char u8[9];
   device_uuid8(&l->dev, u8);
-  esc(f, l->dev.host);
+  escape_html(f, l->dev.host);
   fprintf(f, " gpu%d ", l->dev.ordinal);
-  esc(f, l->dev.name);
+  escape_html(f, l->dev.name);
   fprintf(f, " (%s)", u8);
 }
 
@@ -308,7 +299,7 @@ static void summary_row(FILE *f, const report_ledger *l) {
   fputs("<tr><td>", f);
   device_name(f, l);
   fputs("</td><td><code>", f);
-  esc(f, l->control[0] ? l->control : "—");
+  escape_html(f, l->control[0] ? l->control : "—");
   fputs("</code></td><td>", f);
   num(f, 2, l->control_us, "");
   fputs("</td><td>", f);
@@ -324,15 +315,15 @@ static void summary_row(FILE *f, const report_ledger *l) {
   else fputs("none yet", f);
   fprintf(f, "<br><small>fastest on its own GPU%s; %zu generations, %d keeps; ",
           l->nrestarts ? ", the champion of its searches" : "", l->ngens, l->keeps);
-  esc(f, l->ended ? l->end_reason : "running or interrupted");
+  escape_html(f, l->ended ? l->end_reason : "running or interrupted");
   fputs("</small></td></tr>\n", f);
 }
 
 static void gpu_column(FILE *f, const report_ledger *l) {
   fprintf(f, "<div class=\"gpu\" data-uuid=\"");
-  esc(f, l->dev.uuid);
+  escape_html(f, l->dev.uuid);
   fputs("\" data-ledger=\"", f);
-  esc(f, l->path);
+  escape_html(f, l->path);
   fputs("\"><h3>", f);
   device_name(f, l);
   fputs("</h3>\n", f);
@@ -345,9 +336,9 @@ static void gpu_column(FILE *f, const report_ledger *l) {
 
 static void campaign_section(FILE *f, report_ledger *l, size_t n, const char *name) {
   fputs("<section class=\"campaign\" data-campaign=\"", f);
-  esc(f, name);
+  escape_html(f, name);
   fputs("\"><h2>campaign ", f);
-  esc(f, name);
+  escape_html(f, name);
   fputs("</h2>\n<table><tr><th>GPU</th><th>control</th><th>control µs</th><th>start µs</th>"
         "<th>final best µs</th><th>over start</th><th>over control</th>"
         "<th>winner</th></tr>\n", f);
@@ -387,8 +378,7 @@ static const char script[] =
     "d.setAttribute('data-rendered','yes');});})();</script>\n";
 
 int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e) {
-  fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-             "<title>tunefarm report</title><style>%s</style>\n%s</head><body>\n"
+  fprintf(f, REPORT_HTML_HEAD "<style>%s</style>\n%s</head><body>\n"
              "<h1>tunefarm report</h1>\n<p>Every plot holds one GPU's numbers on its own "
              "scales: GPUs stand side by side and are never pooled. Times are microseconds per "
              "launch, medians over a generation's recorded rounds (screened ones left out); "

@@ -157,6 +157,11 @@ void report_outcome_sort(report_outcome *oc);
 /* A group's numbers over the group: "0.1 to 2.5, 1" (a number that never varied once). */
 void report_reason_ranges(const report_reason *r, char *buf, size_t len);
 
+/* How every page report_write_html writes begins: `report --html` replaces an existing file
+ * only when it begins so (tools/report.c). */
+#define REPORT_HTML_HEAD \
+  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tunefarm report</title>"
+
 /* The writers: n ledgers, printed whole; -1 with e only when out of memory or a write fails. */
 int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_data.c */
 int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e);   /* report_data.c */

@@ -10,7 +10,7 @@ cd "$WORK"
 report_farm
 
 "$TF" report ledgers/ln >report.md || fail "report failed"
-for want in "- control: \`tf_layernorm_twowarp\`: " " over the start (" " over the control" \
+for want in "- control: tf_layernorm_twowarp: " " over the start (" " over the control" \
   "- final best: " "**the winner**, the champion of the searches (decided by duels), fastest on its own GPU" "- restarts: " ", **winner** |" "winner (fastest on its own GPU)" \
   "| duel 1 |"; do
   grep -qF -- "$want" report.md || { cat report.md; fail "the report lacks '$want'"; }

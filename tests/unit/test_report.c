@@ -288,7 +288,7 @@ static void report_should_count_the_other_decisions_by_reason(void **state) {
                                  "in generation 2) — **the winner**, fastest on its own GPU\n"));
   assert_non_null(strstr(f->out, "- speed-up: 1.144× over the start (81.20 µs), 1.113× over "
                                  "the control"));
-  assert_non_null(strstr(f->out, "- control: `k`: 79.00 µs beside the final best (same rounds); "
+  assert_non_null(strstr(f->out, "- control: k: 79.00 µs beside the final best (same rounds); "
                                  "over the campaign 79.00–80.10 µs, median 79.25"));
   assert_non_null(strstr(f->out, "- ended: generation budget (5) reached\n"));
   assert_non_null(strstr(f->out, "- ended: running or interrupted"));
