@@ -4,8 +4,10 @@
  * of the whole line and is fsync'd before ledger_append returns; a partial
  * write is cut back off at once; and ledger_open truncates a torn last line
  * (a kill between write and fsync) before anything is appended after it, so
- * the file is always a sequence of complete lines. An exclusive flock keeps a
- * second run of the same campaign from interleaving lines into the same file. */
+ * the file is always a sequence of complete lines. An exclusive flock on .NAME.jsonl.lock, a
+ * file beside the ledger that is never moved, keeps a second run from writing the same
+ * ledger, and a --fresh run from moving a live one aside: a lock on the ledger itself would
+ * stay with the file moved aside and leave the new one at its path unguarded. */
 #define _GNU_SOURCE /* syncfs */
 #include "coordinator/ledger.h"
 
@@ -35,9 +37,16 @@ struct ledger {
   char name[256]; /* the file, inside dirfd */
   int dirfd;      /* <ledgers dir>/<campaign> */
   int fd;
+  int lockfd;     /* .NAME.jsonl.lock, flock'd for as long as the ledger is open */
+  record *due;    /* a versions record that resume found due; the first full replay writes it */
   FILE *log;
   int dirty;      /* lines written since the last sync */
 };
+
+/* The versions a run measures with that a resume compares: a change is recorded. */
+typedef struct versions {
+  int driver, runtime, nvrtc_major, nvrtc_minor;
+} versions;
 
 /* What a scan of a ledger file found. */
 typedef struct scan_res {
@@ -45,6 +54,9 @@ typedef struct scan_res {
   off_t good;          /* bytes up to the end of the last complete line */
   long torn;           /* bytes of a torn last line (0: none) */
   device_record dev;   /* from the header */
+  versions ver;        /* in force after the last line: the header's, or the last versions
+                        * record's */
+  long long generation; /* the last generation record's (0: none) */
 } scan_res;
 
 /* The order a ledger's records keep, as the live run writes them: generations numbered 1, 2,
@@ -70,13 +82,6 @@ static cJSON *parse_line(char *text, size_t len) {
     return NULL;
   }
   return o;
-}
-
-static int at_eof(FILE *f) {
-  int c = getc(f);
-  if (c == EOF) return 1;
-  ungetc(c, f);
-  return 0;
 }
 
 /* Line 1 must be a device record; any other line must not be one. */
@@ -127,13 +132,26 @@ static int next_number(const char *path, long line, const cJSON *rec, const char
   return 0;
 }
 
+/* A versions record names the generation it follows; it changes nothing of the search, so it
+ * may stand anywhere after line 1, between an end record and its reopen record too. */
+static int versions_at(const char *path, long line, const cJSON *rec, const order *o,
+                       tf_err *e) {
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "generation");
+  if (cJSON_IsNumber(g) && g->valuedouble != (double)o->generation)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': line %ld: key 'generation' is %.17g, but the last generation "
+                   "before it is %lld",
+                   path, line, g->valuedouble, o->generation);
+  return 0; /* a missing or malformed one: the codec names it */
+}
+
 static int check_order(const char *path, long line, const cJSON *rec, order *o, tf_err *e) {
   const char *type = cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring; /* check_type */
   int reopen = strcmp(type, "reopen") == 0;
-  if (o->end_line && !reopen)
+  if (o->end_line && !reopen && strcmp(type, "versions") != 0)
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line %ld: a \"%s\" record after the search's end (line %ld); "
-                   "nothing but a reopen record follows an end record",
+                   "nothing but a reopen or versions record follows an end record",
                    path, line, type, o->end_line);
   if (reopen && !o->end_line)
     return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': line %ld: a \"reopen\" record where the "
@@ -143,6 +161,7 @@ static int check_order(const char *path, long line, const cJSON *rec, order *o, 
     return next_number(path, line, rec, "generation", &o->generation, e);
   if (strcmp(type, "restart") == 0) return next_number(path, line, rec, "restart", &o->restart, e);
   if (strcmp(type, "end") == 0) o->end_line = line;
+  if (strcmp(type, "versions") == 0) return versions_at(path, line, rec, o, e);
   return 0;
 }
 
@@ -156,7 +175,9 @@ static int check_keys(const char *path, long line, const cJSON *rec, tf_err *e) 
   return dup < 0 ? tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path) : 0;
 }
 
-/* text, len: the line without its newline, to say an empty one is empty. */
+/* text, len: the line without its newline, to say an empty one is empty. Every line is written
+ * with its newline in one write(2), so a line that has its newline and does not read is
+ * corruption wherever it stands, the last line too: never skipped, never cut. */
 static int bad_line(const char *path, long line, const char *text, size_t len, tf_err *e) {
   size_t blank = 0;
   while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r')) blank++;
@@ -167,16 +188,27 @@ static int bad_line(const char *path, long line, const char *text, size_t len, t
                    "record)",
                    path, what);
   return tf_fail(e, TF_EXIT_INPUT,
-                 "ledger '%s': line %ld %s; only a torn last line can be skipped, so the "
-                 "ledger is corrupt: repair that line, or move the file aside",
+                 "ledger '%s': line %ld %s; only a torn last line (one without its newline, "
+                 "which a kill leaves) can be skipped, so the ledger is corrupt: repair that "
+                 "line, or move the file aside",
                  path, line, what);
+}
+
+/* The versions a line says: the device record's, or a versions record's. */
+static void versions_of(const record *rec, versions *v) {
+  if (rec->kind == RECORD_DEVICE) {
+    const device_record *d = &rec->device.dev;
+    *v = (versions){d->driver_version, d->runtime_version, d->nvrtc_major, d->nvrtc_minor};
+  } else if (rec->kind == RECORD_VERSIONS) {
+    const record_versions *x = &rec->versions;
+    *v = (versions){x->driver_version, x->runtime_version, x->nvrtc_major, x->nvrtc_minor};
+  }
 }
 
 /* Read every complete line of f (named path), checking each line's type, keys and order, and
  * decoding it through the codec (coordinator/record.h), and hand the records to fn. A torn
- * last line (no newline, or not a JSON object) is counted in r->torn and not passed on; the
- * header line is only torn when it lacks its newline (one that ends but does not parse is
- * not a ledger). Closes f. */
+ * last line, the only line without its newline, is counted in r->torn and not passed on; a
+ * line with its newline that does not read is corruption (bad_line). Closes f. */
 static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_res *r,
                        tf_err *e) {
   memset(r, 0, sizeof *r);
@@ -188,16 +220,14 @@ static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_
   int rc = rec ? 0 : tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", path);
   while (rc == 0 && (n = getline(&text, &cap, f)) > 0) {
     long line = r->lines + 1;
-    int nl = text[n - 1] == '\n';
-    int last = !nl || at_eof(f);
-    cJSON *o = parse_line(text, (size_t)n - (size_t)nl);
-    if (!nl || (!o && last && line > 1)) {
+    int nl = text[n - 1] == '\n'; /* only the last line can lack it (getline) */
+    if (!nl) {
       r->torn = (long)n;
-      cJSON_Delete(o);
       break;
     }
+    cJSON *o = parse_line(text, (size_t)n - 1);
     if (!o) {
-      rc = bad_line(path, line, text, (size_t)n - (size_t)nl, e);
+      rc = bad_line(path, line, text, (size_t)n - 1, e);
       break;
     }
     rc = check_keys(path, line, o, e);
@@ -207,6 +237,8 @@ static int scan_stream(FILE *f, const char *path, ledger_fn fn, void *ctx, scan_
     cJSON_Delete(o);
     if (rc) break;
     if (line == 1) r->dev = rec->device.dev;
+    versions_of(rec, &r->ver);
+    if (rec->kind == RECORD_GENERATION) r->generation = rec->gen.generation;
     r->lines = line;
     r->good += (off_t)n;
     int frc = fn ? fn(ctx, line, rec, e) : 0;
@@ -477,13 +509,31 @@ static int check_resume(void *ctx, long line, const record *rec, tf_err *e) {
   return 0;
 }
 
-static int lock_file(ledger *l, tf_err *e) {
-  if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) return 0;
+/* The lock is taken before anything is read, cut or moved aside, and held until
+ * ledger_close: a run that holds it is the only one to touch the ledger's path. Its file
+ * stays after the run (removing it would let a run lock a new file while another holds the
+ * old one). A second run is refused as bad input, exit 2: nothing ran, nothing changed, and
+ * what to do is the caller's (wait, or stop the other run). */
+static int lock_ledger(ledger *l, tf_err *e) {
+  char name[sizeof l->name + 8], path[LEDGER_PATH_MAX + 8];
+  snprintf(name, sizeof name, ".%s.lock", l->name);
+  snprintf(path, sizeof path, "%.*s%s", (int)(strlen(l->path) - strlen(l->name)), l->path, name);
+  l->lockfd = openat(l->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (l->lockfd < 0 && errno == ELOOP)
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledger '%s': its lock '%s' is a symbolic link; the farm never opens a file "
+                   "of the ledgers folder through a link: remove it",
+                   l->path, path);
+  if (l->lockfd < 0)
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot open its lock '%s': %s", l->path, path,
+                   strerror(errno));
+  if (flock(l->lockfd, LOCK_EX | LOCK_NB) == 0) return 0;
   if (errno == EWOULDBLOCK)
     return tf_fail(e, TF_EXIT_INPUT,
-                   "ledger '%s' is in use by another tunefarm run; two runs must not write the "
-                   "same ledger",
-                   l->path);
+                   "ledger '%s' is in use: another tunefarm run holds its lock '%s'; two runs "
+                   "must not measure one device or write one ledger, and --fresh moves nothing "
+                   "aside while one does: wait for that run to end, or stop it",
+                   l->path, path);
   return 0; /* no locks on this file system: carry on unguarded */
 }
 
@@ -498,7 +548,62 @@ static FILE *reopen(const ledger *l, tf_err *e) {
   return f;
 }
 
-/* An existing ledger: check it, cut a torn tail. Sets *empty when nothing complete remains. */
+/* "driver 13000 -> 13010, NVRTC 13.0 -> 13.1": what differs between was and now; "" when
+ * nothing does. */
+static void versions_diff(const versions *was, const versions *now, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  if (was->driver != now->driver)
+    n += (size_t)snprintf(buf + n, len - n, "driver %d -> %d", was->driver, now->driver);
+  if (n < len && was->runtime != now->runtime)
+    n += (size_t)snprintf(buf + n, len - n, "%sCUDA runtime %d -> %d", n ? ", " : "",
+                          was->runtime, now->runtime);
+  if (n < len && (was->nvrtc_major != now->nvrtc_major || was->nvrtc_minor != now->nvrtc_minor))
+    snprintf(buf + n, len - n, "%sNVRTC %d.%d -> %d.%d", n ? ", " : "", was->nvrtc_major,
+             was->nvrtc_minor, now->nvrtc_major, now->nvrtc_minor);
+}
+
+/* A resume with another driver, runtime or NVRTC than the ledger's last run goes on (the
+ * device and the campaign are the same), but its times may move with them: the change is
+ * said on the log and recorded (ledger_replay), so that every reader sees where the versions
+ * changed. */
+static int versions_due(ledger *l, const scan_res *r, const device_record *d, tf_err *e) {
+  versions now = {d->driver_version, d->runtime_version, d->nvrtc_major, d->nvrtc_minor};
+  char diff[256];
+  versions_diff(&r->ver, &now, diff, sizeof diff);
+  if (!diff[0]) return 0;
+  record *rec = l->due = record_new();
+  if (!rec) return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': out of memory", l->path);
+  rec->kind = RECORD_VERSIONS;
+  record_versions *v = &rec->versions;
+  v->generation = r->generation;
+  utc_stamp(v->time, sizeof v->time, 0);
+  v->driver_version = now.driver;
+  v->runtime_version = now.runtime;
+  v->nvrtc_major = now.nvrtc_major;
+  v->nvrtc_minor = now.nvrtc_minor;
+  snprintf(v->reason, sizeof v->reason, "%s since the ledger's last run, after generation %lld",
+           diff, r->generation);
+  return 0;
+}
+
+/* The versions record due, written once the resume has read every record back: a ledger the
+ * replay refuses is left as it was. */
+static int write_due(ledger *l, tf_err *e) {
+  if (!l->due) return 0;
+  fprintf(log_of(l->log),
+          "tunefarm: warning: ledger '%s': %s; the generations before and after were measured "
+          "with different versions (recorded in the ledger)\n",
+          l->path, l->due->versions.reason);
+  fflush(log_of(l->log));
+  int rc = ledger_append(l, l->due, e);
+  record_free(l->due);
+  l->due = NULL;
+  return rc;
+}
+
+/* An existing ledger: check it, cut a torn tail, note changed versions. Sets *empty when
+ * nothing complete remains. */
 static int resume(ledger *l, const campaign *c, const device_record *d, int *empty, tf_err *e) {
   scan_res r;
   resume_ctx x = {c, d, l->path, &r};
@@ -511,7 +616,7 @@ static int resume(ledger *l, const campaign *c, const device_record *d, int *emp
                      l->path, strerror(errno));
   }
   *empty = r.lines == 0;
-  return 0;
+  return *empty ? 0 : versions_due(l, &r, d, e);
 }
 
 static int ledger_open_path(ledger *l, const ledger_opts *o, const campaign *c,
@@ -568,14 +673,14 @@ int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const dev
   *out = NULL;
   ledger *l = calloc(1, sizeof *l);
   if (!l) return tf_fail(e, TF_EXIT_FAIL, "ledger: out of memory");
-  l->fd = l->dirfd = -1;
+  l->fd = l->dirfd = l->lockfd = -1;
   l->log = o ? o->log : NULL;
-  if (ledger_open_path(l, o, c, d, e)) goto fail;
+  if (ledger_open_path(l, o, c, d, e) || lock_ledger(l, e)) goto fail;
 
   struct stat st;
   if (o && o->fresh && lstat(l->path, &st) == 0 && move_aside(l->path, l->log, e)) goto fail;
 
-  if (open_file(l, e) || lock_file(l, e)) goto fail;
+  if (open_file(l, e)) goto fail;
   if (fstat(l->fd, &st) != 0) {
     tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot stat: %s", l->path, strerror(errno));
     goto fail;
@@ -606,20 +711,23 @@ fail:
 typedef struct replay_ctx {
   ledger_fn fn;
   void *ctx;
+  int stopped; /* fn stopped the replay early */
 } replay_ctx;
 
 static int replay_line(void *ctx, long line, const record *rec, tf_err *e) {
-  const replay_ctx *x = ctx;
-  return line == 1 ? 0 : x->fn(x->ctx, line, rec, e);
+  replay_ctx *x = ctx;
+  int rc = line == 1 ? 0 : x->fn(x->ctx, line, rec, e);
+  x->stopped = rc > 0;
+  return rc;
 }
 
 int ledger_replay(ledger *l, ledger_fn fn, void *ctx, tf_err *e) {
-  replay_ctx x = {fn, ctx};
+  replay_ctx x = {fn, ctx, 0};
   scan_res r;
   FILE *f = reopen(l, e);
   if (!f || scan_stream(f, l->path, replay_line, &x, &r, e)) return -1;
   if (r.torn) note_torn(l->log, l->path, r.torn);
-  return 0;
+  return x.stopped ? 0 : write_due(l, e);
 }
 
 const char *ledger_path(const ledger *l) { return l->path; }
@@ -627,7 +735,9 @@ const char *ledger_path(const ledger *l) { return l->path; }
 void ledger_close(ledger *l) {
   if (!l) return;
   if (l->dirty) (void)fsync(l->fd); /* a run that stops on an error keeps what it wrote */
-  if (l->fd >= 0) close(l->fd); /* also releases the flock */
+  if (l->fd >= 0) close(l->fd);
+  if (l->lockfd >= 0) close(l->lockfd); /* releases the flock, after the last write */
   if (l->dirfd >= 0) close(l->dirfd);
+  record_free(l->due);
   free(l);
 }

@@ -6,9 +6,14 @@
  * through the record codec (coordinator/record.h, docs/SCHEMA.md), which this module is the
  * only user of for files: whatever reads a ledger reads it here, decoded and checked.
  * Every append is written whole with one write(2) and fsync'd before the
- * function returns, so a kill leaves at most a torn last line, which
- * ledger_open reports and cuts off (the file is truncated to the last
- * complete line) before appending.
+ * function returns, so a kill leaves at most a torn last line (one without
+ * its newline), which ledger_open reports and cuts off (the file is truncated
+ * to the last complete line) before appending. A line that has its newline
+ * and does not read is corruption, never cut.
+ *
+ * While a ledger is open, its run holds an exclusive flock on .NAME.jsonl.lock beside it
+ * (a file that is never moved or removed); a second run on the same ledger, --fresh or not,
+ * is refused before it reads, cuts or moves anything.
  *
  * Ownership: ledger_open allocates the handle; ledger_close frees it. The
  * records handed to a callback belong to the ledger module and are valid only
@@ -28,12 +33,16 @@ typedef struct ledger ledger;
 
 typedef struct ledger_opts {
   const char *dir;   /* the ledgers folder ("ledgers" unless --ledgers) */
-  int fresh;         /* 1: an existing ledger is moved aside to NAME.jsonl.<UTC time>.old, not resumed */
+  int fresh;         /* 1: an existing ledger is moved aside to NAME.jsonl.<UTC time>.old, not
+                      * resumed (only by the run that holds its lock) */
   FILE *log;         /* where notes go ("torn last line skipped"); NULL: stderr */
 } ledger_opts;
 
-/* Open or create the device's ledger. An existing ledger must be for the same device UUID
- * and the same campaign hash, else TF_EXIT_INPUT with a message that says to pass --fresh.
+/* Open or create the device's ledger, its lock taken first: a ledger another run holds is
+ * TF_EXIT_INPUT naming it, with nothing read, cut or moved aside. An existing ledger must be
+ * for the same device UUID and the same campaign hash, else TF_EXIT_INPUT with a message that
+ * says to pass --fresh; when d's driver, CUDA runtime or NVRTC version differs from the
+ * ledger's in force, a versions record is due (see ledger_replay).
  * A new one begins with the device record (schema RECORD_SCHEMA_VERSION). */
 int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const device_record *d,
                 tf_err *e);
@@ -43,7 +52,11 @@ int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const dev
  * without a place gets the file and the line in front from the caller, as it wishes). */
 typedef int (*ledger_fn)(void *ctx, long line, const record *rec, tf_err *e);
 
-/* Every complete record after the header, in order (resume), checked as ledger_scan checks. */
+/* Every complete record after the header, in order (resume), checked as ledger_scan checks.
+ * When fn has taken every record (none failed or stopped early) and ledger_open found the
+ * versions changed, the change is written: a warning naming the old and the new versions on
+ * the log, and a versions record appended. A resume that refuses a record leaves the ledger
+ * as it was. */
 int ledger_replay(ledger *l, ledger_fn fn, void *ctx, tf_err *e);
 
 /* Append one record as one line, fsync'd: ledger_write, then ledger_sync. */
@@ -71,9 +84,10 @@ void ledger_file_name(const device_record *d, char *buf, size_t len);
 /* Read a ledger without opening it for writing (reports, outside tools): fn sees every
  * complete line, header included, decoded. Every line is checked on the way: line 1 a device
  * record, no NUL byte, no key twice, generations 1, 2, 3, ... and restarts 1, 2, ... in order,
- * nothing after an end record, and whatever the codec refuses. A torn last line is noted on
- * log (NULL: stderr) and skipped; a bad line anywhere else is TF_EXIT_INPUT naming the file
- * and the line. The file is never modified. */
+ * nothing after an end record, and whatever the codec refuses. A torn last line (the last
+ * line, without its newline) is noted on log (NULL: stderr) and skipped; any other bad line,
+ * a complete last line too, is TF_EXIT_INPUT naming the file and the line. The file is never
+ * modified. */
 int ledger_scan(const char *path, FILE *log, ledger_fn fn, void *ctx, tf_err *e);
 
 #endif

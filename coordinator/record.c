@@ -14,7 +14,7 @@
 #include "common/jsonio.h" /* defines: jsonio_int, jsonio_str, jsonio_child, jsonio_only_keys, ... */
 
 const char *const record_kind_names[RECORD_KINDS] = {"device", "generation", "restart", "end",
-                                                     "reopen"};
+                                                     "reopen", "versions"};
 
 static const char *const status_names[] = {"ok", "fault", "compile_error", "error", NULL};
 
@@ -34,13 +34,15 @@ static const char *const restart_keys[] = {"type", "restart", "generation", "cha
                                            "champion_us", "start", "reason", NULL};
 static const char *const end_keys[] = {"type", "reason", "generation", "best", NULL};
 static const char *const reopen_keys[] = {"type", "generation", "reason", NULL};
+static const char *const versions_keys[] = {"type", "generation", "time", "driver_version",
+                                            "runtime_version", "nvrtc_version", "reason", NULL};
 static const char *const canary_keys[] = {"child", "verdict", "ratio", "kernel_ratio",
                                           "interval", "kernel_interval", "threshold", "reason",
                                           "rounds", NULL};
 
 const char *const *record_keys(record_kind kind) {
   static const char *const *const keys[RECORD_KINDS] = {device_keys, gen_keys, restart_keys,
-                                                         end_keys, reopen_keys};
+                                                         end_keys, reopen_keys, versions_keys};
   return kind >= 0 && kind < RECORD_KINDS ? keys[kind] : NULL;
 }
 
@@ -197,7 +199,7 @@ static int choice(const cJSON *o, const char *where, const char *key, const char
 static int type_of(const cJSON *o, record_kind *kind, tf_err *e) {
   int k = 0;
   static const char *const names[RECORD_KINDS + 1] = {"device", "generation", "restart", "end",
-                                                      "reopen", NULL};
+                                                      "reopen", "versions", NULL};
   if (choice(o, "", "type", names, &k, e)) return -1;
   *kind = (record_kind)k;
   return 0;
@@ -593,6 +595,45 @@ static int reopen_from(const cJSON *o, record_reopen *r, tf_err *e) {
              : 0;
 }
 
+static cJSON *versions_to(const record_versions *r) {
+  cJSON *o = typed(RECORD_VERSIONS);
+  char nv[32];
+  snprintf(nv, sizeof nv, "%d.%d", r->nvrtc_major, r->nvrtc_minor);
+  cJSON_AddNumberToObject(o, "generation", (double)r->generation);
+  cJSON_AddStringToObject(o, "time", r->time);
+  cJSON_AddNumberToObject(o, "driver_version", r->driver_version);
+  cJSON_AddNumberToObject(o, "runtime_version", r->runtime_version);
+  cJSON_AddStringToObject(o, "nvrtc_version", nv);
+  cJSON_AddStringToObject(o, "reason", r->reason);
+  return o;
+}
+
+/* "MAJOR.MINOR", as the device record writes NVRTC's version. */
+static int nvrtc_from(const cJSON *o, record_versions *r, tf_err *e) {
+  static const char digits[] = "0123456789";
+  char nv[32];
+  if (str_into(o, "", "nvrtc_version", 1, nv, sizeof nv, e)) return -1;
+  size_t a = strspn(nv, digits), b = nv[a] == '.' ? strspn(nv + a + 1, digits) : 0;
+  if (a == 0 || a > 6 || b == 0 || b > 6 || nv[a + 1 + b] != '\0')
+    return tf_fail(e, TF_EXIT_INPUT, "key 'nvrtc_version' must be \"MAJOR.MINOR\"");
+  r->nvrtc_major = atoi(nv);
+  r->nvrtc_minor = atoi(nv + a + 1);
+  return 0;
+}
+
+static int versions_from(const cJSON *o, record_versions *r, tf_err *e) {
+  long long drv = 0, rt = 0;
+  if (int_into(o, "generation", 1, 0, LLONG_MAX, &r->generation, e) ||
+      str_into(o, "", "time", 1, r->time, sizeof r->time, e) ||
+      int_into(o, "driver_version", 1, 0, INT_MAX, &drv, e) ||
+      int_into(o, "runtime_version", 1, 0, INT_MAX, &rt, e) || nvrtc_from(o, r, e) ||
+      str_into(o, "", "reason", 1, r->reason, sizeof r->reason, e))
+    return -1;
+  r->driver_version = (int)drv;
+  r->runtime_version = (int)rt;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 cJSON *record_to_json(const record *r) {
@@ -602,6 +643,7 @@ cJSON *record_to_json(const record *r) {
     case RECORD_RESTART: return restart_to(&r->restart);
     case RECORD_END: return end_to(&r->end);
     case RECORD_REOPEN: return reopen_to(&r->reopen);
+    case RECORD_VERSIONS: return versions_to(&r->versions);
     default: return NULL;
   }
 }
@@ -616,6 +658,7 @@ int record_from_json(const cJSON *o, record *r, tf_err *e) {
     case RECORD_GENERATION: return gen_from(o, &r->gen, e);
     case RECORD_RESTART: return restart_from(o, &r->restart, e);
     case RECORD_REOPEN: return reopen_from(o, &r->reopen, e);
+    case RECORD_VERSIONS: return versions_from(o, &r->versions, e);
     default: return end_from(o, &r->end, e);
   }
 }

@@ -2,7 +2,8 @@
  *
  * A ledger (coordinator/ledger.h) is one JSON object per line: a device record first, then
  * generation records, restart records when a search begins again, and an end record (and a
- * reopen record after it when a resumed search goes on past its end).
+ * reopen record after it when a resumed search goes on past its end); a versions record
+ * wherever a resumed run found another driver, CUDA runtime or NVRTC than the ledger's.
  * docs/SCHEMA.md lists every key of every kind; tests/unit/test_record.c checks that list
  * against record_keys in both directions.
  *
@@ -39,6 +40,7 @@ typedef enum {
   RECORD_RESTART,
   RECORD_END,
   RECORD_REOPEN, /* an ended search goes on: the campaign now allows more (docs/SCHEMA.md) */
+  RECORD_VERSIONS, /* a resumed run's driver, runtime or NVRTC differs from the last run's */
   RECORD_KINDS
 } record_kind;
 extern const char *const record_kind_names[RECORD_KINDS]; /* "device", "generation", ... */
@@ -119,6 +121,16 @@ typedef struct record_reopen {
   char reason[512];
 } record_reopen;
 
+/* A run resumed the ledger with another driver, CUDA runtime or NVRTC than the versions in force
+ * (line 1's, or the last versions record's): the versions from this record on. */
+typedef struct record_versions {
+  long long generation;          /* the last generation before it */
+  char time[32];
+  int driver_version, runtime_version;
+  int nvrtc_major, nvrtc_minor;
+  char reason[512];              /* which changed, from what to what */
+} record_versions;
+
 typedef struct record {
   record_kind kind;
   record_device device;
@@ -126,6 +138,7 @@ typedef struct record {
   record_restart restart;
   record_end end;
   record_reopen reopen;
+  record_versions versions;
 } record;
 
 record *record_new(void);

@@ -384,6 +384,7 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
       if (rc == 0) note_answer(x);
       break;
     case RECORD_RESTART: rc = restart(l, &rec->restart); break;
+    case RECORD_VERSIONS: break; /* another driver or NVRTC from here on: the search is the same */
     case RECORD_REOPEN: /* a later run let the search go on past its end */
       l->ended = 0;
       l->reopens++;

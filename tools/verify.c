@@ -77,7 +77,7 @@ static int verify_line(void *ctx, long line, const record *rec, tf_err *e) {
 /* 0 read through, 1 corrupt (said on stderr with the file and the line), 2 no file to read.
  * The ledger is read as every other reader reads it (ledger_scan): the device record first,
  * one JSON object per line, no NUL byte, no key twice, generations 1, 2, 3, ... in order,
- * nothing after the end; only a torn last line, which a kill leaves, is skipped. */
+ * nothing after the end; only a torn last line (no newline: what a kill leaves) is skipped. */
 static int verify_file(const char *path, verify_tally *t) {
   struct stat st;
   int found = stat(path, &st) == 0;
@@ -100,8 +100,9 @@ int verify_main(int argc, char **argv) {
                "Recompute every measured decision from the rounds in its own record, with the\n"
                "rule and thresholds of the job it carries, and print any that differ. Every\n"
                "ledger is first checked as strictly as `run` reads it (the device record first,\n"
-               "generations 1, 2, 3, ... in order, nothing after the end); a torn last line is\n"
-               "skipped, as resume does.\n"
+               "generations 1, 2, 3, ... in order, nothing after the end); a torn last line\n"
+               "(one without its newline, what a kill leaves) is skipped, as resume skips it; a\n"
+               "line with its newline that does not read is corruption, the last one too.\n"
                "Exit status: 0 all agree, 1 a difference or a corrupt ledger (named with its\n"
                "line), 2 a file that cannot be read.\n");
     return argc < 2 ? 2 : 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # issue 20, item 4: `verify` reads a ledger as strictly as `run` does and exits 1 on any
 # corruption, naming the file and the line; `report` refuses the same generation errors
-# with exit 2. A genuine ledger, and one with a torn last line (what a kill leaves), pass.
+# with exit 2. A genuine ledger, and one with a torn last line (no newline: what a kill
+# leaves), pass; a complete last line that does not read is corruption like any other.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 sed -E 's/"budget": 120/"budget": 6/' "$SRC/campaigns/decide-aa.json" >aa.json
@@ -63,11 +64,30 @@ corrupt twice "line 3: key 'decision' appears more than once" 1
 sed -E '3s/"generation":2,/"generation":1e300,/' "$good" >huge.jsonl
 corrupt huge "line 3: key 'generation' must be a positive integer" 1
 
-# What a kill leaves, a torn last line, is skipped with a note, as resume skips it.
+# What a kill leaves, a torn last line (no newline), is skipped with a note, as resume skips
+# and cuts it. A last line that has its newline was written whole: when it does not read, the
+# ledger is corrupt, and resume refuses it naming the line and leaves the file as it was.
 l8=$(lines 8p)
 { lines '1,7p'; printf '%s' "${l8:0:20}"; } >torn.jsonl
 expect_exit 0 "$TF" verify torn.jsonl
 grep -q "torn last line" last.err || fail "torn: no note"
+{ lines '1,7p'; printf '%s\n' "${l8:0:20}"; } >last_line.jsonl
+corrupt last_line "line 8 is not a JSON object" 1
+grep -q "bytes) skipped" last.err && fail "last_line: skipped as torn"
+# resume: the torn one is cut and the run finishes; the corrupt one is refused, unchanged
+resume() {
+  mkdir -p "$WORK/$1/aa"
+  cp "$2" "$WORK/$1/aa/$(basename "$good")"
+  expect_exit "$3" env TUNEFARM_ROOT="$SRC" "${MPIRUN[@]}" -np 2 "$TF" run --backend sim \
+    --ledgers "$WORK/$1" aa.json
+}
+resume led_torn torn.jsonl 0
+grep -q "torn last line (20 bytes) skipped" last.err || { cat last.err; fail "resume torn: no note"; }
+expect_exit 0 "$TF" verify "$WORK/led_torn/aa/$(basename "$good")"
+resume led_last last_line.jsonl 2
+grep -qF "ledger '$WORK/led_last/aa/$(basename "$good")': line 8 is not a JSON object" last.err ||
+  { cat last.err; fail "resume last_line: no message naming the line"; }
+cmp -s last_line.jsonl "$WORK/led_last/aa/$(basename "$good")" || fail "resume last_line: the ledger changed"
 # Several files: a corrupt one does not hide the others' differences, and a missing file is
 # bad input.
 expect_exit 1 "$TF" verify "$good" swapped.jsonl

@@ -148,6 +148,8 @@ static void make_ledger(fixture *f, int n) {
   ledger_close(l);
 }
 
+static int count_lines(void *ctx, long line, const record *rec, tf_err *e);
+
 typedef struct collected {
   int n;
   int gens[16];
@@ -306,10 +308,11 @@ static void ledger_should_skip_and_cut_a_torn_last_line(void **state) {
   assert_int_equal(got.gens[2], 3);
 }
 
-static void ledger_should_skip_an_unparseable_last_line(void **state) {
+/* A crash's zeros without a newline are a torn last line: skipped, and cut on resume. */
+static void ledger_should_skip_an_unparseable_last_line_without_its_newline(void **state) {
   fixture *f = *state;
   make_ledger(f, 1);
-  static const char zeros[] = "{\"type\":\"generation\",\"gen\0\0\0\n"; /* a crash's zeros */
+  static const char zeros[] = "{\"type\":\"generation\",\"gen\0\0\0";
   append_bytes(f->path, zeros, sizeof zeros - 1);
   tf_err e;
   collected got = reopen_and_replay(f, 0, &e);
@@ -318,6 +321,47 @@ static void ledger_should_skip_an_unparseable_last_line(void **state) {
   assert_non_null(strstr(log, "torn last line"));
   free(log);
   assert_int_equal(complete_lines(f->path), 2);
+}
+
+/* Every line is written with its newline in one write: a last line that has its newline and
+ * does not read is no torn write but corruption, refused by scan and resume alike, naming the
+ * line, and the file is left as it was. */
+static void ledger_should_refuse_a_complete_last_line_that_does_not_read(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *bytes;
+    size_t len;
+  } tails[] = {{"{\"type\":\"generation\",\"gen\0\0\0\n", 30}, /* a crash's zeros, newline kept */
+               {"{\"type\":\"generation\",\"generation\":2,\"decis\n", 0},
+               {"\n", 0}};
+  for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+    rm_rf(f->path);
+    make_ledger(f, 1);
+    append_bytes(f->path, tails[i].bytes, tails[i].len ? tails[i].len : strlen(tails[i].bytes));
+    char *before = slurp(f->path);
+    struct stat st0, st1;
+    assert_int_equal(stat(f->path, &st0), 0);
+    tf_err e;
+    tf_err_clear(&e);
+    long lines = 0;
+    assert_int_equal(ledger_scan(f->path, f->log, count_lines, &lines, &e), -1);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, f->path));
+    assert_non_null(strstr(e.msg, "line 3"));
+    reopen_and_replay(f, -1, &e);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, f->path));
+    assert_non_null(strstr(e.msg, "line 3"));
+    assert_int_equal(stat(f->path, &st1), 0);
+    assert_int_equal(st1.st_size, st0.st_size); /* not cut */
+    char *after = slurp(f->path);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+  }
+  char *log = log_text(f);
+  assert_null(strstr(log, "torn"));
+  free(log);
 }
 
 static void ledger_should_recreate_a_header_torn_at_creation(void **state) {
@@ -450,6 +494,148 @@ static void ledger_should_refuse_a_second_writer(void **state) {
   ledger_close(b);
 }
 
+/* The names in the campaign folder that begin with the ledger's file name and end in .old. */
+static int old_copies(fixture *f) {
+  char folder[512];
+  snprintf(folder, sizeof folder, "%s/mm", f->dir);
+  DIR *d = opendir(folder);
+  assert_non_null(d);
+  struct dirent *de;
+  int n = 0;
+  while ((de = readdir(d))) {
+    size_t len = strlen(de->d_name);
+    n += strncmp(de->d_name, "testhost-gpu0-0123abcd.jsonl.", 29) == 0 && len > 4 &&
+         strcmp(de->d_name + len - 4, ".old") == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+/* A run that holds its ledger keeps it at its path: a --fresh run started meanwhile is refused
+ * before it moves anything aside (else both runs measure the same device, each writing its
+ * own file). */
+static void ledger_should_refuse_fresh_while_another_run_holds_it(void **state) {
+  fixture *f = *state;
+  ledger_opts live = opts(f, 0), fresh = opts(f, 1);
+  ledger *a = NULL, *b = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&a, &live, &f->c, &f->d, &e), 0);
+  append_gen(a, 1);
+  struct stat st0, st1;
+  assert_int_equal(stat(f->path, &st0), 0);
+  assert_int_equal(ledger_open(&b, &fresh, &f->c, &f->d, &e), -1);
+  assert_null(b);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, f->path));
+  assert_non_null(strstr(e.msg, "in use"));
+  assert_int_equal(stat(f->path, &st1), 0);
+  assert_true(st1.st_ino == st0.st_ino && st1.st_size == st0.st_size); /* still the live one */
+  assert_int_equal(old_copies(f), 0);
+  append_gen(a, 2); /* the live run goes on writing where it was */
+  ledger_close(a);
+  assert_int_equal(complete_lines(f->path), 3);
+  /* once it is closed, --fresh moves it aside, and holds the new one */
+  assert_int_equal(ledger_open(&b, &fresh, &f->c, &f->d, &e), 0);
+  assert_int_equal(old_copies(f), 1);
+  assert_int_equal(ledger_open(&a, &live, &f->c, &f->d, &e), -1);
+  assert_non_null(strstr(e.msg, "in use"));
+  ledger_close(b);
+}
+
+/* What a versions record says, for the test below. */
+typedef struct seen_versions {
+  int gens, versions;
+  record_versions last;
+} seen_versions;
+
+static int see_versions(void *ctx, long line, const record *rec, tf_err *e) {
+  seen_versions *v = ctx;
+  (void)line;
+  (void)e;
+  v->gens += rec->kind == RECORD_GENERATION;
+  if (rec->kind == RECORD_VERSIONS) v->versions++, v->last = rec->versions;
+  return 0;
+}
+
+/* A resume with another driver, runtime or NVRTC warns naming both values and records the
+ * change once; the versions in force are then the recorded ones. */
+static void ledger_should_record_changed_versions_on_resume(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 2);
+  f->d.driver_version = 13010;
+  f->d.nvrtc_minor = 1;
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  seen_versions v = {0};
+  assert_int_equal(ledger_replay(l, see_versions, &v, &e), 0);
+  assert_int_equal(v.versions, 0); /* written after the replay read every record */
+  ledger_close(l);
+  memset(&v, 0, sizeof v);
+  assert_int_equal(ledger_scan(f->path, f->log, see_versions, &v, &e), 0);
+  assert_int_equal(v.gens, 2);
+  assert_int_equal(v.versions, 1);
+  assert_int_equal(v.last.generation, 2);
+  assert_int_equal(v.last.driver_version, 13010);
+  assert_int_equal(v.last.runtime_version, 13000);
+  assert_int_equal(v.last.nvrtc_major, 13);
+  assert_int_equal(v.last.nvrtc_minor, 1);
+  assert_non_null(strstr(v.last.reason, "driver 13000 -> 13010"));
+  assert_non_null(strstr(v.last.reason, "NVRTC 13.0 -> 13.1"));
+  assert_null(strstr(v.last.reason, "runtime"));
+  char *log = log_text(f);
+  assert_non_null(strstr(log, "warning"));
+  assert_non_null(strstr(log, f->path));
+  assert_non_null(strstr(log, "driver 13000 -> 13010, NVRTC 13.0 -> 13.1"));
+  free(log);
+  assert_int_equal(complete_lines(f->path), 4);
+
+  /* the same versions again: nothing new to say or record */
+  rewind(f->log);
+  assert_int_equal(ftruncate(fileno(f->log), 0), 0);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  assert_int_equal(ledger_replay(l, see_versions, &v, &e), 0);
+  append_gen(l, 3);
+  ledger_close(l);
+  assert_int_equal(complete_lines(f->path), 5);
+  log = log_text(f);
+  assert_null(strstr(log, "warning"));
+  free(log);
+  /* and every reader reads it */
+  memset(&v, 0, sizeof v);
+  assert_int_equal(ledger_scan(f->path, f->log, see_versions, &v, &e), 0);
+  assert_int_equal(v.gens, 3);
+  assert_int_equal(v.versions, 1);
+}
+
+static int refuse_all(void *ctx, long line, const record *rec, tf_err *e) {
+  (void)ctx;
+  (void)rec;
+  return tf_fail(e, TF_EXIT_INPUT, "line %ld refused", line);
+}
+
+/* A resume that refuses a record leaves the ledger as it was: no versions record either. */
+static void ledger_should_leave_a_refused_ledger_alone_when_versions_changed(void **state) {
+  fixture *f = *state;
+  make_ledger(f, 1);
+  char *before = slurp(f->path);
+  f->d.runtime_version = 13020;
+  ledger_opts o = opts(f, 0);
+  ledger *l = NULL;
+  tf_err e;
+  tf_err_clear(&e);
+  assert_int_equal(ledger_open(&l, &o, &f->c, &f->d, &e), 0);
+  assert_int_equal(ledger_replay(l, refuse_all, NULL, &e), -1);
+  ledger_close(l);
+  char *after = slurp(f->path);
+  assert_string_equal(before, after);
+  free(before);
+  free(after);
+}
+
 /* ---------------------------------------------------------------- issue 20 */
 
 static int count_lines(void *ctx, long line, const record *rec, tf_err *e) {
@@ -488,6 +674,10 @@ static void scan_should(fixture *f, int n, const char *tail, const char *line, c
     fail_msg("'%s' lacks the file, '%s' or '%s'", e.msg, line, want);
 }
 
+#define VERSIONS_AT(g)                                                                          \
+  "{\"type\":\"versions\",\"generation\":" g ",\"time\":\"2026-01-01T00:00:00Z\","                 \
+  "\"driver_version\":13010,\"runtime_version\":13000,\"nvrtc_version\":\"13.0\",\"reason\":\"r\"}\n"
+
 /* Every reader (report, verify, bench, study) sees the records in the order the run wrote
  * them, or a message naming the line: a generation missing, repeated or swapped, or a record
  * after the end, would make each of them count a different search. */
@@ -508,6 +698,10 @@ static void ledger_scan_should_refuse_records_out_of_order(void **state) {
               "after the search's end (line 4)");
   scan_should(f, 1, "{\"type\":\"restart\",\"restart\":1}\n{\"type\":\"restart\",\"restart\":1}\n",
               "line 4", "key 'restart' is 1 where 2 is due");
+  /* a versions record names the generation it follows, and may follow an end record */
+  scan_should(f, 2, "{\"type\":\"end\",\"generation\":2}\n" VERSIONS_AT("2"), "", NULL);
+  scan_should(f, 2, VERSIONS_AT("5"), "line 4",
+              "key 'generation' is 5, but the last generation before it is 2");
 }
 
 static void ledger_scan_should_refuse_a_repeated_key(void **state) {
@@ -655,8 +849,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_append_should_add_exactly_one_line, setup, teardown),
       cmocka_unit_test_setup_teardown(ledger_should_skip_and_cut_a_torn_last_line, setup,
                                       teardown),
-      cmocka_unit_test_setup_teardown(ledger_should_skip_an_unparseable_last_line, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_skip_an_unparseable_last_line_without_its_newline,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_a_complete_last_line_that_does_not_read,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(ledger_should_recreate_a_header_torn_at_creation, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_corrupt_middle_line_naming_it, setup,
@@ -669,6 +865,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(ledger_should_move_the_old_file_aside_with_fresh, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_should_refuse_a_second_writer, setup, teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_refuse_fresh_while_another_run_holds_it, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(ledger_should_record_changed_versions_on_resume, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          ledger_should_leave_a_refused_ledger_alone_when_versions_changed, setup, teardown),
       cmocka_unit_test_setup_teardown(ledger_scan_should_refuse_records_out_of_order, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(ledger_scan_should_refuse_a_repeated_key, setup, teardown),

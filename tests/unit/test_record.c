@@ -98,6 +98,9 @@ static void record_should_round_trip_every_kind(void **state) {
   round_trip("{\"type\":\"restart\",\"restart\":1,\"generation\":9,\"champion\":{\"BM\":64},"
              "\"champion_us\":11.5,\"start\":{\"BM\":16},\"reason\":\"stalled\"}");
   round_trip("{\"type\":\"end\",\"reason\":\"budget\",\"generation\":9,\"best\":{\"BM\":64}}");
+  round_trip("{\"type\":\"versions\",\"generation\":9,\"time\":\"2026-01-01T00:00:00Z\","
+             "\"driver_version\":13010,\"runtime_version\":13000,\"nvrtc_version\":\"13.1\","
+             "\"reason\":\"driver 13000 -> 13010\"}");
 }
 
 /* Written before "schema_version" existed: version 1, no mode, and it reads. */
@@ -204,7 +207,8 @@ static void record_keys_should_be_the_keys_schema_md_lists(void **state) {
   (void)state;
   static const char *const headings[RECORD_KINDS] = {"### Device record", "### Generation record",
                                                       "### Restart record", "### End record",
-                                                      "### Reopen record"};
+                                                      "### Reopen record",
+                                                      "### Versions record"};
   char path[1024];
   snprintf(path, sizeof path, "%s/docs/SCHEMA.md", source_dir());
   tf_err e = {0};
