@@ -393,15 +393,22 @@ cJSON *job_to_json(const job *j) {
 
 void job_drop_root(cJSON *o) { cJSON_DeleteItemFromObjectCaseSensitive(o, "root"); }
 
+int job_id_from_json(const cJSON *o, long long *id) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "id");
+  return cJSON_IsNumber(it) && jsonio_whole(it->valuedouble, 0, MSG_MAX_ID, id) == 0 ? 0 : -1;
+}
+
 int job_from_json(const cJSON *o, job *j, tf_err *e) {
   memset(j, 0, sizeof *j);
+  if (job_id_from_json(o, &j->id))
+    return tf_fail(e, TF_EXIT_INPUT, "job: key 'id' must be a whole number in [0, %lld]",
+                   MSG_MAX_ID);
   const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "sources");
   const cJSON *arms = cJSON_GetObjectItemCaseSensitive(o, "arms");
   const cJSON *it;
   if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) < 1 || cJSON_GetArraySize(src) > 2 ||
       !cJSON_IsArray(arms) || cJSON_GetArraySize(arms) != ARM_COUNT)
     return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' (1 or 2 files) or 'arms' (3) missing");
-  j->id = LL_OR(o, "id", 0);
   j->generation = INT_OR(o, "generation", 0);
   str_into(o, "campaign", j->campaign, sizeof j->campaign);
   str_into(o, "family", j->family, sizeof j->family);
@@ -641,7 +648,12 @@ int result_from_json(const cJSON *o, result *r, tf_err *e) {
     if (strcmp(status, status_names[i]) == 0) s = i;
   if (s < 0) return tf_fail(e, TF_EXIT_FAIL, "result: unknown status '%s'", status);
   r->status = (result_status)s;
-  r->id = LL_OR(o, "id", -1);
+  /* -1: a fault for a job whose id could not be read; any other id as a job's */
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+  r->id = -1;
+  if (id && (!cJSON_IsNumber(id) || jsonio_whole(id->valuedouble, -1, MSG_MAX_ID, &r->id)))
+    return tf_fail(e, TF_EXIT_FAIL, "result: key 'id' must be -1 or a job's id, a whole number "
+                   "in [0, %lld]", MSG_MAX_ID);
   str_into(o, "detail", r->detail, sizeof r->detail);
   str_into(o, "device", r->device, sizeof r->device);
   r->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "correct"));

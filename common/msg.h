@@ -113,11 +113,19 @@ typedef struct job {
   int fresh_child;             /* 1: the worker measures this job in a fresh measure process */
 } job;
 
+/* The largest job id: cJSON writes a number beyond an int with 15 significant digits, so an
+ * id of 16 digits would travel as another (2^53 - 1 as 9007199254740990). */
+#define MSG_MAX_ID 999999999999999LL
+
 cJSON *job_to_json(const job *j);
 /* The job as a ledger keeps it: without its root, which only says where this machine keeps
  * the files (a job reruns from the project root, or with TUNEFARM_ROOT). */
 void job_drop_root(cJSON *o);
+/* Refuses (TF_EXIT_INPUT) a job whose "id" is missing or not a whole number in
+ * [0, MSG_MAX_ID]: one read as another id would be answered under that id (2^64 as 0). */
 int job_from_json(const cJSON *o, job *j, tf_err *e);
+/* The "id" of job message o into *id: 0, or -1 when it is missing or not such a number. */
+int job_id_from_json(const cJSON *o, long long *id);
 
 typedef enum {
   RESULT_OK = 0,        /* measured; may still be incorrect (see correct) */

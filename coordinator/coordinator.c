@@ -237,15 +237,28 @@ static int commit(farm *f, device_run *d, tf_err *e) {
   return rc < 0 ? tf_wrap(e, "ledger '%s': the record just written", ledger_path(d->l)) : 0;
 }
 
+/* A static refusal: the constraint the candidate breaks, or the template's key whose launch
+ * expression fails there (its "constraint" is that key). A failing launch is the template's
+ * fault, not the search's, so it is said on the progress lines too. */
 static int write_refusal(farm *f, device_run *d, const search_step *st, tf_err *e) {
-  const spec_constraint *k = &f->c.tmpl.cons[st->constraint];
   record *rec = f->rec;
   base_record(f, d, st, rec);
   rec->gen.decision = DECISION_REFUSED;
-  snprintf(rec->gen.reason, sizeof rec->gen.reason, "breaks constraint '%s': %s", k->name,
-           k->reason);
-  snprintf(rec->gen.constraint, sizeof rec->gen.constraint, "%s", k->name);
-  return commit(f, d, e);
+  if (st->constraint == SEARCH_NO_LAUNCH) {
+    snprintf(rec->gen.reason, sizeof rec->gen.reason, "its launch cannot be computed: %s",
+             st->reason);
+    snprintf(rec->gen.constraint, sizeof rec->gen.constraint, "%s", st->key);
+  } else {
+    const spec_constraint *k = &f->c.tmpl.cons[st->constraint];
+    snprintf(rec->gen.reason, sizeof rec->gen.reason, "breaks constraint '%s': %s", k->name,
+             k->reason);
+    snprintf(rec->gen.constraint, sizeof rec->gen.constraint, "%s", k->name);
+  }
+  if (commit(f, d, e)) return -1;
+  if (st->constraint == SEARCH_NO_LAUNCH)
+    progress(f, "[gpu%d %.12s] gen %lld refused: %s\n", d->dev.ordinal, d->dev.uuid,
+             st->generation, rec->gen.reason);
+  return 0;
 }
 
 static int write_restart(farm *f, device_run *d, const search_step *st, tf_err *e) {
@@ -822,9 +835,14 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   spec_config_str(&f->c.tmpl, &s->best, cfg, sizeof cfg);
   fprintf(out,
           "  gpu%d %s (%s): %lld generations, %d kept, %d rejected, %d refused, %d ambiguous, "
-          "%d faults; best %s",
+          "%d faults; ",
           d->dev.ordinal, d->dev.uuid, d->dev.name, s->generation, s->keeps, s->rejects,
-          s->refused, s->ambiguous, s->faults, cfg);
+          s->refused, s->ambiguous, s->faults);
+  if (search_none_ran(s))
+    fprintf(out, "no candidate ran: all %lld jobs ended in a fault or an error, so there is no "
+            "best (the start %s was never measured)", s->last_job, cfg);
+  else
+    fprintf(out, "best %s", cfg);
   if (s->start_us > 0) fprintf(out, " (%.2f us, start %.2f us)", s->best_us, s->start_us);
   int n = s->measured - d->measured_before;
   double span = d->t_first > 0 && d->t_end > d->t_first ? d->t_end - d->t_first : wall;
@@ -952,6 +970,25 @@ static int lost_error(const farm *f, tf_err *e) {
   return 1;
 }
 
+/* The run's end when a search ran no candidate (search_none_ran): 1, and a message naming the
+ * GPUs, since a search that measured nothing has no answer to give. */
+static int none_ran_error(const farm *f, tf_err *e) {
+  char names[512] = "";
+  size_t n = 0;
+  int count = 0;
+  for (int i = 0; i < f->ndev; i++) {
+    const device_run *d = &f->d[i];
+    if (!d->usable || !search_none_ran(&d->s) || n >= sizeof names) continue;
+    count++;
+    n += (size_t)snprintf(names + n, sizeof names - n, "%sgpu%d %.12s (ledger '%s')",
+                          n ? ", " : "", d->dev.ordinal, d->dev.uuid, ledger_path(d->l));
+  }
+  if (count == 0) return 0;
+  return tf_fail(e, TF_EXIT_FAIL, "no candidate ran on %d GPU(s): %s: every job ended in a "
+                 "fault or an error, so there is no best; each fault's detail is in the ledger",
+                 count, names);
+}
+
 /* ---- interrupted ---- */
 
 /* Said on SIGINT or SIGTERM (mpirun turns a Ctrl-C into SIGTERM for every rank): the ledgers
@@ -1013,6 +1050,7 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc == 0) summary(&f); /* before the stop: each worker then adds its compile pool's line */
   stop_workers(&f);
   if (rc == 0 && f.lost) rc = lost_error(&f, e);
+  if (rc == 0) rc = none_ran_error(&f, e);
   if (loaded) {
     space_release(&f.space);
     campaign_release(&f.c);

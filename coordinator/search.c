@@ -31,6 +31,34 @@ int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err 
   return 0;
 }
 
+/* ---------------------------------------------------------------- launches */
+
+/* Whether cand's launch can be computed at the problem (spec_launch: geometry, shared memory,
+ * buffer sizes, integer arguments): 0 when it can, or when there is no template to ask; 1 when
+ * not, with `key` the template's key that fails and `why` the failure from that key on. The
+ * template's path is cut off: the record is the same on every machine. */
+static int launch_fails(const search *s, const config *cand, char *key, size_t klen, char *why,
+                        size_t wlen) {
+  launch_geom g;
+  tf_err e = {0};
+  if (!s->cfg.tmpl || (s->launches && tried_has(s->launches, cand))) return 0;
+  if (spec_launch(s->cfg.tmpl, s->cfg.dims, cand, &g, &e) == 0) {
+    if (s->launches) tried_add(s->launches, cand); /* out of memory: only not kept */
+    return 0;
+  }
+  char file[SPEC_PATH + 8];
+  snprintf(file, sizeof file, "'%s': ", s->cfg.tmpl->path);
+  const char *text = strstr(e.msg, file);
+  text = text ? text + strlen(file) : e.msg;
+  size_t n = strlen(text) < wlen ? strlen(text) : wlen - 1; /* the end may be cut */
+  memcpy(why, text, n);
+  why[n] = '\0';
+  n = strncmp(text, "key '", 5) == 0 ? strcspn(text + 5, "'") : 0;
+  if (n > 0) snprintf(key, klen, "%.*s", (int)n, text + 5);
+  else snprintf(key, klen, "launch");
+  return 1;
+}
+
 /* ---------------------------------------------------------------- segments */
 
 static unsigned long long segment_seed(const search *s, int segment) {
@@ -56,7 +84,8 @@ int search_init(search *s, const search_config *cfg, tf_err *e) {
   memset(s, 0, sizeof *s);
   s->cfg = *cfg;
   s->memo = calloc(1, sizeof *s->memo);
-  if (!s->memo) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  s->launches = calloc(1, sizeof *s->launches);
+  if (!s->memo || !s->launches) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   s->memo->space = cfg->space;
   s->best_gen = s->champion_gen = -1;
   search_begin_run(s);
@@ -68,6 +97,9 @@ void search_release(search *s) {
   if (s->memo) check_memo_release(s->memo);
   free(s->memo);
   s->memo = NULL;
+  if (s->launches) tried_release(s->launches);
+  free(s->launches);
+  s->launches = NULL;
 }
 
 void search_begin_run(search *s) {
@@ -101,11 +133,20 @@ static int duel_step(const search *s, search_step *st) {
   return measure(&s->champion, &s->best, 1, st);
 }
 
+int search_none_ran(const search *s) {
+  return s->last_job > 0 && s->ran == 0;
+}
+
 static int end_step(const search *s, const char *why, search_step *st) {
   st->kind = SEARCH_END;
   st->generation = s->generation;
   st->best = s->segment > 0 ? s->champion : s->best; /* the answer is the champion */
-  snprintf(st->reason, sizeof st->reason, "%s", why);
+  if (search_none_ran(s))
+    snprintf(st->reason, sizeof st->reason, "%s; no candidate ran: all %lld jobs ended in a "
+             "fault or an error, so the start stands unmeasured, not as a best", why,
+             s->last_job);
+  else
+    snprintf(st->reason, sizeof st->reason, "%s", why);
   return 0;
 }
 
@@ -113,11 +154,31 @@ static int due_for_duel(const search *s) {
   return s->segment > 0 && s->seg_keeps > 0 && !s->dueled;
 }
 
+/* The next restart's start: the proposer's draw, passing over configurations whose launch
+ * cannot be computed (a search from one could measure nothing). 0 when there is none. */
+static int restart_start(const search *s, config *start) {
+  char key[SPEC_NAME], why[512];
+  tried_set passed;
+  tried_over(&passed, &s->tried);
+  int found = 0;
+  for (int draw = 0; draw < 64; draw++) {
+    if (!s->cfg.proposer->restart(&s->prop, &passed, segment_seed(s, s->segment + 1), start))
+      break;
+    if (!launch_fails(s, start, key, sizeof key, why, sizeof why)) {
+      found = 1;
+      break;
+    }
+    if (tried_add(&passed, start)) break;
+  }
+  tried_release(&passed);
+  return found;
+}
+
 /* A segment stalled (why): its duel if it kept something, then a restart or the end. */
 static int segment_over(const search *s, const char *why, search_step *st) {
   if (due_for_duel(s)) return duel_step(s, st);
   if (s->segment >= s->cfg.search.restarts) return end_step(s, why, st);
-  if (!s->cfg.proposer->restart(&s->prop, &s->tried, segment_seed(s, s->segment + 1), &st->start))
+  if (!restart_start(s, &st->start))
     return end_step(s, "no legal configuration left untried to restart from", st);
   st->kind = SEARCH_RESTART;
   st->generation = s->generation;
@@ -131,8 +192,9 @@ static int segment_over(const search *s, const char *why, search_step *st) {
   return 0;
 }
 
-/* Propose; the first candidate that passes every constraint is measured, one that breaks
- * one is refused (the proposer sees it tried once its refusal is applied). */
+/* Propose; the first candidate that passes every constraint and whose launch computes is
+ * measured, one that breaks a constraint or whose launch fails is refused (the proposer sees
+ * it tried once its refusal is applied). */
 static int propose(const search *s, search_step *st, tf_err *e) {
   const search_opts *so = &s->cfg.search;
   int nchanged, bad;
@@ -140,10 +202,12 @@ static int propose(const search *s, search_step *st, tf_err *e) {
                              &st->cand, &nchanged))
     return segment_over(s, EXHAUSTED, st);
   if (check_memo_check(s->memo, s->cfg.tmpl, s->cfg.dims, &st->cand, &bad, e)) return -1;
-  if (bad < 0) return measure(&s->best, &st->cand, 0, st);
+  if (bad < 0 && !launch_fails(s, &st->cand, st->key, sizeof st->key, st->reason,
+                               sizeof st->reason))
+    return measure(&s->best, &st->cand, 0, st);
   st->kind = SEARCH_REFUSE;
   st->best = s->best;
-  st->constraint = bad;
+  st->constraint = bad >= 0 ? bad : SEARCH_NO_LAUNCH;
   return 0;
 }
 
@@ -234,11 +298,12 @@ static int apply_refusal(search *s, const search_fact *f, tf_err *e) {
                    "restarted search's best, which passed every constraint)");
   if (s->cfg.loose) s->best = f->best;
   if (expect(s, "best", &f->best, &s->best, e)) return -1;
+  char key[SPEC_NAME], why[512];
   int b = breaks(s, &f->cand, e);
   if (b < 0) return -1;
-  if (!b && s->cfg.tmpl)
-    return tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks no constraint, yet the record refuses "
-                   "it statically");
+  if (!b && s->cfg.tmpl && !launch_fails(s, &f->cand, key, sizeof key, why, sizeof why))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks no constraint and its launch computes, "
+                   "yet the record refuses it statically");
   s->generation = f->generation;
   s->refused++;
   return tried_add(&s->tried, &f->cand) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
@@ -345,9 +410,13 @@ static int apply_measured(search *s, const search_fact *f, tf_err *e) {
   if (expect(s, "best", &f->best, &s->best, e)) return -1;
   if (s->cfg.search.fixed && s->cfg.tmpl && expect(s, "new", &f->cand, &s->cfg.search.pair, e))
     return -1;
+  char key[SPEC_NAME], why[512];
   int b = breaks(s, &f->cand, e);
   if (b) return b < 0 ? -1 : tf_fail(e, TF_EXIT_INPUT, "key 'new' breaks a constraint, so it "
                                      "was never measured");
+  if (launch_fails(s, &f->cand, key, sizeof key, why, sizeof why))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'new': its launch cannot be computed (%s), so it was "
+                   "never measured", why);
   if (f->job_id <= s->last_job)
     return tf_fail(e, TF_EXIT_INPUT, "key 'job.id' is %lld, not after the job before it (%lld)",
                    f->job_id, s->last_job);
@@ -356,6 +425,7 @@ static int apply_measured(search *s, const search_fact *f, tf_err *e) {
   s->generation = f->generation;
   s->cand = f->cand;
   processes(s, f);
+  s->ran += f->status == RESULT_OK;
   if (f->untrusted) {
     s->refused++;
     s->untrusted++;
@@ -380,6 +450,10 @@ static int apply_restart(search *s, const search_fact *f, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "a restart before the duel of the search it ends");
   if (expect(s, "champion", &f->champion, s->segment == 0 ? &s->best : &s->champion, e))
     return -1;
+  char key[SPEC_NAME], why[512];
+  if (s->cfg.tmpl && launch_fails(s, &f->start, key, sizeof key, why, sizeof why))
+    return tf_fail(e, TF_EXIT_INPUT, "key 'start': its launch cannot be computed (%s), so no "
+                   "restart begins there", why);
   if (s->segment == 0) s->champion_gen = s->best_gen;
   s->champion = f->champion;
   s->champion_us = f->champion_us;

@@ -18,10 +18,16 @@
  * which the search ends. A generation measured by a process no canary cleared (or a biased
  * one) is "untrusted": measured again, and it counts toward nothing.
  *
+ * A candidate whose launch cannot be computed at the problem (spec_launch fails: a division by
+ * zero in launch.smem, a grid out of range, a buffer size or argument that cannot be had) is
+ * refused as one that breaks a constraint is: a static refusal, no job, and the search goes
+ * on. That is the template's verdict on the configuration, so resume reaches it again.
+ *
  * search_apply checks that a fact is one the search could have written: generations in
  * order, the record's best the best the facts before it lead to, a measured candidate that
- * passes every constraint, a duel only when one is due, nothing after the end; otherwise it
- * fails with TF_EXIT_INPUT and a message naming the key.
+ * passes every constraint and whose launch computes, a refused one that does not, a duel
+ * only when one is due, nothing after the end; otherwise it fails with TF_EXIT_INPUT and a
+ * message naming the key.
  *
  * Ownership: search_init allocates the tried set; search_release frees it. The template and
  * the dims are borrowed and must outlive the search. */
@@ -59,7 +65,8 @@ int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err 
 
 typedef enum {
   SEARCH_MEASURE, /* measure best against cand (a job); as a fact: a measured generation */
-  SEARCH_REFUSE,  /* cand breaks a constraint: a static refusal, no job */
+  SEARCH_REFUSE,  /* cand breaks a constraint, or its launch cannot be computed: a static
+                   * refusal, no job */
   SEARCH_RESTART, /* begin restart `restart` at `start` */
   SEARCH_END,     /* the search ends: `reason`, its answer `best` */
   SEARCH_REOPEN,  /* fact only: an ended search goes on (a reopen record, search_would_go_on) */
@@ -73,7 +80,10 @@ typedef struct search_step {
   int segment;           /* MEASURE, REFUSE: the record's "restart" (0: the first search) */
   int duel;              /* MEASURE: the restarted search's best (cand) against the champion */
   config best, cand;     /* MEASURE, REFUSE; END: best is the answer */
-  int constraint;        /* REFUSE: the first constraint cand breaks (template order) */
+  int constraint;        /* REFUSE: the first constraint cand breaks (template order), or
+                          * SEARCH_NO_LAUNCH: it breaks none but its launch cannot be computed,
+                          * `key` the template's key that fails and `reason` the failure */
+  char key[SPEC_NAME];   /* REFUSE with SEARCH_NO_LAUNCH: "launch.smem", "buffers[1].count" */
   int canary;            /* MEASURE: run the A/A canary first */
   int fresh;             /* MEASURE: in a fresh measure process */
   long long job_id;      /* MEASURE: the job's id, the one after the last job recorded */
@@ -81,9 +91,13 @@ typedef struct search_step {
   config champion;       /* RESTART */
   double champion_us;    /* RESTART */
   config start;          /* RESTART */
-  char reason[512];      /* RESTART (the record's reason), END */
+  char reason[512];      /* RESTART (the record's reason), END; REFUSE with SEARCH_NO_LAUNCH:
+                          * "key 'launch.smem': ...: division by zero (at ITERS=1000)" */
   char why[200];         /* RESTART: why the search before it ended */
 } search_step;
+
+/* search_step.constraint of a candidate refused because its launch cannot be computed. */
+#define SEARCH_NO_LAUNCH (-1)
 
 typedef enum { SEARCH_NO_CANARY, SEARCH_CANARY_OK, SEARCH_CANARY_BIASED } search_canary;
 
@@ -119,6 +133,9 @@ typedef struct search {
   tried_set tried;
   check_memo *memo;      /* the constraints' verdicts so far: owned by the search that
                           * search_init made, shared with its copies (search_peek's) */
+  tried_set *launches;   /* the configurations whose launch computes (launch_fails), so far:
+                          * owned and shared as memo is; those that fail are rare, and their
+                          * refusal's text is computed again */
   proposer prop;
   long long generation;  /* the last generation recorded */
   long long last_job;    /* the id of the last job recorded (0: none): a device's job ids count
@@ -131,6 +148,7 @@ typedef struct search {
   int end_due;           /* too many biased processes in a row: the next step ends the search */
   int done;
   int keeps, rejects, refused, ambiguous, faults;
+  int ran;               /* measured generations whose job ran (status ok), trusted or not */
   double best_us;        /* best's median in the latest decided generation (0 before one) */
   double start_us;       /* the first such median: the start configuration's */
   long long best_gen;    /* the generation best_us comes from; -1 before one */
@@ -210,6 +228,10 @@ int search_next_if_rejected(const search *s, const search_step *pending, search_
  * reopen record, applies its fact (SEARCH_REOPEN, the last generation) and goes on; 0 when it
  * would end again, or has not ended. The search does not change. */
 int search_would_go_on(const search *s, search_step *st, tf_err *e);
+
+/* 1 when the search sent jobs and not one of them ran (every result a fault or an error):
+ * then it measured nothing, and its answer is the start unmeasured, not a best. */
+int search_none_ran(const search *s);
 
 /* The search's answer: the champion once it has restarted, else its best; *us and *gen (may
  * be NULL) the median that measured it and its generation (NAN and -1 before any). */

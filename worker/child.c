@@ -139,9 +139,13 @@ static void reply(child_state *st, cJSON *o) {
   cJSON_Delete(o);
 }
 
-static void reply_error(child_state *st, const char *msg) {
+/* An error answer; to a job message (`jobmsg`, else NULL) it carries the job's id only when that
+ * id was read as sent (job_id_from_json), so it never claims a job that was not asked. */
+static void reply_error(child_state *st, const char *msg, const cJSON *jobmsg) {
+  long long id;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "type", "error");
+  if (jobmsg && job_id_from_json(jobmsg, &id) == 0) cJSON_AddNumberToObject(o, "id", (double)id);
   cJSON_AddStringToObject(o, "message", msg);
   reply(st, o);
 }
@@ -175,7 +179,7 @@ static int do_job(child_state *st, const child_opts *o, const cJSON *msg) {
   tf_err e = {0};
   memset(r, 0, sizeof *r);
   if (job_from_json(msg, j, &e)) {
-    reply_error(st, e.msg);
+    reply_error(st, e.msg, msg);
     return 0;
   }
   if (ensure_open(st, o, &e)) {
@@ -231,7 +235,7 @@ static int serve(child_state *st, const child_opts *o) {
       char msg[128];
       snprintf(msg, sizeof msg, "message: a line longer than %ld bytes (4 MiB, the limit) was skipped",
                (long)CHILD_MAX_LINE);
-      reply_error(st, msg);
+      reply_error(st, msg, NULL);
       continue;
     }
     if (strspn(line, " \t\r\n") == strlen(line)) {
@@ -242,7 +246,7 @@ static int serve(child_state *st, const child_opts *o) {
     cJSON *msg = jsonio_parse(line, "the message on stdin", &e);
     free(line);
     if (!msg) {
-      reply_error(st, e.msg);
+      reply_error(st, e.msg, NULL);
       continue;
     }
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(msg, "type");
@@ -252,7 +256,7 @@ static int serve(child_state *st, const child_opts *o) {
     else if (cJSON_IsString(type) && strcmp(type->valuestring, "job") == 0)
       stop = do_job(st, o, msg);
     else
-      reply_error(st, "message: 'type' must be \"hello\" or \"job\"");
+      reply_error(st, "message: 'type' must be \"hello\" or \"job\"", NULL);
     cJSON_Delete(msg);
     if (stop) return CHILD_EXIT_STICKY;
   }

@@ -474,6 +474,39 @@ static void job_from_json_should_refuse_malformed_jobs(void **state) {
   cJSON_Delete(o);
 }
 
+/* A job's id is read as the whole number it was sent as, or refused: 2^64 used to be read as
+ * 0 and answered as job 0; 2^53 + 1 reads as 2^53, a 16-digit id is written as another. */
+static void job_from_json_should_read_the_id_exactly_or_refuse_it(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  load_campaign("matmul-1024.json", &c);
+  tf_err e = {0};
+  if (job_build(&j, &c, 1, 0, &c.start, &c.start, &e)) fail_msg("%s", e.msg);
+  campaign_release(&c);
+  static const char *const bad[] = {"18446744073709551616", "9007199254740993", "1000000000000000",
+                                    "-1", "1.5", "1e300", "\"7\"", "null", NULL};
+  for (int i = 0; i < 9; i++) {
+    cJSON *o = job_to_json(&j);
+    if (bad[i]) cJSON_ReplaceItemInObjectCaseSensitive(o, "id", cJSON_CreateRaw(bad[i]));
+    else cJSON_DeleteItemFromObjectCaseSensitive(o, "id");
+    o = through_text(o);
+    memset(&e, 0, sizeof e);
+    long long id = 42;
+    if (job_from_json(o, &b, &e) == 0)
+      fail_msg("a job with id %s was read as job %lld", bad[i] ? bad[i] : "(none)", b.id);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, "key 'id'"));
+    assert_int_equal(job_id_from_json(o, &id), -1);
+    cJSON_Delete(o);
+  }
+  j.id = MSG_MAX_ID; /* the largest, exactly */
+  cJSON *o = through_text(job_to_json(&j));
+  if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  assert_true(b.id == MSG_MAX_ID);
+  cJSON_Delete(o);
+}
+
 /* ------------------------------------------------------------------ results */
 
 static round_rec sample_round(int i) {
@@ -633,6 +666,15 @@ static void result_from_json_should_refuse_malformed_results(void **state) {
   o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": 3}");
   assert_int_equal(result_from_json(o, &b, &e), -1);
   cJSON_Delete(o);
+  /* an id that is no job's is not read as another one's (2^64 used to read as -1) */
+  o = cJSON_Parse("{\"id\": 18446744073709551616, \"status\": \"fault\"}");
+  assert_int_equal(result_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'id'"));
+  cJSON_Delete(o);
+  o = cJSON_Parse("{\"id\": -1, \"status\": \"fault\"}"); /* a job whose id was unreadable */
+  assert_int_equal(result_from_json(o, &b, &e), 0);
+  assert_int_equal(b.id, -1);
+  cJSON_Delete(o);
 }
 
 static void result_fault_should_describe_a_dead_child(void **state) {
@@ -670,6 +712,7 @@ int main(void) {
       cmocka_unit_test(job_should_round_trip_a_template_control),
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_family),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
+      cmocka_unit_test(job_from_json_should_read_the_id_exactly_or_refuse_it),
       cmocka_unit_test(result_should_round_trip_every_field),
       cmocka_unit_test(round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask),
       cmocka_unit_test(round_should_read_back_measured_times_exactly),

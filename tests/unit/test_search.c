@@ -661,6 +661,110 @@ static void search_should_refuse_records_it_could_not_have_written(void **state)
   free_search(s);
 }
 
+/* The toy template with a launch that cannot be computed where C is 2 (a division by zero in
+ * launch.smem), loaded into f->tmpl in place of the fixture's. */
+static void load_failing_launch(fixture *f) {
+  char text[sizeof toy_template + 64], p[512];
+  const char *at = strstr(toy_template, "\"block\": [32, 1, 1]");
+  assert_non_null(at);
+  snprintf(text, sizeof text, "%.*s\"block\": [32, 1, 1], \"smem\": \"(C - 2) / (C - 2) - 1\"%s",
+           (int)(at - toy_template), toy_template, at + strlen("\"block\": [32, 1, 1]"));
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/smem", f->dir);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  write_file(dir, "toy.json", text);
+  write_file(dir, "toy.cu", "template <int A, int B, int C> __global__ void toy(const float *x, float *y, int n) {}\n");
+  snprintf(p, sizeof p, "%s/toy.json", dir);
+  tf_err e = {0};
+  spec_release(&f->tmpl);
+  if (spec_load(&f->tmpl, p, &e)) fail_msg("%s", e.msg);
+}
+
+/* A candidate whose launch cannot be computed is refused as a static violation is, naming the
+ * key and the failure; no job is built for it, the search goes on to its end, restarts never
+ * begin there, and resume replays the refusal. */
+static void search_should_refuse_a_candidate_whose_launch_fails(void **state) {
+  fixture *f = *state;
+  load_failing_launch(f);
+  f->cfg.search.restarts = 4;
+  search *s = new_search(&f->cfg);
+  search_fact log[300];
+  search_step steps[300];
+  int n = drive(s, plain, 300, log, steps), refused = 0, restarts = 0;
+  assert_int_equal(steps[n - 1].kind, SEARCH_END);
+  for (int i = 0; i < n; i++) {
+    const search_step *st = &steps[i];
+    if (st->kind == SEARCH_RESTART) {
+      restarts++;
+      assert_int_not_equal(st->start.v[2], 2);
+    }
+    if (st->kind == SEARCH_MEASURE) assert_int_not_equal(st->cand.v[2], 2);
+    if (st->kind != SEARCH_REFUSE || st->constraint != SEARCH_NO_LAUNCH) continue;
+    refused++;
+    assert_int_equal(st->cand.v[2], 2);
+    assert_true(st->cand.v[0] * st->cand.v[1] <= 16); /* it breaks no constraint */
+    assert_string_equal(st->key, "launch.smem");
+    assert_non_null(strstr(st->reason, "key 'launch.smem'"));
+    assert_non_null(strstr(st->reason, "division by zero"));
+    assert_null(strstr(st->reason, f->dir)); /* no path of this machine in a record */
+  }
+  assert_true(refused > 0);
+  assert_true(restarts > 0);
+  /* resume: the same facts read back lead to the same end */
+  search *back = new_search(&f->cfg);
+  tf_err e = {0};
+  for (int i = 0; i < n; i++)
+    if (search_apply(back, &log[i], &e)) fail_msg("replay of step %d: %s", i, e.msg);
+  assert_int_equal(back->done, 1);
+  assert_int_equal(back->refused, s->refused);
+  assert_true(config_equal(&back->best, &s->best));
+  free_search(back);
+  /* a record that measured such a candidate, or began a restart there, is not the search's */
+  int first = -1, restart = -1;
+  for (int i = 0; i < n; i++) {
+    if (first < 0 && steps[i].kind == SEARCH_REFUSE && steps[i].constraint == SEARCH_NO_LAUNCH)
+      first = i;
+    if (restart < 0 && steps[i].kind == SEARCH_RESTART) restart = i;
+  }
+  back = new_search(&f->cfg);
+  for (int i = 0; i < first; i++) assert_int_equal(search_apply(back, &log[i], &e), 0);
+  search_fact x = log[first];
+  x.kind = SEARCH_MEASURE;
+  x.status = RESULT_OK;
+  x.correct = 1;
+  x.decision = DECISION_REJECT;
+  x.job_id = back->last_job + 1;
+  assert_int_equal(search_apply(back, &x, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "key 'new': its launch cannot be computed"));
+  free_search(back);
+  back = new_search(&f->cfg);
+  for (int i = 0; i < restart; i++) assert_int_equal(search_apply(back, &log[i], &e), 0);
+  x = log[restart];
+  x.start.v[2] = 2;
+  assert_int_equal(search_apply(back, &x, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'start': its launch cannot be computed"));
+  free_search(back);
+  free_search(s);
+}
+
+/* A static refusal of a candidate that breaks no constraint and launches is not the search's. */
+static void search_should_refuse_a_refusal_record_of_a_launchable_candidate(void **state) {
+  fixture *f = *state;
+  search *live = new_search(&f->cfg);
+  search_fact log[4];
+  drive(live, plain, 4, log, NULL);
+  free_search(live);
+  search *s = new_search(&f->cfg);
+  tf_err e = {0};
+  search_fact x = log[0];
+  assert_int_equal(x.kind, SEARCH_MEASURE);
+  x.kind = SEARCH_REFUSE;
+  assert_int_equal(search_apply(s, &x, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'new' breaks no constraint and its launch computes"));
+  free_search(s);
+}
+
 /* A campaign names its proposer (search.proposer); one there is none of is refused. */
 /* ---- peek: what the search would measure next, without changing it ---- */
 
@@ -825,6 +929,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(search_should_resume_as_the_live_run_left_off, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_resume_mid_duel, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_refuse_records_it_could_not_have_written, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_refuse_a_candidate_whose_launch_fails, setup, teardown),
+      cmocka_unit_test_setup_teardown(search_should_refuse_a_refusal_record_of_a_launchable_candidate, setup, teardown),
       cmocka_unit_test_setup_teardown(search_peek_should_guess_both_paths_and_change_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(search_peek_should_guess_nothing_after_the_end, setup, teardown),
       cmocka_unit_test(search_should_take_the_proposer_the_campaign_names),
