@@ -75,6 +75,16 @@ static int copy_name(const spec *s, const char *k, const char *name, char *dst, 
   return 0;
 }
 
+/* Text that ledger records, reports and messages print as one line (a refusal's reason, a
+ * constraint's name, a value's label): a tab is the only control character it may hold. */
+static int one_line(const spec *s, const char *where, const char *key, const char *text,
+                    tf_err *e) {
+  if (jsonio_one_line(text)) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key '%s.%s' holds a control character (one line of text: a tab "
+                 "is the only one allowed)", s->path, where, key);
+}
+
 static int load_dims(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *prob, *it;
   if (jsonio_child(s->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e)) return -1;
@@ -135,9 +145,12 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
   }
   for (int i = 0; labels && i < n; i++) {
     const cJSON *l = cJSON_GetArrayItem(labels, i);
+    char li[32];
+    snprintf(li, sizeof li, "labels[%d]", i);
     if (!cJSON_IsString(l) || strlen(l->valuestring) >= sizeof kn->labels[i])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must hold short strings",
                      s->path, k);
+    if (one_line(s, k, li, l->valuestring, e)) return -1;
     snprintf(kn->labels[i], sizeof kn->labels[i], "%s", l->valuestring);
   }
   const cJSON *def = cJSON_GetObjectItemCaseSensitive(it, "default");
@@ -186,6 +199,7 @@ static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
       return -1;
     if (!reason[0])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.reason' must say why", s->path, k);
+    if (one_line(s, k, "name", name, e) || one_line(s, k, "reason", reason, e)) return -1;
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->text, sizeof c->text, "%s", text);
     snprintf(c->reason, sizeof c->reason, "%s", reason);

@@ -417,6 +417,8 @@ static const bad_case bad_cases[] = {
      "key 'search.budget' appears more than once"},
     {"template given twice", "\"template\": \"toy\"", "\"template\": \"toy\", \"template\": \"../../x\"",
      "key 'template' appears more than once"},
+    /* free text is UTF-8 */
+    {"doc not UTF-8", "unit test campaign", "unit test \xC0\xAF campaign", "key 'doc' is not valid UTF-8"},
 };
 
 static void campaign_should_refuse_each_bad_campaign_naming_the_file_and_key(void **state) {

@@ -422,6 +422,27 @@ static const bad_case bad_cases[] = {
      {"key 'buffers': family 'scale2' needs an input buffer 'x'", NULL}},
     {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
      {"key 'constraints[0].expr' appears more than once", NULL}},
+    /* text that reaches ledgers and reports: UTF-8, and one line where it prints as one */
+    {"reason not UTF-8 (a stray byte)", "\"reason\": \"no remainder loop\"",
+     "\"reason\": \"no remainder \xff loop\"", {"key 'constraints[1].reason' is not valid UTF-8", NULL}},
+    {"reason not UTF-8 (overlong '/')", "\"reason\": \"no remainder loop\"",
+     "\"reason\": \"no remainder \xC0\xAF loop\"", {"key 'constraints[1].reason' is not valid UTF-8", NULL}},
+    {"doc not UTF-8 (a surrogate)", "\"doc\": \"unit test spec\"", "\"doc\": \"unit \xED\xA0\x80 test\"",
+     {"key 'doc' is not valid UTF-8", NULL}},
+    {"label not UTF-8 (past U+10FFFF)", "\"two\", \"four\"", "\"two\", \"f\xF4\x90\x80\x80our\"",
+     {"key 'knobs.T.labels[2]' is not valid UTF-8", NULL}},
+    {"constraint name not UTF-8 (cut short)", "\"name\": \"two_warps\"", "\"name\": \"two_warps\xE2\x82\"",
+     {"key 'constraints[0].name' is not valid UTF-8", NULL}},
+    {"a key not UTF-8", "\"values\": [1, 2]}", "\"values\": [1, 2], \"d\xFF" "oc\": \"x\"}",
+     {"a key of 'knobs.U' is not valid UTF-8", NULL}},
+    {"newline in a reason", "\"reason\": \"no remainder loop\"", "\"reason\": \"no remainder\\nloop\"",
+     {"key 'constraints[1].reason' holds a control character", NULL}},
+    {"escape sequence in a constraint name", "\"name\": \"two_warps\"", "\"name\": \"two\\u001b[2J\"",
+     {"key 'constraints[0].name' holds a control character", NULL}},
+    {"C1 control in a reason", "\"reason\": \"no remainder loop\"", "\"reason\": \"no \\u009b2J loop\"",
+     {"key 'constraints[1].reason' holds a control character", NULL}},
+    {"newline in a label", "\"two\", \"four\"", "\"two\", \"fo\\nur\"",
+     {"key 'knobs.T.labels[2]' holds a control character", NULL}},
 };
 
 static void spec_should_refuse_each_bad_spec_naming_the_file_and_key(void **state) {
@@ -444,6 +465,20 @@ static void spec_should_refuse_each_bad_spec_naming_the_file_and_key(void **stat
       if (b->want[w] && !strstr(e.msg, b->want[w]))
         fail_msg("%s: the message lacks \"%s\": %s", b->what, b->want[w], e.msg);
   }
+}
+
+/* What one-line text may hold: any character of UTF-8 but the controls (U+00A0, U+10FFFF),
+ * and a tab. */
+static void spec_should_accept_utf8_and_tabs_in_one_line_text(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e;
+  char *t = subst(toy_json, "\"reason\": \"no remainder loop\"",
+                  "\"reason\": \"N \xE2\x89\xA5 U,\\tno r\xC3\xA9ste \xC2\xA0\xF4\x8F\xBF\xBF\"");
+  if (load_text(f, t, &s, &e)) fail_msg("%s", e.msg);
+  free(t);
+  assert_string_equal(s.cons[1].reason, "N \xE2\x89\xA5 U,\tno r\xC3\xA9ste \xC2\xA0\xF4\x8F\xBF\xBF");
+  spec_release(&s);
 }
 
 static void spec_should_refuse_a_missing_or_malformed_file(void **state) {
@@ -808,6 +843,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_spec_naming_the_file_and_key, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_a_missing_or_malformed_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_should_accept_utf8_and_tabs_in_one_line_text, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_more_than_sixteen_knobs, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_check_should_name_the_first_broken_constraint, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_check_all_should_give_every_verdict, setup, teardown),
