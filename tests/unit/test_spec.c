@@ -715,6 +715,47 @@ static void spec_launch_should_refuse_empty_or_absurd_launches(void **state) {
   }
 }
 
+/* check tabulates the launch value by value: the values are spec_launch's, in its order, each
+ * reading the knobs its expressions name. */
+static void spec_launch_values_should_be_what_spec_launch_computes(void **state) {
+  fixture *f = *state;
+  static spec s;
+  load_toy(f, &s);
+  spec_launch_value v[SPEC_LAUNCH_VALUES];
+  int n = spec_launch_values(&s, v);
+  static const char *const keys[] = {"launch.grid[0]", "launch.block[0]", "launch.grid[1]",
+                                     "launch.block[1]", "launch.grid[2]", "launch.block[2]",
+                                     "launch.block", "launch.smem", "buffers[0].count",
+                                     "buffers[1].count", "buffers[1].clear", "args[2]", "args[3]"};
+  assert_int_equal(n, sizeof keys / sizeof keys[0]);
+  long long dims[1] = {1000};
+  config c = cfg2(64, 2);
+  launch_geom g;
+  tf_err e = {0};
+  if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("%s", e.msg);
+  const long long want[] = {g.grid[0], g.block[0], g.grid[1], g.block[1], g.grid[2], g.block[2],
+                            64, g.smem, g.count[0], g.count[1], g.clear[1], g.iarg[2], g.iarg[3]};
+  for (int i = 0; i < n; i++) {
+    char buf[32];
+    long long x;
+    assert_string_equal(spec_launch_value_key(&v[i], buf, sizeof buf), keys[i]);
+    if (spec_launch_value_eval(&s, &v[i], dims, &c, &x, &e)) fail_msg("%s", e.msg);
+    if (v[i].kind == SPEC_VALUE_CLEAR) x = x != 0;
+    if (x != want[i]) fail_msg("%s: %lld, spec_launch %lld", keys[i], x, want[i]);
+  }
+  unsigned char used[SPEC_MAX_KNOBS];
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[0], used), 0); /* ceil_div(N, T*U) */
+  assert_true(used[0] && used[1]);
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[6], used), 0); /* the threads: T * 1 * 1 */
+  assert_true(used[0] && !used[1]);
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[8], used), 0); /* N: no knob */
+  assert_true(!used[0] && !used[1]);
+  spec_release(&s);
+}
+
 static void spec_launch_should_accept_exactly_1024_threads(void **state) {
   fixture *f = *state;
   static spec s;
@@ -853,6 +894,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test(spec_launch_should_match_the_matmul_tiles),
       cmocka_unit_test_setup_teardown(spec_launch_should_refuse_empty_or_absurd_launches, setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_launch_values_should_be_what_spec_launch_computes, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(spec_launch_should_accept_exactly_1024_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_name_expr_should_list_the_knob_values_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_config_from_json_should_want_every_knob_from_its_domain, setup,
