@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cache.h"
+#include "common/compile.h" /* defines: compile_includes_of */
 #include "common/decide.h"
 #include "common/jsonio.h"
 
@@ -487,36 +488,71 @@ static char *identity_text(const cJSON *root) {
   return text;
 }
 
-/* The campaign's identity for resume: the campaign without its resumable keys, and the bytes
- * of every file it names (the template's .json and .cu, the committed control's), so an
- * edited kernel is a new campaign. hash_v1 is the identity ledgers were started with before
- * (the campaign file's own bytes, every key): resuming accepts either. */
-static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t len, tf_err *e) {
-  const char *files[4] = {c->tmpl.path, c->tmpl.source_path,
-                          c->control_is_kernel ? c->control_kernel.path : NULL,
-                          c->control_is_kernel ? c->control_kernel.source_path : NULL};
-  const void *parts[5] = {text};
-  size_t lens[5] = {len};
-  char *bufs[4] = {0};
-  int n = 1, rc = 0;
-  for (int i = 0; i < 4 && files[i]; i++) {
-    bufs[i] = jsonio_slurp(files[i], "file", JSONIO_MAX_BYTES, &lens[n], e);
-    if (!bufs[i]) {
-      rc = -1;
-      break;
-    }
-    parts[n++] = bufs[i];
+#define HASH_FILES 4
+#define HASH_PARTS (1 + HASH_FILES + 2 * (1 + 2 * COMPILE_MAX_HEADERS))
+
+/* The parts of an identity being hashed: fixed arrays, nothing owned. */
+typedef struct hash_parts {
+  int n;
+  const void *p[HASH_PARTS];
+  size_t len[HASH_PARTS];
+} hash_parts;
+
+static void add_part(hash_parts *h, const void *p, size_t len) {
+  h->p[h->n] = p;
+  h->len[h->n++] = len;
+}
+
+/* What the kernel source at `path` includes, as parts after a tag naming whose they are:
+ * each file's name and bytes, in the order compile_includes_of gives. Nothing at all for a
+ * source that includes nothing, so that the identity of such a campaign is what it was
+ * before included files counted. */
+static int add_includes(campaign *c, hash_parts *h, const char *tag, const char *path,
+                        compile_includes *inc, tf_err *e) {
+  if (compile_includes_of(path, inc, e)) return tf_wrap(e, WHAT " '%s'", c->path);
+  if (inc->n == 0) return 0;
+  add_part(h, tag, strlen(tag));
+  for (int i = 0; i < inc->n; i++) {
+    add_part(h, inc->names[i], strlen(inc->names[i]));
+    add_part(h, inc->texts[i], inc->lens[i]);
   }
+  return 0;
+}
+
+/* The campaign's identity for resume: the campaign without its resumable keys, and the bytes
+ * of every file it names (the template's .json and .cu, the committed control's) and of every
+ * file their kernels include, so an edited kernel or header is a new campaign. hash_v1 is the
+ * identity ledgers were started with before (the campaign file's own bytes, every key, and
+ * the same files): resuming accepts either. */
+static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t len, tf_err *e) {
+  const char *files[HASH_FILES] = {c->tmpl.path, c->tmpl.source_path,
+                                   c->control_is_kernel ? c->control_kernel.path : NULL,
+                                   c->control_is_kernel ? c->control_kernel.source_path : NULL};
+  hash_parts h = {0};
+  char *bufs[HASH_FILES] = {0};
+  compile_includes inc[2] = {0};
+  int rc = 0;
+  add_part(&h, text, len);
+  for (int i = 0; i < HASH_FILES && files[i] && rc == 0; i++) {
+    size_t n = 0;
+    bufs[i] = jsonio_slurp(files[i], "file", JSONIO_MAX_BYTES, &n, e);
+    if (bufs[i]) add_part(&h, bufs[i], n);
+    else rc = -1;
+  }
+  if (rc == 0) rc = add_includes(c, &h, "template includes", files[1], &inc[0], e);
+  if (rc == 0 && files[3]) rc = add_includes(c, &h, "control includes", files[3], &inc[1], e);
   char *id = rc == 0 ? identity_text(root) : NULL;
   if (rc == 0 && !id) rc = tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': out of memory", c->path);
   if (rc == 0) {
-    cache_key(parts, lens, n, c->hash_v1);
-    parts[0] = id;
-    lens[0] = strlen(id);
-    cache_key(parts, lens, n, c->hash);
+    cache_key(h.p, h.len, h.n, c->hash_v1);
+    h.p[0] = id;
+    h.len[0] = strlen(id);
+    cache_key(h.p, h.len, h.n, c->hash);
   }
   free(id);
-  for (int i = 0; i < 4; i++) free(bufs[i]);
+  for (int i = 0; i < HASH_FILES; i++) free(bufs[i]);
+  compile_includes_release(&inc[0]);
+  compile_includes_release(&inc[1]);
   return rc;
 }
 

@@ -45,8 +45,9 @@ typedef struct campaign {
   char path[SPEC_PATH];
   char root[SPEC_PATH];
   char name[64];          /* the file's base name without .json */
-  char hash[40];          /* identity: the campaign without its resumable keys, and the files it
-                           * names (docs/SCHEMA.md, "What resuming needs"), hex */
+  char hash[40];          /* identity: the campaign without its resumable keys, the files it
+                           * names and the files their kernels include (docs/SCHEMA.md, "What
+                           * resuming needs"), hex */
   char hash_v1[40];       /* the identity before: the campaign file's bytes and those files */
   spec tmpl;
   long long dims[SPEC_MAX_DIMS];

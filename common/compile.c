@@ -49,7 +49,6 @@
 /* A template source larger than this is not a kernel file someone wrote. */
 #define COMPILE_MAX_SOURCE (4L * 1024 * 1024)
 #define COMPILE_NOPTS 4
-#define COMPILE_MAX_HEADERS 16
 
 static double now_ms(void) {
   struct timespec ts;
@@ -304,16 +303,38 @@ static int gather(const char *path, const char *dir, const char *text, size_t le
   return 0;
 }
 
-int compile_check_source(const char *path, tf_err *e) {
+int compile_includes_of(const char *path, compile_includes *out, tf_err *e) {
   char dir[PATH_MAX];
   size_t n = 0;
+  memset(out, 0, sizeof *out);
   if (confined(path, dir, e)) return -1;
   char *text = jsonio_slurp(path, "kernel source", COMPILE_MAX_SOURCE, &n, e);
   if (!text) return -1;
   headers h = {0};
   int rc = gather(path, dir, text, n, &h, e);
-  headers_release(&h);
   free(text);
+  if (rc) {
+    headers_release(&h);
+    return -1;
+  }
+  for (int i = 0; i < h.n; i++) { /* the texts change hands */
+    memcpy(out->names[i], h.names[i], sizeof out->names[i]);
+    out->texts[i] = h.texts[i];
+    out->lens[i] = h.lens[i];
+  }
+  out->n = h.n;
+  return 0;
+}
+
+void compile_includes_release(compile_includes *inc) {
+  for (int i = 0; i < inc->n; i++) free(inc->texts[i]);
+  memset(inc, 0, sizeof *inc);
+}
+
+int compile_check_source(const char *path, tf_err *e) {
+  compile_includes inc;
+  int rc = compile_includes_of(path, &inc, e);
+  compile_includes_release(&inc);
   return rc;
 }
 

@@ -82,6 +82,25 @@ int compile_arch_supported(const char *arch);
  * kernels the same way when they load. TF_EXIT_INPUT naming the file, the line and why. */
 int compile_check_source(const char *path, tf_err *e);
 
+#define COMPILE_MAX_HEADERS 16
+
+/* What a kernel source includes, directly or through another included file: each file once,
+ * in the order the preprocessor first meets it (depth first through the source's text), so
+ * the same files give the same list. names are the plain file names as written (files of the
+ * source's own folder, joined to it they give the path); texts the bytes as read and checked.
+ * Ownership: compile_includes_release frees the texts. */
+typedef struct compile_includes {
+  int n;
+  char names[COMPILE_MAX_HEADERS][64];
+  char *texts[COMPILE_MAX_HEADERS];
+  size_t lens[COMPILE_MAX_HEADERS];
+} compile_includes;
+
+/* compile_check_source's check of path, keeping what it found in *out (zeroed first; left
+ * empty on failure, with e as compile_check_source fills it). */
+int compile_includes_of(const char *path, compile_includes *out, tf_err *e);
+void compile_includes_release(compile_includes *inc);
+
 /* One check macro for NVRTC: fetch the program log before judging (see compile.c). */
 
 #endif

@@ -164,6 +164,76 @@ int jsonio_duplicate_key(const cJSON *root, char *buf, size_t len) {
   return rc == 1 ? find_duplicate(root, buf, len, 0) : rc;
 }
 
+/* The length of the well-formed sequence at s (n > 0 bytes left), or 0. The second byte's
+ * range is what rules out overlong forms (E0, F0), surrogates (ED) and code points past
+ * U+10FFFF (F4); C0, C1 and F5..FF never start one. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+  size_t len;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4;
+  else return 0;
+  if (c == 0xE0) lo = 0xA0;
+  if (c == 0xED) hi = 0x9F;
+  if (c == 0xF0) lo = 0x90;
+  if (c == 0xF4) hi = 0x8F;
+  if (n < len || s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+  return len;
+}
+
+int jsonio_utf8_valid(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0, w; i < n; i += w)
+    if (!(w = utf8_seq(u + i, n - i))) return 0;
+  return 1;
+}
+
+int jsonio_one_line(const char *s) {
+  for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+    if ((*u < 0x20 && *u != '\t') || *u == 0x7F || (*u == 0xC2 && u[1] >= 0x80 && u[1] <= 0x9F))
+      return 0;
+  return 1;
+}
+
+static int utf8_str(const char *s) { return jsonio_utf8_valid(s, strlen(s)); }
+
+/* path[0..at) names node; children extend it in place. 1 with the path of the first string
+ * that is not UTF-8 (*in_key: 1 when it is a key of the object the path names), else 0. */
+static int find_bad_text(const cJSON *node, char *path, size_t len, size_t at, int *in_key) {
+  if (cJSON_IsString(node) && node->valuestring && !utf8_str(node->valuestring)) return 1;
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, node) {
+    const char *name = it->string ? it->string : "";
+    if (cJSON_IsObject(node) && !utf8_str(name)) return *in_key = 1;
+    int w = cJSON_IsObject(node) ? snprintf(path + at, len - at, "%s%s", at ? "." : "", name)
+                                 : snprintf(path + at, len - at, "[%d]", i);
+    size_t next = at + (w > 0 ? (size_t)w : 0);
+    if (find_bad_text(it, path, len, next < len ? next : len - 1, in_key)) return 1;
+    path[at] = '\0';
+    i++;
+  }
+  return 0;
+}
+
+/* Every string and key of a file's tree is UTF-8: text from templates and campaigns reaches
+ * ledgers, reports and terminals, whose readers expect it. */
+static int check_text(const cJSON *root, const char *what, const char *path, tf_err *e) {
+  char key[256] = "";
+  int in_key = 0;
+  if (!find_bad_text(root, key, sizeof key, 0, &in_key)) return 0;
+  if (!in_key)
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': key '%s' is not valid UTF-8", what, path, key);
+  if (!key[0])
+    return tf_fail(e, TF_EXIT_INPUT, "%s '%s': a key of the top level is not valid UTF-8", what,
+                   path);
+  return tf_fail(e, TF_EXIT_INPUT, "%s '%s': a key of '%s' is not valid UTF-8", what, path, key);
+}
+
 int jsonio_whole(double v, long long lo, long long hi, long long *out) {
   /* -2^63 is a double exactly; 2^63 is the first double past LLONG_MAX */
   if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != floor(v)) return -1;
@@ -230,6 +300,10 @@ cJSON *jsonio_load(const char *path, const char *what, tf_err *e) {
   }
   cJSON *root = parse_object(text, len, what, path, e);
   free(text);
+  if (root && check_text(root, what, path, e)) {
+    cJSON_Delete(root);
+    return NULL;
+  }
   return root;
 }
 

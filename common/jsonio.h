@@ -18,7 +18,8 @@
 #define JSONIO_MAX_BYTES (16L * 1024 * 1024)
 
 /* Read and parse a whole file; `what` is "campaign", "template", ... for the message.
- * Unreadable, empty, too large, not JSON (with line and column), or not an object: error. */
+ * Unreadable, empty, too large, not JSON (with line and column), not an object, or a string
+ * or key that is not valid UTF-8 (naming its key): error. */
 cJSON *jsonio_load(const char *path, const char *what, tf_err *e);
 
 /* Both refuse a key that appears twice in one object, naming it ("key 'search.budget'
@@ -91,6 +92,14 @@ void jsonio_add_exact(cJSON *obj, const char *key, double v);
  * without parsing and printing it again; the caller makes sure the key is not already
  * there (jsonio_parse refuses a key twice). */
 char *jsonio_prepend_members(const char *text, const char *members);
+
+/* Whether the n bytes at s are well-formed UTF-8 (RFC 3629): no overlong form, no surrogate
+ * (U+D800..U+DFFF), nothing past U+10FFFF, no sequence cut short or broken. */
+int jsonio_utf8_valid(const char *s, size_t n);
+
+/* Whether s is one line of text: no control character (C0, DEL or C1, U+0080..U+009F) but
+ * the tab. For text a message, a ledger record or a report prints as one line. */
+int jsonio_one_line(const char *s);
 
 /* Join where and key into buf ("measure.rounds" or "rounds"). */
 const char *jsonio_key(char *buf, size_t len, const char *where, const char *key);

@@ -75,6 +75,16 @@ static int copy_name(const spec *s, const char *k, const char *name, char *dst, 
   return 0;
 }
 
+/* Text that ledger records, reports and messages print as one line (a refusal's reason, a
+ * constraint's name, a value's label): a tab is the only control character it may hold. */
+static int one_line(const spec *s, const char *where, const char *key, const char *text,
+                    tf_err *e) {
+  if (jsonio_one_line(text)) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key '%s.%s' holds a control character (one line of text: a tab "
+                 "is the only one allowed)", s->path, where, key);
+}
+
 static int load_dims(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *prob, *it;
   if (jsonio_child(s->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e)) return -1;
@@ -135,9 +145,12 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
   }
   for (int i = 0; labels && i < n; i++) {
     const cJSON *l = cJSON_GetArrayItem(labels, i);
+    char li[32];
+    snprintf(li, sizeof li, "labels[%d]", i);
     if (!cJSON_IsString(l) || strlen(l->valuestring) >= sizeof kn->labels[i])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.labels' must hold short strings",
                      s->path, k);
+    if (one_line(s, k, li, l->valuestring, e)) return -1;
     snprintf(kn->labels[i], sizeof kn->labels[i], "%s", l->valuestring);
   }
   const cJSON *def = cJSON_GetObjectItemCaseSensitive(it, "default");
@@ -186,6 +199,7 @@ static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
       return -1;
     if (!reason[0])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.reason' must say why", s->path, k);
+    if (one_line(s, k, "name", name, e) || one_line(s, k, "reason", reason, e)) return -1;
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->text, sizeof c->text, "%s", text);
     snprintf(c->reason, sizeof c->reason, "%s", reason);
@@ -621,49 +635,114 @@ int spec_check(const spec *s, const long long *dims, const config *c, int *viola
   return 0;
 }
 
-static int eval_unsigned(const spec *s, const expr *x, const long long *dims, const config *c,
-                         const char *k, long long lo, long long hi, unsigned *out, tf_err *e) {
-  long long v;
-  if (eval(s, x, dims, c, k, &v, e)) return -1;
-  if (v < lo || v > hi)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' evaluates to %lld, outside [%lld, %lld]",
-                   s->path, k, v, lo, hi);
-  *out = (unsigned)v;
-  return 0;
+/* What spec_launch computes, key by key, in its order: the grid's and the block's dimensions
+ * (interleaved), the shared memory, each buffer's count and clear, each integer argument.
+ * No text is built here: spec_launch runs for every candidate, and a key is spelt out only
+ * for a message. */
+int spec_launch_values(const spec *s, spec_launch_value *out) {
+  static const long long gmax[3] = {2147483647LL, 65535, 65535};
+  int n = 0;
+  for (int i = 0; i < 3; i++) {
+    out[n++] = (spec_launch_value){SPEC_VALUE_GRID, i, s->grid[i], 1, gmax[i]};
+    out[n++] = (spec_launch_value){SPEC_VALUE_BLOCK, i, s->block[i], 1, 1024};
+  }
+  out[n++] = (spec_launch_value){SPEC_VALUE_THREADS, 0, NULL, 1, 1024};
+  out[n++] = (spec_launch_value){SPEC_VALUE_SMEM, 0, s->smem, 0, 232448};
+  for (int b = 0; b < s->nbuffers; b++) {
+    out[n++] = (spec_launch_value){SPEC_VALUE_COUNT, b, s->bufs[b].count, 1, SPEC_MAX_ELEMENTS};
+    if (s->bufs[b].clear)
+      out[n++] = (spec_launch_value){SPEC_VALUE_CLEAR, b, s->bufs[b].clear, LLONG_MIN, LLONG_MAX};
+  }
+  for (int a = 0; a < s->nargs; a++)
+    if (s->args[a].kind == SPEC_ARG_INT)
+      out[n++] = (spec_launch_value){SPEC_VALUE_ARG, a, s->args[a].e, -2147483647LL - 1,
+                                     2147483647LL};
+  return n;
+}
+
+const char *spec_launch_value_key(const spec_launch_value *v, char *buf, size_t len) {
+  static const char *const grid[3] = {"launch.grid[0]", "launch.grid[1]", "launch.grid[2]"};
+  static const char *const block[3] = {"launch.block[0]", "launch.block[1]", "launch.block[2]"};
+  switch (v->kind) {
+    case SPEC_VALUE_GRID: return grid[v->index];
+    case SPEC_VALUE_BLOCK: return block[v->index];
+    case SPEC_VALUE_THREADS: return "launch.block";
+    case SPEC_VALUE_SMEM: return "launch.smem";
+    case SPEC_VALUE_COUNT: snprintf(buf, len, "buffers[%d].count", v->index); return buf;
+    case SPEC_VALUE_CLEAR: snprintf(buf, len, "buffers[%d].clear", v->index); return buf;
+    default: snprintf(buf, len, "args[%d]", v->index); return buf;
+  }
+}
+
+/* The threads of a block, the product of its dimensions: at most 1024. */
+static int threads(const spec *s, long long n, tf_err *e) {
+  if (n <= 1024) return 0;
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'launch.block': more than 1024 threads",
+                 s->path);
+}
+
+int spec_launch_value_knobs(const spec *s, const spec_launch_value *v,
+                            unsigned char used[SPEC_MAX_KNOBS]) {
+  unsigned char slots[SPEC_MAX_KNOBS + SPEC_MAX_DIMS] = {0};
+  int rc = 0;
+  if (v->kind == SPEC_VALUE_THREADS)
+    for (int i = 0; i < 3; i++) rc |= expr_slots(s->block[i], slots, SPEC_MAX_KNOBS + SPEC_MAX_DIMS);
+  else
+    rc = expr_slots(v->x, slots, SPEC_MAX_KNOBS + SPEC_MAX_DIMS);
+  memcpy(used, slots, SPEC_MAX_KNOBS); /* slot_of: the knobs first */
+  return rc ? -1 : 0;
+}
+
+int spec_launch_value_eval(const spec *s, const spec_launch_value *v, const long long *dims,
+                           const config *c, long long *out, tf_err *e) {
+  char buf[32];
+  const char *k = spec_launch_value_key(v, buf, sizeof buf);
+  if (v->kind == SPEC_VALUE_THREADS) {
+    *out = 1;
+    for (int i = 0; i < 3; i++) {
+      long long d;
+      spec_launch_value b = {SPEC_VALUE_BLOCK, i, s->block[i], 1, 1024};
+      if (spec_launch_value_eval(s, &b, dims, c, &d, e)) return -1;
+      *out *= d;
+    }
+    return threads(s, *out, e);
+  }
+  if (eval(s, v->x, dims, c, k, out, e)) return -1;
+  if (*out >= v->lo && *out <= v->hi) return 0;
+  if (v->kind == SPEC_VALUE_COUNT)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' gives %lld elements, outside [1, 2^32]",
+                   s->path, k, *out);
+  if (v->kind == SPEC_VALUE_ARG)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' does not fit an int", s->path, k);
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' evaluates to %lld, outside [%lld, %lld]",
+                 s->path, k, *out, v->lo, v->hi);
+}
+
+/* v's value, checked, where it goes in g. */
+static void store(launch_geom *g, const spec_launch_value *v, long long x) {
+  switch (v->kind) {
+    case SPEC_VALUE_GRID: g->grid[v->index] = (unsigned)x; break;
+    case SPEC_VALUE_BLOCK: g->block[v->index] = (unsigned)x; break;
+    case SPEC_VALUE_SMEM: g->smem = (unsigned)x; break;
+    case SPEC_VALUE_COUNT: g->count[v->index] = x; break;
+    case SPEC_VALUE_CLEAR: g->clear[v->index] = x != 0; break;
+    case SPEC_VALUE_ARG: g->iarg[v->index] = x; break;
+    default: break;
+  }
 }
 
 int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e) {
-  static const char *const gk[3] = {"launch.grid[0]", "launch.grid[1]", "launch.grid[2]"};
-  static const char *const bk[3] = {"launch.block[0]", "launch.block[1]", "launch.block[2]"};
-  static const long long gmax[3] = {2147483647LL, 65535, 65535};
+  spec_launch_value vals[SPEC_LAUNCH_VALUES];
+  int n = spec_launch_values(s, vals);
   memset(g, 0, sizeof *g);
-  for (int i = 0; i < 3; i++)
-    if (eval_unsigned(s, s->grid[i], dims, c, gk[i], 1, gmax[i], &g->grid[i], e) ||
-        eval_unsigned(s, s->block[i], dims, c, bk[i], 1, 1024, &g->block[i], e))
-      return -1;
-  if ((long long)g->block[0] * g->block[1] * g->block[2] > 1024)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'launch.block': more than 1024 threads",
-                   s->path);
-  if (eval_unsigned(s, s->smem, dims, c, "launch.smem", 0, 232448, &g->smem, e)) return -1;
-  for (int b = 0; b < s->nbuffers; b++) {
-    char k[64];
-    long long v = 0;
-    snprintf(k, sizeof k, "buffers[%d].count", b);
-    if (eval(s, s->bufs[b].count, dims, c, k, &g->count[b], e)) return -1;
-    if (g->count[b] < 1 || g->count[b] > SPEC_MAX_ELEMENTS)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' gives %lld elements, outside [1, 2^32]",
-                     s->path, k, g->count[b]);
-    snprintf(k, sizeof k, "buffers[%d].clear", b);
-    if (s->bufs[b].clear && eval(s, s->bufs[b].clear, dims, c, k, &v, e)) return -1;
-    g->clear[b] = v != 0;
-  }
-  for (int a = 0; a < s->nargs; a++) {
-    if (s->args[a].kind != SPEC_ARG_INT) continue;
-    char k[64];
-    snprintf(k, sizeof k, "args[%d]", a);
-    if (eval(s, s->args[a].e, dims, c, k, &g->iarg[a], e)) return -1;
-    if (g->iarg[a] < -2147483647LL - 1 || g->iarg[a] > 2147483647LL)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' does not fit an int", s->path, k);
+  for (int i = 0; i < n; i++) {
+    long long x;
+    if (vals[i].kind == SPEC_VALUE_THREADS) { /* of the dimensions just computed */
+      if (threads(s, (long long)g->block[0] * g->block[1] * g->block[2], e)) return -1;
+      continue;
+    }
+    if (spec_launch_value_eval(s, &vals[i], dims, c, &x, e)) return -1;
+    store(g, &vals[i], x);
   }
   return 0;
 }

@@ -141,6 +141,42 @@ int spec_check_all(const spec *s, const long long *dims, const config *c, unsign
 /* Evaluate geometry, buffer counts and integer arguments; refuses empty or absurd launches. */
 int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e);
 
+/* One integer spec_launch computes from the spec's expressions: where it goes, and the range
+ * it must fall in. SPEC_VALUE_THREADS is the block's threads, the product of its three
+ * dimensions (x NULL): what a kernel can launch with. */
+typedef enum {
+  SPEC_VALUE_GRID, SPEC_VALUE_BLOCK, SPEC_VALUE_THREADS, SPEC_VALUE_SMEM, SPEC_VALUE_COUNT,
+  SPEC_VALUE_CLEAR, SPEC_VALUE_ARG
+} spec_value_kind;
+
+typedef struct spec_launch_value {
+  spec_value_kind kind;
+  int index;       /* the dimension, buffer or argument */
+  const expr *x;   /* the spec's: valid while it is loaded */
+  long long lo, hi;
+} spec_launch_value;
+
+#define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS)
+
+/* The values spec_launch computes, in the order it computes them, into out
+ * (SPEC_LAUNCH_VALUES at most); returns their number. */
+int spec_launch_values(const spec *s, spec_launch_value *out);
+
+/* v's key in messages ("launch.grid[0]", "launch.block", "buffers[1].count", "args[3]"): a
+ * constant string or buf (32 bytes are enough). */
+const char *spec_launch_value_key(const spec_launch_value *v, char *buf, size_t len);
+
+/* used[k] = 1 for each knob k whose value v reads; -1 when that cannot be told (a name bound
+ * to no knob or dimension: then it may read any). */
+int spec_launch_value_knobs(const spec *s, const spec_launch_value *v,
+                            unsigned char used[SPEC_MAX_KNOBS]);
+
+/* One value at one configuration, checked against its range as spec_launch checks it;
+ * TF_EXIT_INPUT naming the file and the key (and the configuration when the expression
+ * cannot be evaluated). */
+int spec_launch_value_eval(const spec *s, const spec_launch_value *v, const long long *dims,
+                           const config *c, long long *out, tf_err *e);
+
 /* Evaluate an expression of this spec (flops, bytes) for one configuration; 0 when absent. */
 int spec_eval(const spec *s, const expr *x, const long long *dims, const config *c, long long *out,
               tf_err *e);

@@ -97,7 +97,10 @@ static void check_usage(FILE *f) {
   fprintf(f, "usage: tunefarm check CAMPAIGN\n\n"
              "Load and validate a campaign and its template without compiling anything; print\n"
              "the size of the knob space, how many configurations are accepted and reachable,\n"
-             "and how many each constraint refuses.\n"
+             "and how many each constraint refuses. A launch value (grid, block, shared memory,\n"
+             "a buffer's size, an argument) that cannot be computed at some accepted\n"
+             "configurations gets a warning line on stderr: its key, how many, the first and\n"
+             "why (`run` refuses such a candidate).\n"
              "Exit status: 0 valid, 2 bad input (the message names the file and the key).\n");
 }
 
@@ -110,6 +113,104 @@ static int load(const audit_opts *o, const char *cmd, campaign *c, int say) {
   return tf_exit_status(&e);
 }
 
+/* ---- check: configurations that cannot launch ----
+ *
+ * A launch value (grid, block, shared memory, a buffer's size, an argument) reads only the
+ * knobs it names, so, as space.c does for constraints, each is evaluated once per
+ * combination of those knobs' values into a table of failures, and every accepted point
+ * (what a search may propose: a restart draws from all of them) looks its values up. A point
+ * counts against the first value that fails there, in spec_launch's order: the key `run`
+ * names when it refuses that candidate. */
+
+typedef struct launch_table {
+  spec_launch_value v;
+  int nk, knob[SPEC_MAX_KNOBS];     /* the knobs it reads */
+  long long stride[SPEC_MAX_KNOBS]; /* each one's value index times this, summed: the entry */
+  unsigned char *fails;             /* NULL when it fails nowhere */
+  long long count, first;           /* accepted points where it fails first; the first one */
+} launch_table;
+
+/* t's table over its knobs' values, the others at the start's; -1 when out of memory. */
+static int launch_tabulate(const campaign *c, launch_table *t) {
+  const spec *s = &c->tmpl;
+  unsigned char used[SPEC_MAX_KNOBS];
+  if (spec_launch_value_knobs(s, &t->v, used)) memset(used, 1, sizeof used);
+  long long n = 1;
+  for (int j = s->nknobs - 1; j >= 0; j--)
+    if (used[j]) {
+      t->knob[t->nk] = j;
+      t->stride[t->nk++] = n;
+      n *= s->knobs[j].nvalues;
+    }
+  if (!(t->fails = calloc((size_t)n, 1))) return -1;
+  int any = 0;
+  config cfg = c->start;
+  for (long long x = 0; x < n; x++) {
+    for (int i = 0; i < t->nk; i++) {
+      const spec_knob *kn = &s->knobs[t->knob[i]];
+      cfg.v[t->knob[i]] = kn->values[x / t->stride[i] % kn->nvalues];
+    }
+    long long val;
+    tf_err ignored = {0}; /* told again, for the first point where it counts */
+    any |= t->fails[x] = spec_launch_value_eval(s, &t->v, c->dims, &cfg, &val, &ignored) != 0;
+  }
+  if (!any) {
+    free(t->fails);
+    t->fails = NULL;
+  }
+  return 0;
+}
+
+/* Every accepted point of v against the failing tables, in order. */
+static void launch_count(const campaign *c, const space_view *v, launch_table *t, int n) {
+  const spec *s = &c->tmpl;
+  int d[SPEC_MAX_KNOBS] = {0}; /* the point's value indices, the last knob turning fastest */
+  for (long long i = 0; i < v->size; i++) {
+    for (int k = 0; k < n && v->first_broken[i] == SPACE_ACCEPTED; k++) {
+      if (!t[k].fails) continue;
+      long long x = 0;
+      for (int j = 0; j < t[k].nk; j++) x += d[t[k].knob[j]] * t[k].stride[j];
+      if (!t[k].fails[x]) continue;
+      if (t[k].count++ == 0) t[k].first = i;
+      break;
+    }
+    for (int j = s->nknobs - 1; j >= 0 && ++d[j] == s->knobs[j].nvalues; j--) d[j] = 0;
+  }
+}
+
+/* A warning line per launch value that fails at some accepted configuration: `run` refuses
+ * such a candidate (naming the same key) and goes on, so the campaign stays valid. The start
+ * launches (campaign_load checks it), so no value fails at every configuration. */
+static int check_launch(const campaign *c, const space_view *v, tf_err *e) {
+  const spec *s = &c->tmpl;
+  launch_table t[SPEC_LAUNCH_VALUES];
+  spec_launch_value vals[SPEC_LAUNCH_VALUES];
+  int n = spec_launch_values(s, vals), rc = 0, failing = 0;
+  memset(t, 0, sizeof t);
+  for (int k = 0; k < n && rc == 0; k++) {
+    t[k].v = vals[k];
+    rc = launch_tabulate(c, &t[k]);
+    failing |= t[k].fails != NULL;
+  }
+  if (rc) rc = tf_fail(e, TF_EXIT_FAIL, "out of memory tabulating the launch of '%s'", s->path);
+  if (rc == 0 && failing) launch_count(c, v, t, n);
+  for (int k = 0; k < n && rc == 0; k++) {
+    if (t[k].count == 0) continue;
+    config cfg;
+    char key[32], at[512];
+    long long val;
+    tf_err why = {0};
+    space_config_at(s, t[k].first, &cfg);
+    spec_config_str(s, &cfg, at, sizeof at);
+    spec_launch_value_eval(s, &t[k].v, c->dims, &cfg, &val, &why);
+    fprintf(stderr, "tunefarm check: warning: key '%s' fails at %lld of %lld accepted "
+            "configurations (`run` refuses each as a candidate); the first, %s: %s\n",
+            spec_launch_value_key(&t[k].v, key, sizeof key), t[k].count, v->accepted, at, why.msg);
+  }
+  for (int k = 0; k < n; k++) free(t[k].fails);
+  return rc;
+}
+
 static int check_campaign(campaign *c) {
   tf_err e = {0};
   space_view v = {0};
@@ -117,6 +218,7 @@ static int check_campaign(campaign *c) {
   int rc = search_config_of(c, 0, &sc, &e);
   if (rc == 0) rc = space_enumerate(c, &v, &e);
   if (rc == 0) print_space(stdout, c, &v);
+  if (rc == 0) rc = check_launch(c, &v, &e);
   else fprintf(stderr, "tunefarm check: %s\n", e.msg);
   space_release(&v);
   return rc ? tf_exit_status(&e) : 0;

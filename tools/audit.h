@@ -4,7 +4,9 @@
  *   print the size of the knob space, how many configurations every
  *   constraint accepts, how many are reachable from the start by one- and
  *   two-knob moves through accepted configurations (what a search can visit),
- *   and how many each constraint refuses.
+ *   and how many each constraint refuses; warn, per launch value (grid, block,
+ *   shared memory, buffer size, argument), of the accepted configurations where
+ *   it cannot be computed (division by zero, overflow, out of its range).
  * audit: the same enumeration, then render and compile every reachable
  *   configuration with NVRTC (through the cubin cache, in batches of several
  *   instantiations per program), print counts and every failure with its

@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cache.h"
 #include "common/campaign.h"
+#include "common/jsonio.h"
 #include "tests/unit/testutil.h"
 
 /* ------------------------------------------------------------------ scratch project */
@@ -415,6 +417,8 @@ static const bad_case bad_cases[] = {
      "key 'search.budget' appears more than once"},
     {"template given twice", "\"template\": \"toy\"", "\"template\": \"toy\", \"template\": \"../../x\"",
      "key 'template' appears more than once"},
+    /* free text is UTF-8 */
+    {"doc not UTF-8", "unit test campaign", "unit test \xC0\xAF campaign", "key 'doc' is not valid UTF-8"},
 };
 
 static void campaign_should_refuse_each_bad_campaign_naming_the_file_and_key(void **state) {
@@ -539,6 +543,81 @@ static void campaign_hash_should_leave_out_the_resumable_keys(void **state) {
   campaign_release(&c);
 }
 
+/* The hash of the campaign at f->path into h (40 bytes) and its hash_v1 into v1. */
+static void hash_of(fixture *f, const char *json, char *h, char *v1) {
+  static campaign c;
+  tf_err e;
+  if (load_text(f, json, &c, &e)) fail_msg("%s", e.msg);
+  snprintf(h, 40, "%s", c.hash);
+  snprintf(v1, 40, "%s", c.hash_v1);
+  campaign_release(&c);
+}
+
+/* An included header is part of the kernel: editing one (the template's, through another
+ * header, or the committed control's) is a new campaign under either identity; a file of the
+ * folder that nothing includes is not. */
+static void campaign_hash_should_cover_included_files(void **state) {
+  fixture *f = *state;
+  char t[512], k[512], h1[40], v1[40], h[40], v[40];
+  snprintf(t, sizeof t, "%s/templates", f->dir);
+  snprintf(k, sizeof k, "%s/kernels", f->dir);
+  write_file(t, "toy.cu", "#include \"toy_a.cuh\"\n"
+                          "template <int T, int U> __global__ void toy_kernel(const float *x, float *y, int n) {}\n");
+  write_file(t, "toy_a.cuh", "#include \"toy_b.cuh\"\n");
+  write_file(t, "toy_b.cuh", "#define TOY_B 1\n");
+  write_file(k, "toyk.cu", "#include \"toyk_a.cuh\"\n__global__ void toyk(const float *x, float *y, int n) {}\n");
+  write_file(k, "toyk_a.cuh", "#define TOYK_A 1\n");
+  char *json = subst(toy_campaign, "\"control\": {\"T\": 128, \"U\": 2}", "\"control\": \"toyk\"");
+  hash_of(f, json, h1, v1);
+  static const char *const edits[][4] = { /* folder, file, edited, as it was */
+      {"templates", "toy_b.cuh", "#define TOY_B 2\n", "#define TOY_B 1\n"},
+      {"templates", "toy_a.cuh", "#include \"toy_b.cuh\"\n// edited\n", "#include \"toy_b.cuh\"\n"},
+      {"kernels", "toyk_a.cuh", "#define TOYK_A 2\n", "#define TOYK_A 1\n"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", f->dir, edits[i][0]);
+    write_file(dir, edits[i][1], edits[i][2]);
+    hash_of(f, json, h, v);
+    if (!strcmp(h, h1) || !strcmp(v, v1)) fail_msg("editing %s left the identity", edits[i][1]);
+    write_file(dir, edits[i][1], edits[i][3]);
+    hash_of(f, json, h, v);
+    assert_string_equal(h, h1); /* the same bytes again, the same campaign */
+    assert_string_equal(v, v1);
+  }
+  write_file(t, "unrelated.cuh", "#define UNRELATED 1\n");
+  write_file(k, "unrelated.cuh", "#define UNRELATED 1\n");
+  hash_of(f, json, h, v);
+  assert_string_equal(h, h1);
+  assert_string_equal(v, v1);
+  free(json);
+}
+
+/* A campaign whose kernels include nothing keeps the identity it had before included files
+ * counted: its ledgers resume after the upgrade. hash_v1 is the hash of exactly the campaign
+ * file and the four files it names, in this order. */
+static void campaign_hash_should_stay_for_kernels_that_include_nothing(void **state) {
+  fixture *f = *state;
+  char h[40], v1[40], want[40], p[4][512];
+  hash_of(f, bare_campaign, h, v1);
+  snprintf(p[0], sizeof p[0], "%s/templates/toy.json", f->dir);
+  snprintf(p[1], sizeof p[1], "%s/templates/toy.cu", f->dir);
+  snprintf(p[2], sizeof p[2], "%s/kernels/toyk.json", f->dir);
+  snprintf(p[3], sizeof p[3], "%s/kernels/toyk.cu", f->dir);
+  const void *parts[5] = {bare_campaign};
+  size_t lens[5] = {strlen(bare_campaign)};
+  char *bufs[4];
+  for (int i = 0; i < 4; i++) {
+    tf_err e = {0};
+    if (!(bufs[i] = jsonio_slurp(p[i], "file", JSONIO_MAX_BYTES, &lens[i + 1], &e)))
+      fail_msg("%s", e.msg);
+    parts[i + 1] = bufs[i];
+  }
+  cache_key(parts, lens, 5, want);
+  for (int i = 0; i < 4; i++) free(bufs[i]);
+  assert_string_equal(v1, want);
+}
+
 static void campaign_root_should_default_to_the_campaign_folders_parent(void **state) {
   fixture *f = *state;
   static campaign c;
@@ -614,6 +693,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(campaign_should_pass_on_template_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_follow_the_file_content, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_leave_out_the_resumable_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_hash_should_cover_included_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_hash_should_stay_for_kernels_that_include_nothing, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(campaign_should_narrow_a_knobs_domain, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_root_should_name_the_fix_when_no_template_is_found, setup,
                                       teardown),

@@ -381,6 +381,33 @@ static void compile_should_refuse_a_source_linked_out_of_its_folder(void **state
   assert_int_equal(compile_check_source(real, &e), 0);
 }
 
+/* What a kernel includes, for identities and exports: each file of the folder once, by its
+ * plain name, in the order first met (depth first), with its bytes; nothing it does not. */
+static void compile_includes_should_list_each_file_once_in_order(void **state) {
+  char dir[512], path[1024];
+  kernel_folder(*state, dir, sizeof dir, "#include \"b.cuh\"\n#include \"helper.cuh\"\n#include \"b.cuh\"");
+  write_file(dir, "b.cuh", "#include \"c.cuh\"\n#include \"b.cuh\"\n");
+  write_file(dir, "c.cuh", "// c\n");
+  write_file(dir, "unrelated.cuh", "// not included\n");
+  snprintf(path, sizeof path, "%s/k.cu", dir);
+  compile_includes inc;
+  tf_err e = {0};
+  if (compile_includes_of(path, &inc, &e)) fail_msg("%s", e.msg);
+  assert_int_equal(inc.n, 3);
+  assert_string_equal(inc.names[0], "b.cuh");
+  assert_string_equal(inc.names[1], "c.cuh");
+  assert_string_equal(inc.names[2], "helper.cuh");
+  assert_int_equal(inc.lens[1], 5);
+  assert_memory_equal(inc.texts[1], "// c\n", 5);
+  compile_includes_release(&inc);
+  assert_int_equal(inc.n, 0);
+  write_file(dir, "c.cuh", "#include \"/etc/hostname\"\n");
+  assert_int_equal(compile_includes_of(path, &inc, &e), -1); /* what the check refuses */
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_int_equal(inc.n, 0);
+  compile_includes_release(&inc);
+}
+
 static void compile_should_report_the_nvrtc_version(void **state) {
   (void)state;
   int major = -1, minor = -1;
@@ -409,6 +436,7 @@ int main(void) {
       T(compile_should_take_a_header_of_the_kernels_folder),
       T(compile_should_refuse_includes_from_outside_the_folder),
       T(compile_should_refuse_a_source_linked_out_of_its_folder),
+      T(compile_includes_should_list_each_file_once_in_order),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

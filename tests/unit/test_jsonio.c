@@ -270,11 +270,101 @@ static void print_should_match_cjson_on_a_record(void **state) {
   cJSON_Delete(t);
 }
 
+/* The UTF-8 of RFC 3629 and nothing else: every boundary code point passes; each class of
+ * malformed input fails, alone and after valid text. */
+static void utf8_should_accept_exactly_the_well_formed_sequences(void **state) {
+  (void)state;
+  static const char *const good[] = {
+      "", "plain ASCII\t\x7f", "\xC2\x80", "\xDF\xBF",             /* U+0080, U+07FF */
+      "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80", "\xEF\xBF\xBF", /* U+0800, U+D7FF, U+E000, U+FFFF */
+      "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF",                       /* U+10000, U+10FFFF */
+      "N \xE2\x89\xA5 U, r\xC3\xA9sum\xC3\xA9 \xF0\x9F\x98\x80",
+  };
+  static const struct {
+    const char *what, *bytes;
+  } bad[] = {
+      {"a lone continuation byte", "\x80"},
+      {"a continuation byte after a whole character", "\xC3\xA9\xBF"},
+      {"overlong two bytes (C0)", "\xC0\xAF"},
+      {"overlong two bytes (C1)", "\xC1\xBF"},
+      {"overlong three bytes", "\xE0\x80\xAF"},
+      {"overlong three bytes, the largest", "\xE0\x9F\xBF"},
+      {"overlong four bytes", "\xF0\x80\x80\xAF"},
+      {"overlong four bytes, the largest", "\xF0\x8F\xBF\xBF"},
+      {"the first surrogate", "\xED\xA0\x80"},
+      {"the last surrogate", "\xED\xBF\xBF"},
+      {"U+110000", "\xF4\x90\x80\x80"},
+      {"a lead byte past F4", "\xF5\x80\x80\x80"},
+      {"FE", "\xFE"},
+      {"FF", "\xFF"},
+      {"two bytes cut short", "\xC3"},
+      {"three bytes cut short", "\xE2\x82"},
+      {"four bytes cut short", "\xF0\x9F\x98"},
+      {"a continuation byte missing", "\xC3("},
+      {"a third byte that is not a continuation", "\xE2\x82("},
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    if (!jsonio_utf8_valid(good[i], strlen(good[i]))) fail_msg("good case %zu refused", i);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char after[64];
+    snprintf(after, sizeof after, "ok \xC3\xA9%s", bad[i].bytes);
+    if (jsonio_utf8_valid(bad[i].bytes, strlen(bad[i].bytes)))
+      fail_msg("%s accepted", bad[i].what);
+    if (jsonio_utf8_valid(after, strlen(after))) fail_msg("%s accepted after text", bad[i].what);
+  }
+  assert_true(jsonio_utf8_valid("a\0b", 3)); /* a length, not a C string */
+  assert_false(jsonio_utf8_valid("\xE2\x82\xAC", 2));
+}
+
+static void one_line_should_allow_only_the_tab_of_the_controls(void **state) {
+  (void)state;
+  assert_true(jsonio_one_line("a\tb \xC2\xA0 \xE2\x89\xA5 \xF4\x8F\xBF\xBF"));
+  static const char *const bad[] = {"a\nb", "a\rb", "\x1b[2J", "a\x7f", "\xC2\x80", "\xC2\x9B" "2J"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (jsonio_one_line(bad[i])) fail_msg("case %zu accepted", i);
+}
+
+/* A file's strings and keys are UTF-8, or the file is refused naming the key. */
+static void load_should_name_the_key_that_is_not_utf8(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"{\"doc\": \"caf\xE9\"}", "key 'doc' is not valid UTF-8"},
+      {"{\"c\": [{\"reason\": \"ok\"}, {\"reason\": \"\xED\xA0\x80\"}]}",
+       "key 'c[1].reason' is not valid UTF-8"},
+      {"{\"knobs\": {\"B\xFF\": 1}}", "a key of 'knobs' is not valid UTF-8"},
+      {"{\"\xC0\xAF\": 1}", "a key of the top level is not valid UTF-8"},
+  };
+  char dir[] = "/tmp/tf-test-jsonio-XXXXXX", path[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/c.json", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    write_file(dir, "c.json", cases[i].text);
+    tf_err e = {0};
+    cJSON *o = jsonio_load(path, "campaign", &e);
+    if (o) fail_msg("case %zu loaded", i);
+    char want[256];
+    snprintf(want, sizeof want, "campaign '%s': %s", path, cases[i].want);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    assert_string_equal(e.msg, want);
+  }
+  write_file(dir, "c.json", "{\"doc\": \"caf\xC3\xA9 \\u00e9 \xF0\x9F\x98\x80\"}");
+  tf_err e = {0};
+  cJSON *o = jsonio_load(path, "campaign", &e);
+  if (!o) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  rm_rf(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_should_refuse_a_key_given_twice_at_any_depth),
       cmocka_unit_test(parse_should_accept_the_same_key_in_different_objects),
       cmocka_unit_test(load_should_name_the_file_and_the_repeated_key),
+      cmocka_unit_test(utf8_should_accept_exactly_the_well_formed_sequences),
+      cmocka_unit_test(one_line_should_allow_only_the_tab_of_the_controls),
+      cmocka_unit_test(load_should_name_the_key_that_is_not_utf8),
       cmocka_unit_test(parse_should_name_text_by_what_it_is),
       cmocka_unit_test(int_should_refuse_what_is_not_a_whole_number_in_range),
       cmocka_unit_test(prepend_should_put_the_members_first_and_keep_the_rest),

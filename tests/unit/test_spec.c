@@ -422,6 +422,27 @@ static const bad_case bad_cases[] = {
      {"key 'buffers': family 'scale2' needs an input buffer 'x'", NULL}},
     {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
      {"key 'constraints[0].expr' appears more than once", NULL}},
+    /* text that reaches ledgers and reports: UTF-8, and one line where it prints as one */
+    {"reason not UTF-8 (a stray byte)", "\"reason\": \"no remainder loop\"",
+     "\"reason\": \"no remainder \xff loop\"", {"key 'constraints[1].reason' is not valid UTF-8", NULL}},
+    {"reason not UTF-8 (overlong '/')", "\"reason\": \"no remainder loop\"",
+     "\"reason\": \"no remainder \xC0\xAF loop\"", {"key 'constraints[1].reason' is not valid UTF-8", NULL}},
+    {"doc not UTF-8 (a surrogate)", "\"doc\": \"unit test spec\"", "\"doc\": \"unit \xED\xA0\x80 test\"",
+     {"key 'doc' is not valid UTF-8", NULL}},
+    {"label not UTF-8 (past U+10FFFF)", "\"two\", \"four\"", "\"two\", \"f\xF4\x90\x80\x80our\"",
+     {"key 'knobs.T.labels[2]' is not valid UTF-8", NULL}},
+    {"constraint name not UTF-8 (cut short)", "\"name\": \"two_warps\"", "\"name\": \"two_warps\xE2\x82\"",
+     {"key 'constraints[0].name' is not valid UTF-8", NULL}},
+    {"a key not UTF-8", "\"values\": [1, 2]}", "\"values\": [1, 2], \"d\xFF" "oc\": \"x\"}",
+     {"a key of 'knobs.U' is not valid UTF-8", NULL}},
+    {"newline in a reason", "\"reason\": \"no remainder loop\"", "\"reason\": \"no remainder\\nloop\"",
+     {"key 'constraints[1].reason' holds a control character", NULL}},
+    {"escape sequence in a constraint name", "\"name\": \"two_warps\"", "\"name\": \"two\\u001b[2J\"",
+     {"key 'constraints[0].name' holds a control character", NULL}},
+    {"C1 control in a reason", "\"reason\": \"no remainder loop\"", "\"reason\": \"no \\u009b2J loop\"",
+     {"key 'constraints[1].reason' holds a control character", NULL}},
+    {"newline in a label", "\"two\", \"four\"", "\"two\", \"fo\\nur\"",
+     {"key 'knobs.T.labels[2]' holds a control character", NULL}},
 };
 
 static void spec_should_refuse_each_bad_spec_naming_the_file_and_key(void **state) {
@@ -444,6 +465,20 @@ static void spec_should_refuse_each_bad_spec_naming_the_file_and_key(void **stat
       if (b->want[w] && !strstr(e.msg, b->want[w]))
         fail_msg("%s: the message lacks \"%s\": %s", b->what, b->want[w], e.msg);
   }
+}
+
+/* What one-line text may hold: any character of UTF-8 but the controls (U+00A0, U+10FFFF),
+ * and a tab. */
+static void spec_should_accept_utf8_and_tabs_in_one_line_text(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e;
+  char *t = subst(toy_json, "\"reason\": \"no remainder loop\"",
+                  "\"reason\": \"N \xE2\x89\xA5 U,\\tno r\xC3\xA9ste \xC2\xA0\xF4\x8F\xBF\xBF\"");
+  if (load_text(f, t, &s, &e)) fail_msg("%s", e.msg);
+  free(t);
+  assert_string_equal(s.cons[1].reason, "N \xE2\x89\xA5 U,\tno r\xC3\xA9ste \xC2\xA0\xF4\x8F\xBF\xBF");
+  spec_release(&s);
 }
 
 static void spec_should_refuse_a_missing_or_malformed_file(void **state) {
@@ -680,6 +715,47 @@ static void spec_launch_should_refuse_empty_or_absurd_launches(void **state) {
   }
 }
 
+/* check tabulates the launch value by value: the values are spec_launch's, in its order, each
+ * reading the knobs its expressions name. */
+static void spec_launch_values_should_be_what_spec_launch_computes(void **state) {
+  fixture *f = *state;
+  static spec s;
+  load_toy(f, &s);
+  spec_launch_value v[SPEC_LAUNCH_VALUES];
+  int n = spec_launch_values(&s, v);
+  static const char *const keys[] = {"launch.grid[0]", "launch.block[0]", "launch.grid[1]",
+                                     "launch.block[1]", "launch.grid[2]", "launch.block[2]",
+                                     "launch.block", "launch.smem", "buffers[0].count",
+                                     "buffers[1].count", "buffers[1].clear", "args[2]", "args[3]"};
+  assert_int_equal(n, sizeof keys / sizeof keys[0]);
+  long long dims[1] = {1000};
+  config c = cfg2(64, 2);
+  launch_geom g;
+  tf_err e = {0};
+  if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("%s", e.msg);
+  const long long want[] = {g.grid[0], g.block[0], g.grid[1], g.block[1], g.grid[2], g.block[2],
+                            64, g.smem, g.count[0], g.count[1], g.clear[1], g.iarg[2], g.iarg[3]};
+  for (int i = 0; i < n; i++) {
+    char buf[32];
+    long long x;
+    assert_string_equal(spec_launch_value_key(&v[i], buf, sizeof buf), keys[i]);
+    if (spec_launch_value_eval(&s, &v[i], dims, &c, &x, &e)) fail_msg("%s", e.msg);
+    if (v[i].kind == SPEC_VALUE_CLEAR) x = x != 0;
+    if (x != want[i]) fail_msg("%s: %lld, spec_launch %lld", keys[i], x, want[i]);
+  }
+  unsigned char used[SPEC_MAX_KNOBS];
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[0], used), 0); /* ceil_div(N, T*U) */
+  assert_true(used[0] && used[1]);
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[6], used), 0); /* the threads: T * 1 * 1 */
+  assert_true(used[0] && !used[1]);
+  memset(used, 0, sizeof used);
+  assert_int_equal(spec_launch_value_knobs(&s, &v[8], used), 0); /* N: no knob */
+  assert_true(!used[0] && !used[1]);
+  spec_release(&s);
+}
+
 static void spec_launch_should_accept_exactly_1024_threads(void **state) {
   fixture *f = *state;
   static spec s;
@@ -808,6 +884,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_spec_naming_the_file_and_key, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_a_missing_or_malformed_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_should_accept_utf8_and_tabs_in_one_line_text, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_more_than_sixteen_knobs, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_check_should_name_the_first_broken_constraint, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_check_all_should_give_every_verdict, setup, teardown),
@@ -817,6 +894,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test(spec_launch_should_match_the_matmul_tiles),
       cmocka_unit_test_setup_teardown(spec_launch_should_refuse_empty_or_absurd_launches, setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_launch_values_should_be_what_spec_launch_computes, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(spec_launch_should_accept_exactly_1024_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_name_expr_should_list_the_knob_values_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(spec_config_from_json_should_want_every_knob_from_its_domain, setup,
