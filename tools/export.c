@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/compile.h"   /* defines: compile_check_source */
 #include "common/jsonio.h"    /* defines: jsonio_slurp, JSONIO_MAX_BYTES */
 #include "common/program.h"   /* defines: program_of_job, program_request, program_compile */
 #include "coordinator/job.h"  /* defines: job_init, job_set_template_arm */
@@ -588,13 +587,12 @@ static int gather_includes(const char *t, size_t n, includes *inc, tf_err *e) {
   return 0;
 }
 
-/* The files the template's source includes, checked as the farm checks them. */
+/* The files the template's source includes (spec_load checked them as the farm does). */
 static int template_includes(const spec *s, includes *inc, tf_err *e) {
   char tmp[SPEC_PATH];
   snprintf(tmp, sizeof tmp, "%s", s->source_path);
   snprintf(inc->dir, sizeof inc->dir, "%s", dirname(tmp));
   inc->n = 0;
-  if (compile_check_source(s->source_path, e)) return -1;
   size_t len = 0;
   char *text = jsonio_slurp(s->source_path, "template source", JSONIO_MAX_BYTES, &len, e);
   if (!text) return -1;
@@ -729,6 +727,12 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
   return 0;
 }
 
+/* Whether the ledger's header names c's identity as it is now. */
+static int same_campaign(const export_read *r, const campaign *c) {
+  return strcmp(r->head.campaign_hash, c->hash) == 0 ||
+         strcmp(r->head.campaign_hash, c->hash_v1) == 0;
+}
+
 /* The campaign the ledger names: --campaign, else its recorded path, else
  * campaigns/NAME.json under the project root ($TUNEFARM_ROOT or here). */
 static int load_campaign(const export_read *r, const char *given, campaign *c, tf_err *e) {
@@ -741,7 +745,7 @@ static int load_campaign(const export_read *r, const char *given, campaign *c, t
     snprintf(path, sizeof path, "%s/campaigns/%s.json", root && root[0] ? root : ".",
              r->head.campaign);
   if (campaign_load(c, path, e)) return -1;
-  if (strcmp(r->head.campaign_hash, c->hash) != 0 && strcmp(r->head.campaign_hash, c->hash_v1) != 0) {
+  if (!same_campaign(r, c)) {
     campaign_release(c);
     return tf_fail(e, TF_EXIT_INPUT, "campaign '%s' or a file it names changed since "
                    "ledger '%s' was written: export from the sources it was measured with",
@@ -865,25 +869,40 @@ static int export_config(const export_opts *o, campaign *c, tf_err *e) {
   return rc;
 }
 
-static int export_ledger(const export_opts *o, campaign *c, tf_err *e) {
-  export_read r = {.path = o->input, .header_only = 1};
-  if (ledger_scan(o->input, o->notes, read_line, &r, e) || load_campaign(&r, o->campaign, c, e))
-    return -1;
-  r.header_only = 0;
-  ledger_best_init(&r.best, &c->tmpl, o->input);
+/* The final best of the ledger whose header r holds, written by campaign c. */
+static int export_best(const export_opts *o, export_read *r, const campaign *c, tf_err *e) {
+  r->header_only = 0;
+  ledger_best_init(&r->best, &c->tmpl, o->input);
   record_cfg best;
   double us = NAN;
-  export_what w = {.c = c, .dev = &r.head.dev, .ledger = o->input};
-  int rc = ledger_scan(o->input, o->notes, read_line, &r, e);
-  if (rc == 0 && !ledger_best_get(&r.best, &best, &us, NULL))
+  export_what w = {.c = c, .dev = &r->head.dev, .ledger = o->input};
+  int rc = ledger_scan(o->input, o->notes, read_line, r, e);
+  if (rc == 0 && !ledger_best_get(&r->best, &best, &us, NULL))
     rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation yet, so no best to export",
                  o->input);
   w.us = us;
   if (rc == 0) rc = record_cfg_config(&c->tmpl, &best, o->input, "best", &w.cfg, e);
   if (rc == 0) rc = render_named(&w, o, e);
-  ledger_best_release(&r.best);
+  ledger_best_release(&r->best);
+  return rc;
+}
+
+static int export_ledger(const export_opts *o, campaign *c, tf_err *e) {
+  export_read r = {.path = o->input, .header_only = 1};
+  if (ledger_scan(o->input, o->notes, read_line, &r, e) || load_campaign(&r, o->campaign, c, e))
+    return -1;
+  int rc = export_best(o, &r, c, e);
   campaign_release(c);
   return rc;
+}
+
+int export_ledger_among(const export_opts *o, const campaign *const *cs, int n, tf_err *e) {
+  export_read r = {.path = o->input, .header_only = 1};
+  if (ledger_scan(o->input, o->notes, read_line, &r, e)) return -1;
+  for (int i = 0; i < n; i++)
+    if (same_campaign(&r, cs[i])) return export_best(o, &r, cs[i], e);
+  return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': written by none of the campaigns given",
+                 o->input);
 }
 
 int export_run(const export_opts *o, tf_err *e) {

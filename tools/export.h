@@ -82,6 +82,11 @@ typedef struct export_opts {
  * o->config a campaign) in o->dir. */
 int export_run(const export_opts *o, tf_err *e);
 
+/* export_run for a ledger of one of the campaigns cs, loaded once by a caller that exports
+ * many (tests/fuzz/fuzz_export.c): the one whose identity the ledger's header names;
+ * TF_EXIT_INPUT when none. o->campaign is not read. */
+int export_ledger_among(const export_opts *o, const campaign *const *cs, int n, tf_err *e);
+
 int export_main(int argc, char **argv);
 
 #endif
