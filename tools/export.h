@@ -23,7 +23,8 @@
  *                                     and NVRTC can compile one source to code that runs at
  *                                     another speed (docs/RESULTS.md, "The farm's build and
  *                                     nvcc's").
- * Ownership: export_render reads the spec and config it is given and writes two files;
+ * Ownership: export_render reads the spec and config it is given and writes two files and
+ * copies those the template includes;
  * export_cubin compiles the third into memory (export_bin), which `tunefarm export` writes. */
 #ifndef TF_EXPORT_H
 #define TF_EXPORT_H
