@@ -162,17 +162,23 @@ done
 [ ! -e bad ] || fail "files written for a refused name"
 
 # ---- a sample of ledgers (EXPORT_SAMPLE, after a fuzz run) ----
+# the tree's campaigns as fuzz_export holds them, their recorded paths relative to sroot
 if [ -n "${EXPORT_SAMPLE:-}" ]; then
+  mkdir -p sroot/campaigns
+  cp -r "$SRC/templates" "$SRC/kernels" sroot/
+  cp "$SRC/campaigns/layernorm-4096x768.json" "$SRC/campaigns/matmul-1024.json" sroot/campaigns/
   n=0
   for l in "$EXPORT_SAMPLE"/*; do
     rm -rf s
-    "$TF" export --no-cubin -o s --name tf_s --campaign root/campaigns/layernorm-4096x768.json \
-      "$l" >/dev/null 2>&1 || continue
+    (cd sroot && TUNEFARM_ROOT="$WORK/sroot" "$TF" export --no-cubin -o ../s --name tf_s "$l") \
+      >/dev/null 2>&1 || continue
     LC_ALL=C grep -n '[^ -~]' s/tf_s.h && fail "$l: the header holds a byte outside printable ASCII"
     build_h s/tf_s.h
     [ $((n % 10)) -ne 0 ] || build_cu s/tf_s.cu
     n=$((n + 1))
   done
-  echo "sample: $n ledgers of $EXPORT_SAMPLE exported and compiled"
+  [ "$n" -gt 0 ] || fail "no ledger of $EXPORT_SAMPLE exports: the sample proves nothing"
+  echo "sample: $n ledgers of $EXPORT_SAMPLE exported and their headers compiled," \
+    "$(((n + 9) / 10)) of their .cu built"
 fi
 echo "ok: hostile strings inert, the launcher's names and included files build"
