@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,120 @@
 
 #define EXPORT_EXPR 4096
 
+/* ---- text of ledgers, campaigns and templates in generated code ----
+ *
+ * One rule for every string that reaches NAME.h or NAME.cu from a file: it is inert there.
+ * In a comment, printable ASCII stays itself except '\', '*' and '?', which, like every other
+ * byte (control characters, newlines, non-ASCII, invalid UTF-8), become the text \xHH: with
+ * no '*' no comment can close or open, with no newline a line comment cannot end, with no
+ * '\' no line can be spliced, with no '?' no trigraph forms. In a string literal, '"' and
+ * '\' are escaped, '?' is \? (no trigraph), and every byte outside printable ASCII is an
+ * octal escape of three digits (a digit after it cannot extend it). Names that are written
+ * as code are C identifiers (check_identifier). Everything generated is printable ASCII and
+ * newlines. */
+
+static void c_comment_text(FILE *f, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p < 0x20 || *p > 0x7e || *p == '\\' || *p == '*' || *p == '?') fprintf(f, "\\x%02x", *p);
+    else fputc(*p, f);
+  }
+}
+
+static void c_string(FILE *f, const char *text) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '"' || *p == '\\' || *p == '?') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20 || *p > 0x7e) fprintf(f, "\\%03o", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* ---- names ----
+ *
+ * The user's names (problem sizes, buffers) reach NAME.cu only behind the prefix tf_p_, and
+ * NAME.h only in comments, so they can meet neither the launcher's own names (the prefix
+ * tf_l_, the helpers, the `ev` of common/expr.h's C) nor the includer's macros. The kernel's
+ * name and NAME are code: C identifiers, no keyword, nothing reserved. */
+
+#define EXPORT_PARAM "tf_p_"
+#define EXPORT_LOCAL "tf_l_"
+
+static int is_keyword(const char *s) {
+  static const char *const kw[] = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "co_await",
+      "co_return", "co_yield", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+      "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return",
+      "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+      "typeid", "typename", "typeof", "typeof_unqual", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", NULL};
+  for (int i = 0; kw[i]; i++)
+    if (strcmp(s, kw[i]) == 0) return 1;
+  return 0;
+}
+
+/* Why s cannot be written as a C or C++ name, or NULL when it can. */
+static const char *identifier_flaw(const char *s) {
+  if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return "is no C identifier (a letter or '_', then letters, digits and '_')";
+  for (const char *p = s; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_'))
+      return "is no C identifier (a letter or '_', then letters, digits and '_')";
+  if (strlen(s) >= 64) return "is longer than 63 characters";
+  if (is_keyword(s)) return "is a C or C++ keyword";
+  if (s[0] == '_' && (s[1] == '_' || isupper((unsigned char)s[1])))
+    return "is reserved to the compiler ('__' or '_' and a capital)";
+  return NULL;
+}
+
+static int check_identifier(const char *file, const char *key, const char *s, tf_err *e) {
+  const char *flaw = identifier_flaw(s);
+  if (!flaw) return 0;
+  char q[200];
+  tf_escape(q, sizeof q, s);
+  return tf_fail(e, TF_EXIT_INPUT, "%s: key '%s': '%s' %s, and export writes it as code", file,
+                 key, q, flaw);
+}
+
+/* The kernel is called inside the launcher: it is none of the generated file's own names. */
+static int check_kernel(const spec *s, const char *name, tf_err *e) {
+  static const char *const own[] = {"ev", "tf_ev", "tf_div", "tf_mod", "tf_ceil_div",
+                                    "tf_min", "tf_max", NULL};
+  char file[SPEC_PATH + 16];
+  snprintf(file, sizeof file, "template '%s'", s->path);
+  if (check_identifier(file, "kernel", s->kernel, e)) return -1;
+  size_t n = strlen(name);
+  int clash = strncmp(s->kernel, EXPORT_PARAM, 5) == 0 || strncmp(s->kernel, EXPORT_LOCAL, 5) == 0 ||
+              (strncmp(s->kernel, name, n) == 0 && s->kernel[n] == '_');
+  for (int i = 0; own[i]; i++) clash |= strcmp(s->kernel, own[i]) == 0;
+  if (clash)
+    return tf_fail(e, TF_EXIT_INPUT, "%s: key 'kernel': '%s' is a name of the exported code "
+                   "(%s_..., " EXPORT_PARAM "..., " EXPORT_LOCAL "..., ev and the tf_ helpers): "
+                   "rename the kernel or export under another --name", file, s->kernel, name);
+  return 0;
+}
+
+/* Every name of the template written into the files, checked before anything is written. */
+static int check_names(const spec *s, const char *name, tf_err *e) {
+  char file[SPEC_PATH + 16], key[96];
+  snprintf(file, sizeof file, "template '%s'", s->path);
+  for (int d = 0; d < s->ndims; d++) {
+    snprintf(key, sizeof key, "problem.%s", s->dims[d].name);
+    if (check_identifier(file, key, s->dims[d].name, e)) return -1;
+  }
+  for (int b = 0; b < s->nbuffers; b++) {
+    snprintf(key, sizeof key, "buffers[%d].name", b);
+    if (check_identifier(file, key, s->bufs[b].name, e)) return -1;
+  }
+  return check_kernel(s, name, e);
+}
+
 /* ---- expressions as C ---- */
 
 typedef struct names_ctx {
@@ -31,7 +146,8 @@ static int c_name(void *ctx, const char *name, char *buf, size_t len) {
   const names_ctx *n = ctx;
   int k = spec_knob_index(n->s, name);
   if (k >= 0) return snprintf(buf, len, "%lldLL", n->cfg->v[k]) < (int)len ? 0 : -1;
-  if (spec_dim_index(n->s, name) >= 0) return snprintf(buf, len, "%s", name) < (int)len ? 0 : -1;
+  if (spec_dim_index(n->s, name) >= 0)
+    return snprintf(buf, len, EXPORT_PARAM "%s", name) < (int)len ? 0 : -1;
   return -1;
 }
 
@@ -48,77 +164,73 @@ static int c_expr(const names_ctx *n, const expr *x, const char *what, char *out
 
 /* ---- the files ---- */
 
-static int valid_identifier(const char *s) {
-  if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
-  for (; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
-  return strlen(s) < 64;
-}
-
-/* "long long M, long long N, long long K" */
-static void dim_params(FILE *f, const spec *s) {
-  for (int d = 0; d < s->ndims; d++) fprintf(f, "%slong long %s", d ? ", " : "", s->dims[d].name);
-}
-
-static void buffer_params(FILE *f, const spec *s) {
-  for (int b = 0; b < s->nbuffers; b++)
-    fprintf(f, "%s *%s, ", s->bufs[b].output ? "float" : "const float", s->bufs[b].name);
-}
-
-/* A C string literal of text (quotes, backslashes and control characters escaped). */
-static void c_string(FILE *f, const char *text) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\%03o", *p);
-    else fputc(*p, f);
+/* The declaration's "long long /\* M *\/, long long /\* N *\/": names in comments, where no
+ * macro of the includer reaches them. The definition's "long long tf_p_M, ...". */
+static void dim_params(FILE *f, const spec *s, int define) {
+  for (int d = 0; d < s->ndims; d++) {
+    fprintf(f, "%slong long ", d ? ", " : "");
+    if (define) fprintf(f, EXPORT_PARAM "%s", s->dims[d].name);
+    else fputs("/* ", f), c_comment_text(f, s->dims[d].name), fputs(" */", f);
   }
-  fputc('"', f);
+}
+
+static void buffer_params(FILE *f, const spec *s, int define) {
+  for (int b = 0; b < s->nbuffers; b++) {
+    fprintf(f, "%s *", s->bufs[b].output ? "float" : "const float");
+    if (define) fprintf(f, EXPORT_PARAM "%s, ", s->bufs[b].name);
+    else fputs(" /* ", f), c_comment_text(f, s->bufs[b].name), fputs(" */, ", f);
+  }
 }
 
 static void provenance(FILE *f, const export_what *w) {
   const spec *s = &w->c->tmpl;
   char cfg[1024];
   spec_config_str(s, &w->cfg, cfg, sizeof cfg);
-  fprintf(f, " * Template '%s' (%s), configuration %s.\n", s->name, s->family, cfg);
-  fprintf(f, " * Tuned by campaign '%s' at", w->c->name);
-  for (int d = 0; d < s->ndims; d++) fprintf(f, " %s=%lld", s->dims[d].name, w->c->dims[d]);
-  if (w->dev) fprintf(f, " on %s (%s)", w->dev->name, w->dev->uuid);
+  fputs(" * Template '", f), c_comment_text(f, s->name), fputs("' (", f);
+  c_comment_text(f, s->family), fputs("), configuration ", f), c_comment_text(f, cfg);
+  fputs(".\n * Tuned by campaign '", f), c_comment_text(f, w->c->name), fputs("' at", f);
+  for (int d = 0; d < s->ndims; d++) {
+    fputc(' ', f), c_comment_text(f, s->dims[d].name);
+    fprintf(f, "=%lld", w->c->dims[d]);
+  }
+  if (w->dev) {
+    fputs(" on ", f), c_comment_text(f, w->dev->name), fputs(" (", f);
+    c_comment_text(f, w->dev->uuid), fputs(")", f);
+  }
   if (isfinite(w->us)) fprintf(f, ", %.2f us per launch (event span, L2 flushed)", w->us);
   fprintf(f, ".\n");
-  if (w->ledger) fprintf(f, " * Ledger: %s\n", w->ledger);
+  if (w->ledger) fputs(" * Ledger: ", f), c_comment_text(f, w->ledger), fputs("\n", f);
 }
 
 static int write_header(FILE *f, const export_what *w) {
   const spec *s = &w->c->tmpl;
-  fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n",
-          w->name);
+  const char *nm = w->name;
+  fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n", nm);
   provenance(f, w);
-  fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: %s).\n",
-          w->name, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
+  fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: ", nm);
+  c_comment_text(f, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
+  fprintf(f, ").\n");
   if (w->lowered)
     fprintf(f, " * %s.cubin is NVRTC's build of it as the farm compiles it; %s_use_cubin loads it\n"
-               " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n",
-            w->name, w->name);
+               " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n", nm, nm);
   fprintf(f, " * Buffers are float32 device pointers, in the template's order. */\n");
-  fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", w->name, w->name);
+  fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", nm, nm);
   fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   fprintf(f, "/* NULL when this configuration accepts the problem sizes, else why it refuses them. */\n");
-  fprintf(f, "const char *%s_check(", w->name);
-  dim_params(f, s);
-  fprintf(f, ");\n\n/* Check, then launch on `stream`; cudaErrorInvalidValue (nothing launched) for sizes\n"
-             " * %s_check refuses. */\ncudaError_t %s_launch(", w->name, w->name);
-  buffer_params(f, s);
-  dim_params(f, s);
-  fprintf(f, ", cudaStream_t stream);\n\n");
+  fprintf(f, "const char *%s_check(", nm);
+  dim_params(f, s, 0);
+  fprintf(f, ");\n\n/* Check, then launch on the stream; cudaErrorInvalidValue (nothing launched) for\n"
+             " * sizes %s_check refuses. */\ncudaError_t %s_launch(", nm, nm);
+  buffer_params(f, s, 0);
+  dim_params(f, s, 0);
+  fprintf(f, ", cudaStream_t /* stream */);\n\n");
   if (w->lowered)
     fprintf(f, "/* Launch NVRTC's build, the machine code the farm measures: load %s.cubin (for the\n"
                " * GPU it was tuned on; nvcc's build of %s.cu can run at another speed), so that\n"
                " * %s_launch launches it from then on. cudaSuccess, or why it cannot be used\n"
                " * (another GPU, a missing file): %s_launch then launches %s.cu's own build. NULL:\n"
                " * back to that build. Call it before launching, not beside a launch. */\n"
-               "cudaError_t %s_use_cubin(const char *path);\n\n",
-            w->name, w->name, w->name, w->name, w->name, w->name);
+               "cudaError_t %s_use_cubin(const char * /* path */);\n\n", nm, nm, nm, nm, nm, nm);
   fprintf(f, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
   return 0;
 }
@@ -141,14 +253,14 @@ static const char helpers[] =
 static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
   const spec *s = &w->c->tmpl;
   fprintf(f, "extern \"C\" const char *%s_check(", w->name);
-  dim_params(f, s);
-  fprintf(f, ") {\n  tf_ev ev = {0}, *pev = &ev;\n  (void)pev;\n");
+  dim_params(f, s, 1);
+  fprintf(f, ") {\n  tf_ev tf_l_ev0 = {0}, *tf_l_pev = &tf_l_ev0;\n  (void)tf_l_pev;\n");
   for (int d = 0; d < s->ndims; d++) {
     char why[160];
     snprintf(why, sizeof why, "%s must be in [%lld, %lld]", s->dims[d].name, s->dims[d].lo,
              s->dims[d].hi);
-    fprintf(f, "  if (%s < %lldLL || %s > %lldLL) return ", s->dims[d].name, s->dims[d].lo,
-            s->dims[d].name, s->dims[d].hi);
+    fprintf(f, "  if (" EXPORT_PARAM "%s < %lldLL || " EXPORT_PARAM "%s > %lldLL) return ",
+            s->dims[d].name, s->dims[d].lo, s->dims[d].name, s->dims[d].hi);
     c_string(f, why);
     fprintf(f, ";\n");
   }
@@ -163,7 +275,7 @@ static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *
     snprintf(what, sizeof what, "constraint '%s'", s->cons[i].name);
     if (c_expr(n, s->cons[i].e, what, x, e)) return -1;
     snprintf(why, sizeof why, "%s: %s", s->cons[i].name, s->cons[i].reason);
-    fprintf(f, "  {\n    tf_ev *ev = pev;\n    if (!(%s) || ev->bad) return ", x);
+    fprintf(f, "  {\n    tf_ev *ev = tf_l_pev;\n    if (!(%s) || ev->bad) return ", x);
     c_string(f, why);
     fprintf(f, ";\n  }\n");
   }
@@ -179,25 +291,26 @@ static int geom_expr(FILE *f, const names_ctx *n, const expr *g, const char *wha
   return 0;
 }
 
-/* The kernel's arguments as locals a0, a1, ..., and the launch's grid and block: the nvcc
- * build's launch and the cubin's cudaLaunchKernel take the same values. */
+/* The kernel's arguments as locals tf_l_a0, tf_l_a1, ..., and the launch's grid and block: the
+ * nvcc build's launch and the cubin's cudaLaunchKernel take the same values. */
 static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
   const spec *s = n->s;
-  fprintf(f, "  dim3 grid((unsigned)g[0], (unsigned)g[1], (unsigned)g[2]), "
-             "block((unsigned)b[0], (unsigned)b[1], (unsigned)b[2]);\n");
+  fprintf(f, "  dim3 tf_l_grid((unsigned)tf_l_g[0], (unsigned)tf_l_g[1], (unsigned)tf_l_g[2]), "
+             "tf_l_block((unsigned)tf_l_b[0], (unsigned)tf_l_b[1], (unsigned)tf_l_b[2]);\n");
   for (int a = 0; a < s->nargs; a++) {
     const spec_arg *arg = &s->args[a];
     if (arg->kind == SPEC_ARG_BUFFER) {
-      fprintf(f, "  float *a%d = const_cast<float *>(%s);\n", a, s->bufs[arg->buffer].name);
+      fprintf(f, "  float *tf_l_a%d = const_cast<float *>(" EXPORT_PARAM "%s);\n", a,
+              s->bufs[arg->buffer].name);
     } else if (arg->kind == SPEC_ARG_FLOAT) {
       char v[48];
       snprintf(v, sizeof v, "%.9g", arg->f);
       /* "1f" is no C++ literal: a whole number gets its ".0" */
-      fprintf(f, "  float a%d = %s%sf;\n", a, v, strpbrk(v, ".eEn") ? "" : ".0");
+      fprintf(f, "  float tf_l_a%d = %s%sf;\n", a, v, strpbrk(v, ".eEn") ? "" : ".0");
     } else {
       char what[32];
       snprintf(what, sizeof what, "args[%d]", a);
-      fprintf(f, "  int a%d = (int)(", a);
+      fprintf(f, "  int tf_l_a%d = (int)(", a);
       if (geom_expr(f, n, arg->e, what, x, e)) return -1;
       fprintf(f, ");\n");
     }
@@ -207,15 +320,16 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
 
 /* Where NAME_use_cubin loaded the farm's cubin, the launch goes to its kernel. */
 static void write_cubin_launch(FILE *f, const export_what *w) {
-  fprintf(f, "#if CUDART_VERSION >= 12060\n  if (%s_cubin_kernel) {\n    if (smem > 48 * 1024) {\n"
-             "      int dev = 0;\n      r = cudaGetDevice(&dev);\n      if (r == cudaSuccess)\n"
-             "        r = cudaKernelSetAttributeForDevice(%s_cubin_kernel, "
-             "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, dev);\n"
-             "      if (r != cudaSuccess) return r;\n    }\n    void *args[] = {",
+  fprintf(f, "#if CUDART_VERSION >= 12060\n  if (%s_cubin_kernel) {\n    if (tf_l_smem > 48 * 1024) {\n"
+             "      int tf_l_dev = 0;\n      tf_l_r = cudaGetDevice(&tf_l_dev);\n"
+             "      if (tf_l_r == cudaSuccess)\n"
+             "        tf_l_r = cudaKernelSetAttributeForDevice(%s_cubin_kernel, "
+             "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tf_l_smem, tf_l_dev);\n"
+             "      if (tf_l_r != cudaSuccess) return tf_l_r;\n    }\n    void *tf_l_args[] = {",
           w->name, w->name);
-  for (int a = 0; a < w->c->tmpl.nargs; a++) fprintf(f, "%s&a%d", a ? ", " : "", a);
-  fprintf(f, "};\n    return cudaLaunchKernel((const void *)%s_cubin_kernel, grid, block, args, "
-             "(size_t)smem, stream);\n  }\n#endif\n", w->name);
+  for (int a = 0; a < w->c->tmpl.nargs; a++) fprintf(f, "%s&tf_l_a%d", a ? ", " : "", a);
+  fprintf(f, "};\n    return cudaLaunchKernel((const void *)%s_cubin_kernel, tf_l_grid, tf_l_block, "
+             "tf_l_args, (size_t)tf_l_smem, tf_l_stream);\n  }\n#endif\n", w->name);
 }
 
 /* The loaded cubin and NAME_use_cubin. */
@@ -223,18 +337,21 @@ static void write_use_cubin(FILE *f, const export_what *w) {
   const char *nm = w->name;
   /* cudaKernelSetAttributeForDevice came with CUDA 12.6: older, the file builds without the
    * loader */
-  fprintf(f, "#if CUDART_VERSION < 12060\nextern \"C\" cudaError_t %s_use_cubin(const char *path) {\n"
-             "  (void)path;\n  return cudaErrorNotSupported;\n}\n#else\n", nm);
+  fprintf(f, "#if CUDART_VERSION < 12060\nextern \"C\" cudaError_t %s_use_cubin(const char *tf_l_path) {\n"
+             "  (void)tf_l_path;\n  return cudaErrorNotSupported;\n}\n#else\n", nm);
   fprintf(f, "static cudaLibrary_t %s_cubin_library;\nstatic cudaKernel_t %s_cubin_kernel;\n\n", nm, nm);
-  fprintf(f, "extern \"C\" cudaError_t %s_use_cubin(const char *path) {\n", nm);
+  fprintf(f, "extern \"C\" cudaError_t %s_use_cubin(const char *tf_l_path) {\n", nm);
   fprintf(f, "  if (%s_cubin_library) cudaLibraryUnload(%s_cubin_library);\n", nm, nm);
-  fprintf(f, "  %s_cubin_library = 0;\n  %s_cubin_kernel = 0;\n  if (!path) return cudaSuccess;\n", nm, nm);
-  fprintf(f, "  cudaLibrary_t lib;\n  cudaKernel_t k;\n"
-             "  cudaError_t r = cudaLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0);\n"
-             "  if (r != cudaSuccess) return r;\n  r = cudaLibraryGetKernel(&k, lib, ");
+  fprintf(f, "  %s_cubin_library = 0;\n  %s_cubin_kernel = 0;\n  if (!tf_l_path) return cudaSuccess;\n",
+          nm, nm);
+  fprintf(f, "  cudaLibrary_t tf_l_lib;\n  cudaKernel_t tf_l_k;\n"
+             "  cudaError_t tf_l_r = cudaLibraryLoadFromFile(&tf_l_lib, tf_l_path, NULL, NULL, 0, "
+             "NULL, NULL, 0);\n"
+             "  if (tf_l_r != cudaSuccess) return tf_l_r;\n"
+             "  tf_l_r = cudaLibraryGetKernel(&tf_l_k, tf_l_lib, ");
   c_string(f, w->lowered);
-  fprintf(f, ");\n  if (r != cudaSuccess) {\n    cudaLibraryUnload(lib);\n    return r;\n  }\n"
-             "  %s_cubin_library = lib;\n  %s_cubin_kernel = k;\n  return cudaSuccess;\n}\n#endif\n\n",
+  fprintf(f, ");\n  if (tf_l_r != cudaSuccess) {\n    cudaLibraryUnload(tf_l_lib);\n    return tf_l_r;\n  }\n"
+             "  %s_cubin_library = tf_l_lib;\n  %s_cubin_kernel = tf_l_k;\n  return cudaSuccess;\n}\n#endif\n\n",
           nm, nm);
 }
 
@@ -244,45 +361,50 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
   if (spec_name_expr(s, &w->cfg, kname, sizeof kname))
     return tf_fail(e, TF_EXIT_FAIL, "the kernel's name is too long");
   fprintf(f, "extern \"C\" cudaError_t %s_launch(", w->name);
-  buffer_params(f, s);
-  dim_params(f, s);
-  fprintf(f, ", cudaStream_t stream) {\n  if (%s_check(", w->name);
-  for (int d = 0; d < s->ndims; d++) fprintf(f, "%s%s", d ? ", " : "", s->dims[d].name);
-  fprintf(f, ")) return cudaErrorInvalidValue;\n  tf_ev ev0 = {0}, *ev = &ev0;\n  long long g[3], b[3];\n");
+  buffer_params(f, s, 1);
+  dim_params(f, s, 1);
+  fprintf(f, ", cudaStream_t tf_l_stream) {\n  if (%s_check(", w->name);
+  for (int d = 0; d < s->ndims; d++) fprintf(f, "%s" EXPORT_PARAM "%s", d ? ", " : "", s->dims[d].name);
+  fprintf(f, ")) return cudaErrorInvalidValue;\n  tf_ev tf_l_ev0 = {0}, *ev = &tf_l_ev0;\n"
+             "  long long tf_l_g[3], tf_l_b[3];\n");
   static const char *const axis = "xyz";
   for (int d = 0; d < 3; d++) {
     char what[32];
     snprintf(what, sizeof what, "launch.grid.%c", axis[d]);
-    fprintf(f, "  g[%d] = ", d);
+    fprintf(f, "  tf_l_g[%d] = ", d);
     if (geom_expr(f, n, s->grid[d], what, x, e)) return -1;
     snprintf(what, sizeof what, "launch.block.%c", axis[d]);
-    fprintf(f, ";\n  b[%d] = ", d);
+    fprintf(f, ";\n  tf_l_b[%d] = ", d);
     if (geom_expr(f, n, s->block[d], what, x, e)) return -1;
     fprintf(f, ";\n");
   }
-  fprintf(f, "  long long smem = ");
+  fprintf(f, "  long long tf_l_smem = ");
   if (s->smem ? geom_expr(f, n, s->smem, "launch.smem", x, e) : (fprintf(f, "0"), 0)) return -1;
   fprintf(f, ";\n");
-  fprintf(f, "  for (int d = 0; d < 3; d++)\n    if (g[d] < 1 || g[d] > 2147483647LL || b[d] < 1 || b[d] > 1024) ev->bad = 1;\n");
-  fprintf(f, "  if (ev->bad || smem < 0) return cudaErrorInvalidValue;\n  cudaError_t r = cudaSuccess;\n");
+  fprintf(f, "  for (int tf_l_d = 0; tf_l_d < 3; tf_l_d++)\n"
+             "    if (tf_l_g[tf_l_d] < 1 || tf_l_g[tf_l_d] > 2147483647LL || tf_l_b[tf_l_d] < 1 ||"
+             " tf_l_b[tf_l_d] > 1024)\n      ev->bad = 1;\n");
+  fprintf(f, "  if (ev->bad || tf_l_smem < 0) return cudaErrorInvalidValue;\n"
+             "  cudaError_t tf_l_r = cudaSuccess;\n");
   for (int i = 0; i < s->nbuffers; i++) {
     if (!s->bufs[i].clear) continue;
     char what[96];
     snprintf(what, sizeof what, "buffers[%d].clear", i);
     fprintf(f, "  if (");
     if (geom_expr(f, n, s->bufs[i].clear, what, x, e)) return -1;
-    fprintf(f, ") { /* the template accumulates into it */\n    r = cudaMemsetAsync(%s, 0, (size_t)(",
-            s->bufs[i].name);
+    fprintf(f, ") { /* the template accumulates into it */\n    tf_l_r = cudaMemsetAsync("
+               EXPORT_PARAM "%s, 0, (size_t)(", s->bufs[i].name);
     snprintf(what, sizeof what, "buffers[%d].count", i);
     if (geom_expr(f, n, s->bufs[i].count, what, x, e)) return -1;
-    fprintf(f, ") * sizeof(float), stream);\n    if (r != cudaSuccess) return r;\n  }\n");
+    fprintf(f, ") * sizeof(float), tf_l_stream);\n    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n");
   }
   if (write_args(f, n, x, e)) return -1;
   if (w->lowered) write_cubin_launch(f, w);
-  fprintf(f, "  if (smem > 48 * 1024) {\n    r = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
-             "    if (r != cudaSuccess) return r;\n  }\n", kname);
-  fprintf(f, "  %s<<<grid, block, (size_t)smem, stream>>>(", kname);
-  for (int a = 0; a < s->nargs; a++) fprintf(f, "%sa%d", a ? ", " : "", a);
+  fprintf(f, "  if (tf_l_smem > 48 * 1024) {\n    tf_l_r = cudaFuncSetAttribute(%s, "
+             "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tf_l_smem);\n"
+             "    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n", kname);
+  fprintf(f, "  %s<<<tf_l_grid, tf_l_block, (size_t)tf_l_smem, tf_l_stream>>>(", kname);
+  for (int a = 0; a < s->nargs; a++) fprintf(f, "%stf_l_a%d", a ? ", " : "", a);
   fprintf(f, ");\n  return cudaGetLastError();\n}\n");
   return 0;
 }
@@ -347,18 +469,186 @@ static int make_dir(const char *dir, tf_err *e) {
   return 0;
 }
 
+/* NAME, the prefix of every global name of the files: a C identifier that leaves the
+ * launcher's own prefixes to it. */
 static int check_name(const char *name, tf_err *e) {
-  if (valid_identifier(name)) return 0;
-  return tf_fail(e, TF_EXIT_INPUT, "the name '%s' must be a C identifier (letters, "
-                 "digits and '_', not starting with a digit; --name sets it)", name);
+  const char *flaw = identifier_flaw(name);
+  char q[200];
+  tf_escape(q, sizeof q, name);
+  if (flaw)
+    return tf_fail(e, TF_EXIT_INPUT, "the name '%s' %s (--name sets it; a C identifier: "
+                   "letters, digits and '_', not starting with a digit)", q, flaw);
+  if (!strcmp(name, "tf_p") || !strcmp(name, "tf_l") || !strncmp(name, EXPORT_PARAM, 5) ||
+      !strncmp(name, EXPORT_LOCAL, 5))
+    return tf_fail(e, TF_EXIT_INPUT, "the name '%s' starts like the exported code's own names "
+                   "(" EXPORT_PARAM ", " EXPORT_LOCAL "): --name sets another", q);
+  return 0;
+}
+
+/* ---- what the template includes ----
+ *
+ * NAME.cu holds the template's text, whose #include "x.cuh" lines name files of the
+ * template's folder (common/compile.h, compile_check_source): each is copied beside NAME.cu,
+ * as is, so that the export builds where it lands. The files are found as common/compile.c
+ * finds what NVRTC is handed: every '#', "%:" or "??=" followed (through comments and
+ * backslash-newlines) by include, include_next, import or embed and a quoted name, wherever
+ * it stands. */
+
+#define EXPORT_MAX_INCLUDES 64
+
+typedef struct includes {
+  char dir[SPEC_PATH];
+  int n;
+  char names[EXPORT_MAX_INCLUDES][64];
+} includes;
+
+/* The position past any backslash-newlines at i. */
+static size_t joined(const char *t, size_t i, size_t n) {
+  for (;;) {
+    if (i + 1 < n && t[i] == '\\' && t[i + 1] == '\n') i += 2;
+    else if (i + 2 < n && t[i] == '\\' && t[i + 1] == '\r' && t[i + 2] == '\n') i += 3;
+    else return i;
+  }
+}
+
+/* Whether the text at *i is s (joined lines allowed inside); *i past it if so. */
+static int take_text(const char *t, size_t n, size_t *i, const char *s) {
+  size_t j = *i;
+  for (; *s; s++, j++) {
+    j = joined(t, j, n);
+    if (j >= n || t[j] != *s) return 0;
+  }
+  *i = j;
+  return 1;
+}
+
+/* Past blanks and block comments. */
+static size_t skip_blanks(const char *t, size_t n, size_t i) {
+  for (;;) {
+    i = joined(t, i, n);
+    if (i < n && strchr(" \t\v\f\r", t[i]) && t[i]) i++;
+    else if (take_text(t, n, &i, "/*")) {
+      while ((i = joined(t, i, n)) < n && !take_text(t, n, &i, "*/")) i++;
+    } else return i;
+  }
+}
+
+/* The letters, digits and '_' at *i, at most len - 1 of them kept. */
+static void word_at(const char *t, size_t n, size_t *i, char *buf, size_t len) {
+  size_t k = 0;
+  for (size_t j; (j = joined(t, *i, n)) < n && (isalnum((unsigned char)t[j]) || t[j] == '_');
+       *i = j + 1)
+    if (k + 1 < len) buf[k++] = t[j];
+  buf[k] = '\0';
+}
+
+static int gather_includes(const char *text, size_t n, includes *inc, tf_err *e);
+
+/* name, included from the template's folder: recorded once, and what it includes in turn. */
+static int add_include(const char *name, includes *inc, tf_err *e) {
+  for (int k = 0; k < inc->n; k++)
+    if (strcmp(inc->names[k], name) == 0) return 0;
+  char path[SPEC_PATH + 80];
+  snprintf(path, sizeof path, "%s/%s", inc->dir, name);
+  if (inc->n == EXPORT_MAX_INCLUDES)
+    return tf_fail(e, TF_EXIT_INPUT, "template source in '%s': more than %d included files",
+                   inc->dir, EXPORT_MAX_INCLUDES);
+  snprintf(inc->names[inc->n++], sizeof inc->names[0], "%s", name);
+  size_t len = 0;
+  char *text = jsonio_slurp(path, "kernel source", JSONIO_MAX_BYTES, &len, e);
+  if (!text) return -1;
+  int rc = gather_includes(text, len, inc, e);
+  free(text);
+  return rc;
+}
+
+static int gather_includes(const char *t, size_t n, includes *inc, tf_err *e) {
+  static const char *const directives[] = {"include", "include_next", "import", "embed", NULL};
+  for (size_t i = 0; (i = joined(t, i, n)) < n;) {
+    if (!take_text(t, n, &i, "#") && !take_text(t, n, &i, "%:") && !take_text(t, n, &i, "?\?=")) {
+      i++;
+      continue;
+    }
+    char id[40], name[64];
+    i = skip_blanks(t, n, i);
+    word_at(t, n, &i, id, sizeof id);
+    int d = 0;
+    while (directives[d] && strcmp(id, directives[d])) d++;
+    if (!directives[d]) continue;
+    i = skip_blanks(t, n, i);
+    if (!take_text(t, n, &i, "\"")) continue;
+    size_t k = 0, j;
+    for (; (j = joined(t, i, n)) < n && t[j] != '"' && t[j] != '\n'; i = j + 1)
+      if (k + 1 < sizeof name) name[k++] = t[j];
+    name[k] = '\0';
+    /* compile_check_source let only plain names of the folder through */
+    if (jsonio_safe_name(name) && add_include(name, inc, e)) return -1;
+  }
+  return 0;
+}
+
+/* The files the template's source includes (spec_load checked them as the farm does). */
+static int template_includes(const spec *s, includes *inc, tf_err *e) {
+  char tmp[SPEC_PATH];
+  snprintf(tmp, sizeof tmp, "%s", s->source_path);
+  snprintf(inc->dir, sizeof inc->dir, "%s", dirname(tmp));
+  inc->n = 0;
+  size_t len = 0;
+  char *text = jsonio_slurp(s->source_path, "template source", JSONIO_MAX_BYTES, &len, e);
+  if (!text) return -1;
+  int rc = gather_includes(text, len, inc, e);
+  free(text);
+  return rc;
+}
+
+typedef struct copy_src {
+  const char *path;
+} copy_src;
+
+static int copy_fn(FILE *f, const void *ctx, tf_err *e) {
+  const copy_src *c = ctx;
+  size_t len = 0;
+  char *text = jsonio_slurp(c->path, "kernel source", JSONIO_MAX_BYTES, &len, e);
+  if (!text) return -1;
+  int rc = fwrite(text, 1, len, f) == len ? 0
+           : tf_fail(e, TF_EXIT_FAIL, "copying '%s': %s", c->path, strerror(errno));
+  free(text);
+  return rc;
+}
+
+/* Each included file beside NAME.cu; one that would be NAME.h, NAME.cu or NAME.cubin is
+ * refused before anything is written. */
+static int write_includes(const export_what *w, const includes *inc, const char *dir,
+                          int write, tf_err *e) {
+  static const char *const ours[] = {".h", ".cu", ".cubin"};
+  for (int k = 0; k < inc->n; k++) {
+    for (int o = 0; o < 3; o++) {
+      char mine[96];
+      snprintf(mine, sizeof mine, "%s%s", w->name, ours[o]);
+      if (strcmp(inc->names[k], mine) == 0)
+        return tf_fail(e, TF_EXIT_INPUT, "template '%s': its source includes \"%s\", a file "
+                       "the export writes: --name sets another name", w->c->tmpl.path, mine);
+    }
+    char path[SPEC_PATH + 80];
+    snprintf(path, sizeof path, "%s/%s", inc->dir, inc->names[k]);
+    copy_src c = {path};
+    if (write && write_file(dir, inc->names[k], "", &c, copy_fn, e)) return -1;
+  }
+  return 0;
 }
 
 int export_render(const export_what *w, const char *dir, tf_err *e) {
-  if (check_name(w->name, e) || make_dir(dir, e)) return -1;
-  return write_file(dir, w->name, ".h", w, header_fn, e) ||
-                 write_file(dir, w->name, ".cu", w, write_source, e)
-             ? -1
-             : 0;
+  includes *inc = malloc(sizeof *inc);
+  if (!inc) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int rc = check_name(w->name, e) || check_names(&w->c->tmpl, w->name, e) ||
+                   template_includes(&w->c->tmpl, inc, e) || write_includes(w, inc, dir, 0, e) ||
+                   make_dir(dir, e) || write_includes(w, inc, dir, 1, e) ||
+                   write_file(dir, w->name, ".h", w, header_fn, e) ||
+                   write_file(dir, w->name, ".cu", w, write_source, e)
+               ? -1
+               : 0;
+  free(inc);
+  return rc;
 }
 
 /* An architecture NVRTC compiles machine code for: "sm_" and digits, then at most an 'a' or
@@ -437,6 +727,12 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
   return 0;
 }
 
+/* Whether the ledger's header names c's identity as it is now. */
+static int same_campaign(const export_read *r, const campaign *c) {
+  return strcmp(r->head.campaign_hash, c->hash) == 0 ||
+         strcmp(r->head.campaign_hash, c->hash_v1) == 0;
+}
+
 /* The campaign the ledger names: --campaign, else its recorded path, else
  * campaigns/NAME.json under the project root ($TUNEFARM_ROOT or here). */
 static int load_campaign(const export_read *r, const char *given, campaign *c, tf_err *e) {
@@ -449,7 +745,7 @@ static int load_campaign(const export_read *r, const char *given, campaign *c, t
     snprintf(path, sizeof path, "%s/campaigns/%s.json", root && root[0] ? root : ".",
              r->head.campaign);
   if (campaign_load(c, path, e)) return -1;
-  if (strcmp(r->head.campaign_hash, c->hash) != 0 && strcmp(r->head.campaign_hash, c->hash_v1) != 0) {
+  if (!same_campaign(r, c)) {
     campaign_release(c);
     return tf_fail(e, TF_EXIT_INPUT, "campaign '%s' or a file it names changed since "
                    "ledger '%s' was written: export from the sources it was measured with",
@@ -463,10 +759,11 @@ static void usage(FILE *f) {
         "                       LEDGER\n"
         "       tunefarm export [-o DIR] [--name NAME] [--arch A] --config K=V,... CAMPAIGN\n"
         "\n"
-        "A configuration as code to take away: DIR/NAME.h and DIR/NAME.cu, which compile with\n"
-        "plain nvcc (-std=c++17) and need nothing of tunefarm. From a LEDGER: the final best of\n"
-        "that GPU's search (the champion, with restarts). NAME_check() says whether the\n"
-        "configuration accepts given problem sizes; NAME_launch() checks, computes the launch\n"
+        "A configuration as code to take away: DIR/NAME.h and DIR/NAME.cu, with the files the\n"
+        "template includes beside them, which compile with plain nvcc (-std=c++17) and need\n"
+        "nothing of tunefarm. From a LEDGER: the final best of that GPU's search (the\n"
+        "champion, with restarts). NAME_check() says whether the configuration accepts\n"
+        "given problem sizes; NAME_launch() checks, computes the launch\n"
         "from the template's expressions at run time and launches. With a GPU architecture,\n"
         "also DIR/NAME.cubin: the configuration as the farm compiled and measured it (NVRTC);\n"
         "NAME_use_cubin(path) makes NAME_launch launch it instead of NAME.cu's nvcc build,\n"
@@ -489,12 +786,6 @@ static void usage(FILE *f) {
         "changed since the ledger was written, a configuration a constraint refuses).\n",
         f);
 }
-
-typedef struct export_opts {
-  const char *dir, *name, *campaign, *config, *input;
-  const char *arch; /* --arch */
-  int no_cubin;     /* --no-cubin */
-} export_opts;
 
 /* The architecture of NAME.cubin: --arch, else the ledger's GPU; NULL: none (--no-cubin, a
  * simulated device, a configuration given without --arch). */
@@ -522,15 +813,15 @@ static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
   return 0;
 }
 
-/* What was written, on stdout; and why no cubin, when there is none. */
+/* What was written, on o->out; and why no cubin, when there is none. */
 static void say_written(const export_opts *o, const export_what *w, const char *arch, int cached) {
-  printf("tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
+  fprintf(o->out, "tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
   if (arch)
-    printf(", and %s/%s.cubin (NVRTC, %s: %s)\n", o->dir, w->name, arch,
+    fprintf(o->out, ", and %s/%s.cubin (NVRTC, %s: %s)\n", o->dir, w->name, arch,
            cached ? "found in the farm's cache: where the search ran, the cubin it measured"
                   : "compiled now as the farm compiles");
   else
-    printf(" (no cubin: %s; --arch sm_XY builds one)\n",
+    fprintf(o->out, " (no cubin: %s; --arch sm_XY builds one)\n",
            o->no_cubin                                     ? "--no-cubin"
            : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
            : w->dev                                        ? "the ledger's device is simulated"
@@ -546,13 +837,13 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   if (bad >= 0)
     return tf_fail(e, TF_EXIT_INPUT, "the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
-  if (check_name(w->name, e)) return -1;
+  if (check_name(w->name, e) || check_names(&w->c->tmpl, w->name, e)) return -1;
   const char *arch = cubin_arch(w, o);
   export_bin bin = {.size = 0};
   if (arch && export_cubin(w, arch, &bin, e)) {
     /* the ledger's GPU, which this NVRTC may not build for: the code is still worth having */
     if (o->arch || e->code != TF_EXIT_INPUT) return -1;
-    fprintf(stderr, "tunefarm export: warning: no cubin: %s\n", e->msg);
+    fprintf(o->notes, "tunefarm export: warning: no cubin: %s\n", e->msg);
     tf_err_clear(e);
     arch = NULL;
   }
@@ -579,24 +870,47 @@ static int export_config(const export_opts *o, campaign *c, tf_err *e) {
   return rc;
 }
 
-static int export_ledger(const export_opts *o, campaign *c, tf_err *e) {
-  export_read r = {.path = o->input, .header_only = 1};
-  if (ledger_scan(o->input, stderr, read_line, &r, e) || load_campaign(&r, o->campaign, c, e))
-    return -1;
-  r.header_only = 0;
-  ledger_best_init(&r.best, &c->tmpl, o->input);
+/* The final best of the ledger whose header r holds, written by campaign c. */
+static int export_best(const export_opts *o, export_read *r, const campaign *c, tf_err *e) {
+  r->header_only = 0;
+  ledger_best_init(&r->best, &c->tmpl, o->input);
   record_cfg best;
   double us = NAN;
-  export_what w = {.c = c, .dev = &r.head.dev, .ledger = o->input};
-  int rc = ledger_scan(o->input, stderr, read_line, &r, e);
-  if (rc == 0 && !ledger_best_get(&r.best, &best, &us, NULL))
+  export_what w = {.c = c, .dev = &r->head.dev, .ledger = o->input};
+  int rc = ledger_scan(o->input, o->notes, read_line, r, e);
+  if (rc == 0 && !ledger_best_get(&r->best, &best, &us, NULL))
     rc = tf_fail(e, TF_EXIT_INPUT, "ledger '%s': no generation yet, so no best to export",
                  o->input);
   w.us = us;
   if (rc == 0) rc = record_cfg_config(&c->tmpl, &best, o->input, "best", &w.cfg, e);
   if (rc == 0) rc = render_named(&w, o, e);
-  ledger_best_release(&r.best);
+  ledger_best_release(&r->best);
+  return rc;
+}
+
+static int export_ledger(const export_opts *o, campaign *c, tf_err *e) {
+  export_read r = {.path = o->input, .header_only = 1};
+  if (ledger_scan(o->input, o->notes, read_line, &r, e) || load_campaign(&r, o->campaign, c, e))
+    return -1;
+  int rc = export_best(o, &r, c, e);
   campaign_release(c);
+  return rc;
+}
+
+int export_ledger_among(const export_opts *o, const campaign *const *cs, int n, tf_err *e) {
+  export_read r = {.path = o->input, .header_only = 1};
+  if (ledger_scan(o->input, o->notes, read_line, &r, e)) return -1;
+  for (int i = 0; i < n; i++)
+    if (same_campaign(&r, cs[i])) return export_best(o, &r, cs[i], e);
+  return tf_fail(e, TF_EXIT_INPUT, "ledger '%s': written by none of the campaigns given",
+                 o->input);
+}
+
+int export_run(const export_opts *o, tf_err *e) {
+  campaign *c = calloc(1, sizeof *c); /* large: on the heap */
+  int rc = !c ? tf_fail(e, TF_EXIT_FAIL, "out of memory")
+               : o->config ? export_config(o, c, e) : export_ledger(o, c, e);
+  free(c);
   return rc;
 }
 
@@ -609,7 +923,7 @@ int export_main(int argc, char **argv) {
                                          {"no-cubin", no_argument, 0, 'x'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-  export_opts o = {.dir = "."};
+  export_opts o = {.dir = ".", .out = stdout, .notes = stderr};
   int opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
@@ -636,11 +950,7 @@ int export_main(int argc, char **argv) {
   o.input = argv[optind];
   tf_err e;
   tf_err_clear(&e);
-  campaign *c = calloc(1, sizeof *c); /* large: on the heap */
-  int rc = !c ? tf_fail(&e, TF_EXIT_FAIL, "out of memory")
-               : o.config ? export_config(&o, c, &e) : export_ledger(&o, c, &e);
-  free(c);
-  if (rc == 0) return TF_EXIT_OK;
+  if (export_run(&o, &e) == 0) return TF_EXIT_OK;
   fprintf(stderr, "tunefarm export: %s\n", e.msg);
   return tf_exit_status(&e);
 }

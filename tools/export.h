@@ -23,10 +23,13 @@
  *                                     and NVRTC can compile one source to code that runs at
  *                                     another speed (docs/RESULTS.md, "The farm's build and
  *                                     nvcc's").
- * Ownership: export_render reads the spec and config it is given and writes two files;
+ * Ownership: export_render reads the spec and config it is given and writes two files and
+ * copies those the template includes;
  * export_cubin compiles the third into memory (export_bin), which `tunefarm export` writes. */
 #ifndef TF_EXPORT_H
 #define TF_EXPORT_H
+
+#include <stdio.h>
 
 #include "common/campaign.h"
 #include "common/err.h"
@@ -43,7 +46,14 @@ typedef struct export_what {
                              * NAME_use_cubin */
 } export_what;
 
-/* Write DIR/NAME.h and DIR/NAME.cu. TF_EXIT_INPUT for a name that is no C identifier. */
+/* Write DIR/NAME.h and DIR/NAME.cu, and beside them every file the template's source
+ * includes. Every string of the ledger, campaign or template stays inert text in them (a
+ * comment's text or a string literal, escaped: export.c says how); the user's names reach
+ * the code only behind the prefix tf_p_, and the launcher's own names carry tf_l_.
+ * TF_EXIT_INPUT, before anything is written, for a NAME or a template kernel name that is no
+ * C identifier, a keyword, reserved, or one of the exported code's own names; for a problem
+ * size or buffer name that is no C identifier or a keyword; for an included file named like
+ * NAME.h, NAME.cu or NAME.cubin. */
 int export_render(const export_what *w, const char *dir, tf_err *e);
 
 /* The configuration's cubin: NVRTC's machine code, the kernel's lowered name, and whether the
@@ -59,6 +69,24 @@ typedef struct export_bin {
  * is not sm_ and digits, or that this NVRTC builds no machine code for. */
 int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err *e);
 void export_bin_release(export_bin *b);
+
+/* What `tunefarm export` is asked (its options), and where it says what it wrote (out) and
+ * warns or notes a torn ledger line (notes). */
+typedef struct export_opts {
+  const char *dir, *name, *campaign, *config, *input;
+  const char *arch; /* --arch */
+  int no_cubin;     /* --no-cubin */
+  FILE *out, *notes;
+} export_opts;
+
+/* `tunefarm export` after its command line: the files of o->input (a ledger, or with
+ * o->config a campaign) in o->dir. */
+int export_run(const export_opts *o, tf_err *e);
+
+/* export_run for a ledger of one of the campaigns cs, loaded once by a caller that exports
+ * many (tests/fuzz/fuzz_export.c): the one whose identity the ledger's header names;
+ * TF_EXIT_INPUT when none. o->campaign is not read. */
+int export_ledger_among(const export_opts *o, const campaign *const *cs, int n, tf_err *e);
 
 int export_main(int argc, char **argv);
 

@@ -31,10 +31,10 @@ grep -q 'out/tf_mm.cubin (NVRTC, sm_90: compiled now' out.txt || fail "no word o
 "$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" |
   grep -q "found in the farm's cache" || fail "a second export compiled again"
 [ "$(head -c 4 out/tf_mm.cubin | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the cubin is no ELF file"
-grep -q 'tf_mm_use_cubin(const char \*path);' out/tf_mm.h || fail "no tf_mm_use_cubin"
-grep -q 'cudaLibraryGetKernel(&k, lib, "_Z9tf_matmul' out/tf_mm.cu ||
+grep -q 'tf_mm_use_cubin(const char \* /\* path \*/);' out/tf_mm.h || fail "no tf_mm_use_cubin"
+grep -q 'cudaLibraryGetKernel(&tf_l_k, tf_l_lib, "_Z9tf_matmul' out/tf_mm.cu ||
   fail "the loader does not name the kernel's lowered name"
-grep -q 'return cudaLaunchKernel((const void \*)tf_mm_cubin_kernel, grid, block, args' out/tf_mm.cu ||
+grep -q 'return cudaLaunchKernel((const void \*)tf_mm_cubin_kernel, tf_l_grid, tf_l_block, tf_l_args' out/tf_mm.cu ||
   fail "tf_mm_launch does not launch the cubin once loaded"
 expect_exit 2 "$TF" export -o bad --arch sm_9x --config VEC=4 "$SRC/campaigns/matmul-1024.json"
 grep -q "not an architecture" "$WORK/last.err" || fail "a bad --arch is not explained"
