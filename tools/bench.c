@@ -17,6 +17,7 @@
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "worker/backend.h"     /* defines: backend_find */
 #include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
+#include "tools/throughput.h"     /* defines: throughput_work, throughput_unit_flops */
 
 static void usage(FILE *f) {
   fputs("usage: tunefarm bench [--ledger FILE]... [--config K=V,...]... [--dims NAME=V,...]\n"
@@ -312,18 +313,12 @@ static double arm_work(const bench *b, const bench_arm *a) {
   const config *cfg = a->kind == BENCH_KERNEL     ? &none
                       : a->kind == BENCH_TEMPLATE ? &a->cfg
                                                   : &b->c.start; /* cuBLAS: the template's count */
-  long long v = 0;
-  if (spec_eval(s, b->unit_flops ? s->flops : s->bytes, b->c.dims, cfg, &v, NULL)) return 0.0;
-  return (double)v;
+  return throughput_work(s, b->unit_flops, b->c.dims, cfg);
 }
 
-/* TFLOP/s where the work is compute-bound (at least 10 flops per byte of minimum traffic, as
- * matmul), else GB/s (layernorm). */
+/* TFLOP/s where the work is compute-bound, else GB/s (tools/throughput.h). */
 static void choose_unit(bench *b) {
-  long long flops = 0, bytes = 0;
-  spec_eval(&b->c.tmpl, b->c.tmpl.flops, b->c.dims, &b->c.start, &flops, NULL);
-  spec_eval(&b->c.tmpl, b->c.tmpl.bytes, b->c.dims, &b->c.start, &bytes, NULL);
-  b->unit_flops = flops > 0 && (bytes <= 0 || (double)flops >= 10.0 * (double)bytes);
+  b->unit_flops = throughput_unit_flops(&b->c.tmpl, b->c.dims, &b->c.start);
 }
 
 /* ---------------------------------------------------------------- the arms the command line names */

@@ -18,6 +18,7 @@
 #include "common/decide.h" /* defines: stats_median */
 #include "common/jsonio.h" /* defines: jsonio_write_line */
 #include "tools/bench.h"
+#include "tools/throughput.h" /* defines: throughput_rate */
 
 typedef struct arm_stats {
   double median, lo, hi; /* NAN unless measured */
@@ -37,8 +38,7 @@ static arm_stats stats_of(const bench *b, const bench_arm *a) {
     kernels += a->kernel_us[r] >= 0.0;
   }
   if (kernels == a->nrounds) st.kernel = stats_median(a->kernel_us, a->nrounds);
-  if (a->work > 0.0 && st.median > 0.0)
-    st.rate = a->work / (st.median * 1e-6) / (b->unit_flops ? 1e12 : 1e9);
+  st.rate = throughput_rate(a->work, st.median, b->unit_flops);
   return st;
 }
 

@@ -23,6 +23,7 @@
 #include "common/escape.h"
 #include "tools/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
 #include "tools/study.h"              /* defines: study_wilson */
+#include "tools/throughput.h"         /* defines: throughput_fp32_lanes */
 
 #define REASON_TOP 3
 
@@ -337,6 +338,71 @@ static void print_answer(FILE *f, const report_ledger *s) {
           fmt_num(c, sizeof c, 3, "×", s->control_us / s->best_us));
 }
 
+/* The control faster than the winner in the same rounds: the search's answer loses to what it
+ * is meant to beat. */
+static void print_warning(FILE *f, const report_ledger *s) {
+  if (!report_control_faster(s)) return;
+  char a[32], b[32], c[32];
+  fputs("- **warning: the control is faster than the winner**: ", f);
+  escape_markdown(f, s->control[0] ? s->control : "the control");
+  fprintf(f, " %s µs against the final best's %s µs in the same rounds (generation %lld), "
+             "final best / control = %s\n", fmt_num(a, sizeof a, 2, "", s->control_us),
+          fmt_num(b, sizeof b, 2, "", s->best_us), s->best_gen,
+          fmt_num(c, sizeof c, 3, "×", s->best_us / s->control_us));
+}
+
+static void rate_row(FILE *f, const char *arm, const report_rate *r) {
+  char a[32], b[32], c[32], d[32];
+  fprintf(f, "| %s | %s | %s | %s | %s |\n", arm, fmt_num(a, sizeof a, 2, "", r->us),
+          fmt_num(b, sizeof b, 3, "", r->tflops), fmt_num(c, sizeof c, 1, "", r->gbps),
+          fmt_num(d, sizeof d, 1, "%", 100 * r->peak_fraction));
+}
+
+/* TFLOP/s and GB/s of the start, the final best and the control, from the spec's flops and
+ * bytes, and the share of the device's FP32 peak (docs/REPORT.md, "Throughput"). */
+static void print_throughput(FILE *f, const report_ledger *s) {
+  char a[32];
+  if (s->work_note[0]) {
+    fputs("- throughput: unknown: ", f);
+    escape_markdown(f, s->work_note);
+    fputc('\n', f);
+    return;
+  }
+  fputs("- throughput of one launch: the flops and bytes of ", f);
+  escape_markdown(f, s->spec_path);
+  fprintf(f, " over its time; %s-bound (TFLOP/s is its measure where flops are at least 10 "
+             "per byte, else GB/s); FP32 peak ", s->unit_flops ? "compute" : "memory");
+  if (isfinite(s->peak_tflops))
+    fprintf(f, "%s TFLOP/s = %d SMs × %d FP32 lanes × 2 × %d MHz (", fmt_num(a, sizeof a, 1, "",
+            s->peak_tflops), s->dev.sm_count, throughput_fp32_lanes(s->dev.arch), s->dev.max_sm_mhz);
+  else
+    fputs("unknown (no FP32 lanes per SM known for ", f);
+  escape_markdown(f, s->dev.arch);
+  fputs("); memory bandwidth: not in the device record, so GB/s has no share of a peak\n\n"
+        "| arm | µs | TFLOP/s | GB/s | of FP32 peak |\n|---|---:|---:|---:|---:|\n", f);
+  rate_row(f, "start", &s->rate_start);
+  rate_row(f, "final best", &s->rate_best);
+  rate_row(f, "control", &s->rate_control);
+}
+
+/* Per knob, the median new/best of the generations whose change moved it alone. */
+static void print_effects(FILE *f, const report_ledger *s) {
+  if (s->neffects == 0) return;
+  fputs("Knob effects: over the trusted, judged generations whose change moves one knob alone, "
+        "the median of their ratios new/best (below 1: the move made it faster), per knob and "
+        "per move.\n\n| knob | move | generations | median new/best |\n|---|---|---:|---:|\n", f);
+  for (size_t i = 0; i < s->neffects; i++) {
+    const report_effect *x = &s->effects[i];
+    char m[64], r[32];
+    if (x->all) snprintf(m, sizeof m, "all");
+    else snprintf(m, sizeof m, "%lld→%lld", x->from, x->to);
+    fputs("| ", f);
+    if (x->all) escape_markdown(f, x->knob);
+    fprintf(f, " | %s | %d | %s |\n", m, x->count, fmt_num(r, sizeof r, 3, "", x->median));
+  }
+  fputc('\n', f);
+}
+
 static void print_keeps(FILE *f, const report_ledger *s) {
   if (s->keeps == 0) {
     fputs("No generation kept a change.\n\n", f);
@@ -371,8 +437,11 @@ static void print_section(FILE *f, report_ledger *s) {
   escape_markdown(f, s->path);
   fputs("\n\n", f);
   print_answer(f, s);
+  print_warning(f, s);
+  print_throughput(f, s);
   fputc('\n', f);
   print_keeps(f, s);
+  print_effects(f, s);
   for (int i = 0; i < REPORT_OUTCOMES; i++) print_outcome(f, &s->out[i]);
   if (s->nrestarts)
     fprintf(f, "- restarts: %zu (the final best is the champion of the searches, decided by "

@@ -173,6 +173,39 @@ static void answer_json(tree *t, cJSON *o, const report_ledger *l) {
                                    : "fastest on its own GPU");
 }
 
+static void rate_json(tree *t, cJSON *o, const char *key, const report_rate *r) {
+  cJSON *x = add(t, o, key, cJSON_CreateObject());
+  num(t, x, "us", r->us);
+  num(t, x, "tflops", r->tflops);
+  num(t, x, "gbps", r->gbps);
+  num(t, x, "fraction_of_fp32_peak", r->peak_fraction);
+}
+
+/* docs/REPORT.md, "Throughput" and "Knob effects". */
+static void throughput_json(tree *t, cJSON *o, const report_ledger *l) {
+  cJSON *x = add(t, o, "throughput", cJSON_CreateObject());
+  str(t, x, "spec", l->spec_path[0] ? l->spec_path : NULL);
+  str(t, x, "unknown", l->work_note[0] ? l->work_note : NULL);
+  str(t, x, "bound", l->work_note[0] ? NULL : l->unit_flops ? "compute" : "memory");
+  num(t, x, "fp32_peak_tflops", l->peak_tflops);
+  rate_json(t, x, "start", &l->rate_start);
+  rate_json(t, x, "final_best", &l->rate_best);
+  rate_json(t, x, "control", &l->rate_control);
+  flag(t, x, "control_faster", report_control_faster(l));
+  cJSON *a = add(t, o, "knob_effects", cJSON_CreateArray());
+  for (size_t i = 0; a && i < l->neffects; i++) {
+    const report_effect *ef = &l->effects[i];
+    cJSON *y = add(t, a, NULL, cJSON_CreateObject());
+    str(t, y, "knob", ef->knob);
+    if (!ef->all) {
+      num(t, y, "from", (double)ef->from);
+      num(t, y, "to", (double)ef->to);
+    }
+    num(t, y, "generations", ef->count);
+    num(t, y, "median_ratio", ef->median);
+  }
+}
+
 static void processes_json(tree *t, cJSON *o, const report_ledger *l) {
   cJSON *a = add(t, o, "processes", cJSON_CreateArray());
   for (size_t i = 0; a && i < l->nprocs; i++) {
@@ -200,6 +233,7 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
   str(t, c, "mode", l->mode);
   str(t, c, "created", l->created);
   answer_json(t, o, l);
+  throughput_json(t, o, l);
   cJSON *k = add(t, o, "keeps", cJSON_CreateArray());
   for (size_t i = 0; k && i < l->ngens; i++)
     if (l->gens[i].decision == DECISION_KEEP) num(t, k, NULL, (double)l->gens[i].generation);
@@ -250,16 +284,42 @@ static void csv_num(FILE *f, double v) {
   if (isfinite(v)) fprintf(f, "%.10g", v);
 }
 
-static void csv_cfg(FILE *f, const record_cfg *c) {
-  char buf[1024];
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < c->n && n < sizeof buf; k++)
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s=%lld", k ? " " : "", c->name[k], c->v[k]);
-  escape_csv_cell(f, buf);
+/* The knob columns: every knob name of the ledgers' configurations, in the template's order
+ * (a later ledger's knob the first lacks comes after the first's). */
+typedef struct csv_knobs {
+  int n;
+  char name[2 * SPEC_MAX_KNOBS][SPEC_NAME];
+} csv_knobs;
+
+static void knobs_add(csv_knobs *k, const record_cfg *c) {
+  for (int i = 0; i < c->n; i++) {
+    int seen = 0;
+    for (int j = 0; j < k->n && !seen; j++) seen = strcmp(k->name[j], c->name[i]) == 0;
+    if (!seen && k->n < 2 * SPEC_MAX_KNOBS) snprintf(k->name[k->n++], SPEC_NAME, "%s", c->name[i]);
+  }
 }
 
-static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
+/* One column per knob of c's values: empty where c has no such knob. */
+static void csv_cfg(FILE *f, const csv_knobs *k, const record_cfg *c) {
+  for (int j = 0; j < k->n; j++) {
+    fputc(',', f);
+    for (int i = 0; i < c->n; i++)
+      if (strcmp(c->name[i], k->name[j]) == 0) fprintf(f, "%lld", c->v[i]);
+  }
+}
+
+/* The header's knob cells: new's values under the knob's name, best's under "best.NAME". */
+static void csv_knob_header(FILE *f, const csv_knobs *k) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int j = 0; j < k->n; j++) {
+      char cell[SPEC_NAME + 8];
+      snprintf(cell, sizeof cell, "%s%s", pass ? "best." : "", k->name[j]);
+      fputc(',', f);
+      escape_csv_cell(f, cell);
+    }
+}
+
+static void csv_row(FILE *f, const csv_knobs *k, const report_ledger *l, const report_gen *g) {
   static const char *const status[] = {"ok", "fault", "compile_error", "error"};
   char label[32], change_s[1024];
   report_search_label(g, label, sizeof label);
@@ -274,10 +334,8 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
   fprintf(f, ",%lld,%s,%s,%s,%d,%d,", g->generation, label, decision_names[g->decision],
           g->measured ? status[g->status] : "refused", g->correct, g->untrusted);
   escape_csv_cell(f, change_s);
-  fputc(',', f);
-  csv_cfg(f, &g->best);
-  fputc(',', f);
-  csv_cfg(f, &g->new_cfg);
+  csv_cfg(f, k, &g->new_cfg);
+  csv_cfg(f, k, &g->best);
   const double v[] = {g->before_us, g->after_us, g->control_us, g->before_kernel_us,
                       g->after_kernel_us, g->control_kernel_us, g->median_ratio,
                       g->kernel_median_ratio, g->control_drift};
@@ -304,14 +362,20 @@ static void csv_row(FILE *f, const report_ledger *l, const report_gen *g) {
 }
 
 int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e) {
+  csv_knobs k = {0};
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < l[i].ngens; j++)
+      knobs_add(&k, &l[i].gens[j].best), knobs_add(&k, &l[i].gens[j].new_cfg);
   fputs("ledger,host,gpu,uuid,campaign,generation,search,decision,status,correct,untrusted,"
-        "change,best,new,best_us,new_us,control_us,best_kernel_us,new_kernel_us,"
+        "change", f);
+  csv_knob_header(f, &k);
+  fputs(",best_us,new_us,control_us,best_kernel_us,new_kernel_us,"
         "control_kernel_us,median_ratio,kernel_median_ratio,control_drift,rounds,"
         "best_so_far_us,child,run,canary_ratio,canary_kernel_ratio,canary_verdict,compile_ms,"
         "wall_s,time,reason\n",
         f);
   for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < l[i].ngens; j++) csv_row(f, &l[i], &l[i].gens[j]);
+    for (size_t j = 0; j < l[i].ngens; j++) csv_row(f, &k, &l[i], &l[i].gens[j]);
   return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "cannot write stdout") : 0;
 }
 

@@ -4,7 +4,10 @@
  * the fastest on its own GPU) and one column of plots per GPU, side by side and each on its
  * own scales, since no number of one GPU is ever set against another's: the best so far by
  * generation (keeps and restarts marked), the paired ratios new/best of every decision (a
- * cloud per generation), the control's time, and the canary's A/A bias per measure process.
+ * cloud per generation, with 1 ± min_gain), the control's time (inside its tolerance band),
+ * and the canary's A/A bias per measure process (with ± min_gain); above them the throughput
+ * of the start, the final best and the control, below them the knob effects. Each plot's
+ * title is an HTML caption that wraps at the plot's width, and each plot has a legend.
  *
  * Self-contained: inline SVG and CSS, a few lines of inline script (it records script errors
  * on the page and counts the marks, for the browser test), no URL of any kind, no font but
@@ -41,7 +44,7 @@ static void cfg_text(FILE *f, const record_cfg *c) {
 #define PLOT_H 220
 #define ML 58 /* margins: left, right, top, bottom */
 #define MR 12
-#define MT 26
+#define MT 10
 #define MB 34
 
 typedef struct plot {
@@ -71,12 +74,14 @@ static double tick_step(double lo, double hi) {
   return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
 }
 
+/* A plot is a figure: its title a caption above the SVG, as wide as the plot and wrapped
+ * there (an SVG text would be cut at the plot's edge), and its legend a line below. */
 static void axes(FILE *f, const plot *p, const char *title, const char *ylabel, int ydigits) {
-  fprintf(f, "<svg class=\"plot\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">"
-             "<text class=\"title\" x=\"%d\" y=\"16\">", PLOT_W, PLOT_H, PLOT_W, PLOT_H, ML);
+  fprintf(f, "<figure class=\"plot\" style=\"width:%dpx\"><figcaption class=\"title\">", PLOT_W);
   escape_html(f, title);
-  fprintf(f, "</text><rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
-          PLOT_W - ML - MR, PLOT_H - MT - MB);
+  fprintf(f, "</figcaption><svg class=\"plot\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+             "role=\"img\"><rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
+          PLOT_W, PLOT_H, PLOT_W, PLOT_H, ML, MT, PLOT_W - ML - MR, PLOT_H - MT - MB);
   double s = tick_step(p->y0, p->y1);
   for (double v = ceil(p->y0 / s) * s; v <= p->y1 + 1e-9 * s; v += s) {
     if (fabs(v) < 1e-9 * s) v = 0; /* never "-0.00" */
@@ -94,6 +99,32 @@ static void axes(FILE *f, const plot *p, const char *title, const char *ylabel, 
              "text-anchor=\"middle\">", (ML + PLOT_W - MR) / 2, PLOT_H - 4, (MT + PLOT_H - MB) / 2);
   escape_html(f, ylabel);
   fputs("</text>", f);
+}
+
+/* One entry of a plot's legend: a swatch of the mark's colour (its shape: a dot, a ring, a
+ * line, a dashed line, a band) and what it means. */
+typedef struct legend_item {
+  const char *shape, *colour, *text;
+} legend_item;
+
+/* Ends the SVG and the figure with the legend of n items. */
+static void legend(FILE *f, const legend_item *it, size_t n) {
+  fputs("</svg><div class=\"legend\">", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "<span class=\"item\"><span class=\"sw %s\" style=\"--c:%s\"></span>", it[i].shape,
+            it[i].colour);
+    escape_html(f, it[i].text);
+    fputs("</span> ", f);
+  }
+  fputs("</div></figure>\n", f);
+}
+
+/* A horizontal line at y across the frame, with its words as a tooltip. */
+static void hline(FILE *f, const plot *p, const char *cls, double y, const char *what) {
+  fprintf(f, "<line class=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"><title>", cls, ML,
+          PLOT_W - MR, py(p, y), py(p, y));
+  escape_html(f, what);
+  fputs("</title></line>", f);
 }
 
 /* The x range of a ledger's generations. */
@@ -170,7 +201,11 @@ static void plot_best(FILE *f, const report_ledger *l) {
     fputs(g->generation == l->winner_gen ? "; the winner" : "", f);
     fputs("</title></circle>", f);
   }
-  fputs("</svg>\n", f);
+  static const legend_item items[] = {
+      {"line", "#1f5fa8", "the answer (best so far)"}, {"dash", "#7fa7d6", "a restarted search's best"},
+      {"ring", "#1a8a3a", "keep"}, {"ring", "#a86b00", "a duel won"}, {"ring", "#d4002a", "the winner"},
+      {"dash", "#a86b00", "restart"}};
+  legend(f, items, sizeof items / sizeof items[0]);
 }
 
 static const char *const decision_class[] = {"keep", "reject", "refused", "ambiguous"};
@@ -191,10 +226,15 @@ static void plot_ratios(FILE *f, const report_ledger *l) {
     empty(f, "paired ratios: no recorded round yet");
     return;
   }
+  double gain = l->min_gain;
+  if (isfinite(gain)) p.y0 = fmin(p.y0, 1 - gain), p.y1 = fmax(p.y1, 1 + gain);
   pad(&p.y0, &p.y1);
   axes(f, &p, "paired ratios new/best per round, by decision", "new / best", 3);
-  fprintf(f, "<line class=\"one\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", ML, PLOT_W - MR,
-          py(&p, 1), py(&p, 1));
+  hline(f, &p, "one", 1, "new = best");
+  if (isfinite(gain)) {
+    hline(f, &p, "threshold", 1 - gain, "1 - min_gain: a keep needs new this much faster");
+    hline(f, &p, "threshold", 1 + gain, "1 + min_gain");
+  }
   for (size_t i = 0; i < l->ngens; i++) {
     const report_gen *g = &l->gens[i];
     const char *cls = g->untrusted ? "untrusted" : decision_class[g->decision];
@@ -209,7 +249,11 @@ static void plot_ratios(FILE *f, const report_ledger *l) {
               g->ratios[k], g->untrusted ? "untrusted" : decision_names[g->decision]);
     }
   }
-  fputs("</svg>\n", f);
+  static const legend_item items[] = {
+      {"dot", "#1a8a3a", "keep"}, {"dot", "#888", "reject"}, {"dot", "#e08a00", "refused"},
+      {"dot", "#7b3fb0", "ambiguous"}, {"dot", "#d4002a", "untrusted"},
+      {"dash", "#c0392b", "1 ± min_gain"}};
+  legend(f, items, sizeof items / sizeof items[0]);
 }
 
 /* The control's median per generation: it should stay flat; drift is the machine, not the
@@ -222,8 +266,19 @@ static void plot_control(FILE *f, const report_ledger *l) {
     empty(f, "control: not measured yet");
     return;
   }
+  /* the tolerance band: any two times inside it differ by at most drift_tolerance, so the
+   * scale always shows how far the control may move before the rule refuses */
+  double m = l->control_median, k = sqrt(1 + l->drift_tolerance);
+  int band = isfinite(m) && isfinite(k);
+  if (band) p.y0 = fmin(p.y0, m / k), p.y1 = fmax(p.y1, m * k);
   pad(&p.y0, &p.y1);
-  axes(f, &p, "the control's time per generation (µs): it should stay flat", "µs", 2);
+  axes(f, &p, "the control's time per generation (µs): it should stay flat, inside its band",
+       "µs", 2);
+  if (band)
+    fprintf(f, "<rect class=\"band\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\"><title>"
+               "drift tolerance %.1f%%: median %.3f µs ÷ and × √(1 + %.3f)</title></rect>", ML,
+            py(&p, m * k), PLOT_W - ML - MR, py(&p, m / k) - py(&p, m * k),
+            100 * l->drift_tolerance, m, l->drift_tolerance);
   fputs("<polyline class=\"control\" points=\"", f);
   for (size_t i = 0; i < l->ngens; i++)
     if (isfinite(l->gens[i].control_us))
@@ -237,7 +292,10 @@ static void plot_control(FILE *f, const report_ledger *l) {
             g->generation, px(&p, (double)g->generation), py(&p, g->control_us), g->generation,
             g->control_us, g->control_drift);
   }
-  fputs("</svg>\n", f);
+  static const legend_item items[] = {
+      {"dot", "#555", "the control, per generation"},
+      {"band", "#2e8b57", "drift tolerance band around its median"}};
+  legend(f, items, sizeof items / sizeof items[0]);
 }
 
 /* Every canary: the A/A bias (copy/best - 1, in %) of the measure process it vetted, with its
@@ -259,10 +317,15 @@ static void plot_canary(FILE *f, const report_ledger *l) {
     empty(f, "canary: none ran");
     return;
   }
+  double gain = 100 * l->min_gain;
+  if (isfinite(gain)) p.y0 = fmin(p.y0, -gain), p.y1 = fmax(p.y1, gain);
   pad(&p.y0, &p.y1);
   axes(f, &p, "A/A bias per measure process (canary, event span, 95% interval)", "bias %", 2);
-  fprintf(f, "<line class=\"one\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", ML, PLOT_W - MR,
-          py(&p, 0), py(&p, 0));
+  hline(f, &p, "one", 0, "no bias");
+  if (isfinite(gain)) { /* a bias this large would pass a copy of best off as a gain */
+    hline(f, &p, "threshold", -gain, "1 - min_gain");
+    hline(f, &p, "threshold", gain, "1 + min_gain");
+  }
   for (size_t i = 0; i < l->ngens; i++) {
     const report_gen *g = &l->gens[i];
     if (!g->has_canary || !isfinite(g->canary_ratio[0])) continue;
@@ -281,7 +344,98 @@ static void plot_canary(FILE *f, const report_ledger *l) {
                "</circle></g>", g->generation, b, 100 * (g->canary_lo[0] - 1),
             100 * (g->canary_hi[0] - 1), g->canary_biased ? "biased" : "ok");
   }
-  fputs("</svg>\n", f);
+  static const legend_item items[] = {{"dot", "#1f5fa8", "canary bias, 95% interval"},
+                                      {"dot", "#d4002a", "process found biased"},
+                                      {"dash", "#c0392b", "1 ± min_gain"}};
+  legend(f, items, sizeof items / sizeof items[0]);
+}
+
+/* ---------------------------------------------------------------- knob effects, throughput */
+
+#define BAR_W 140
+
+/* Per knob and per move, the median new/best of the generations that moved that knob alone,
+ * as a number and a bar from 1 (left of the middle: faster). */
+static void knob_effects(FILE *f, const report_ledger *l) {
+  fprintf(f, "<figure class=\"effects\" style=\"width:%dpx\"><figcaption class=\"title\">"
+             "knob effects: median new/best of the generations whose change moved one knob "
+             "alone (below 1: faster)</figcaption>", PLOT_W);
+  if (l->neffects == 0) {
+    fputs("<p class=\"empty\">no trusted, judged generation moved one knob alone</p></figure>\n", f);
+    return;
+  }
+  double span = 0.01;
+  for (size_t i = 0; i < l->neffects; i++) span = fmax(span, fabs(l->effects[i].median - 1));
+  fputs("<table class=\"effects\"><tr><th>knob</th><th>move</th><th>n</th><th>median</th>"
+        "<th>new/best</th></tr>", f);
+  for (size_t i = 0; i < l->neffects; i++) {
+    const report_effect *x = &l->effects[i];
+    double mid = BAR_W / 2.0, w = (x->median - 1) / span * (BAR_W / 2.0 - 2);
+    fprintf(f, "<tr class=\"effect%s\" data-knob=\"", x->all ? " all" : "");
+    escape_html(f, x->knob);
+    fputs("\"><td>", f);
+    if (x->all) escape_html(f, x->knob);
+    if (x->all) fputs("</td><td>all", f);
+    else fprintf(f, "</td><td>%lld→%lld", x->from, x->to);
+    fprintf(f, "</td><td>%d</td><td>%.3f</td><td><svg class=\"bar\" width=\"%d\" height=\"10\" "
+               "viewBox=\"0 0 %d 10\"><rect class=\"%s\" x=\"%.1f\" y=\"1\" width=\"%.1f\" "
+               "height=\"8\"/><line class=\"one\" x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"10\"/>"
+               "</svg></td></tr>", x->count, x->median, BAR_W, BAR_W,
+            x->median < 1 ? "faster" : "slower", w < 0 ? mid + w : mid, fabs(w), mid, mid);
+  }
+  fputs("</table><div class=\"legend\"><span class=\"item\"><span class=\"sw block\" "
+        "style=\"--c:#1a8a3a\"></span>faster (new/best below 1)</span> <span class=\"item\">"
+        "<span class=\"sw block\" style=\"--c:#b0413e\"></span>slower</span></div></figure>\n", f);
+}
+
+static void rate_row(FILE *f, const char *arm, const report_rate *r) {
+  fprintf(f, "<tr class=\"rate\" data-arm=\"%s\"><td>%s</td><td>", arm, arm);
+  num(f, 2, r->us, "");
+  fputs("</td><td>", f);
+  num(f, 3, r->tflops, "");
+  fputs("</td><td>", f);
+  num(f, 1, r->gbps, "");
+  fputs("</td><td>", f);
+  num(f, 1, 100 * r->peak_fraction, "%");
+  fputs("</td></tr>", f);
+}
+
+/* TFLOP/s and GB/s of the start, the final best and the control (docs/REPORT.md). */
+static void throughput_table(FILE *f, const report_ledger *l) {
+  fprintf(f, "<figure class=\"throughput\" style=\"width:%dpx\"><figcaption class=\"title\">"
+             "throughput of one launch: ", PLOT_W);
+  if (l->work_note[0]) {
+    fputs("unknown: ", f);
+    escape_html(f, l->work_note);
+    fputs("</figcaption></figure>\n", f);
+    return;
+  }
+  fputs("the flops and bytes of ", f);
+  escape_html(f, l->spec_path);
+  fprintf(f, " over its time (%s-bound); FP32 peak ", l->unit_flops ? "compute" : "memory");
+  if (isfinite(l->peak_tflops))
+    fprintf(f, "%.1f TFLOP/s (%d SMs × 2 × %d MHz × FP32 lanes of ", l->peak_tflops,
+            l->dev.sm_count, l->dev.max_sm_mhz);
+  else
+    fputs("unknown (no FP32 lanes per SM known for ", f);
+  escape_html(f, l->dev.arch);
+  fputs("); memory bandwidth is not in the device record</figcaption><table class=\"rates\">"
+        "<tr><th>arm</th><th>µs</th><th>TFLOP/s</th><th>GB/s</th><th>of FP32 peak</th></tr>", f);
+  rate_row(f, "start", &l->rate_start);
+  rate_row(f, "final best", &l->rate_best);
+  rate_row(f, "control", &l->rate_control);
+  fputs("</table></figure>\n", f);
+}
+
+/* The control faster than the winner in the same rounds. */
+static void warning(FILE *f, const report_ledger *l) {
+  if (!report_control_faster(l)) return;
+  fputs("<p class=\"warning\" data-ledger=\"", f);
+  escape_html(f, l->path);
+  fputs("\">warning: the control (<code>", f);
+  escape_html(f, l->control[0] ? l->control : "—");
+  fprintf(f, "</code>) is faster than the winner: %.2f µs against %.2f µs in the same rounds "
+             "(generation %lld)</p>\n", l->control_us, l->best_us, l->best_gen);
 }
 
 /* ---------------------------------------------------------------- the page */
@@ -327,10 +481,12 @@ static void gpu_column(FILE *f, const report_ledger *l) {
   fputs("\"><h3>", f);
   device_name(f, l);
   fputs("</h3>\n", f);
+  throughput_table(f, l);
   plot_best(f, l);
   plot_ratios(f, l);
   plot_control(f, l);
   plot_canary(f, l);
+  knob_effects(f, l);
   fputs("</div>\n", f);
 }
 
@@ -344,7 +500,10 @@ static void campaign_section(FILE *f, report_ledger *l, size_t n, const char *na
         "<th>winner</th></tr>\n", f);
   for (size_t i = 0; i < n; i++)
     if (strcmp(l[i].campaign, name) == 0) summary_row(f, &l[i]);
-  fputs("</table>\n<div class=\"gpus\">\n", f);
+  fputs("</table>\n", f);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(l[i].campaign, name) == 0) warning(f, &l[i]);
+  fputs("<div class=\"gpus\">\n", f);
   for (size_t i = 0; i < n; i++)
     if (strcmp(l[i].campaign, name) == 0) gpu_column(f, &l[i]);
   fputs("</div></section>\n", f);
@@ -355,8 +514,8 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.25em "
     ".5em;text-align:right;vertical-align:top}td:first-child,td.winner{text-align:left}"
     ".winner{font-weight:bold}small{font-weight:normal;color:#555}"
-    ".gpus{display:flex;flex-wrap:wrap;gap:1.5em}.gpu{flex:0 0 auto}.gpu h3{font-size:1em}"
-    "svg.plot{display:block;margin-bottom:.6em}.frame{fill:#fafafa;stroke:#bbb}"
+    ".gpus{display:flex;flex-wrap:wrap;gap:1.5em}.gpu{flex:0 0 auto;width:460px}.gpu h3{font-size:1em}"
+    "svg.plot{display:block}.frame{fill:#fafafa;stroke:#bbb}"
     ".grid{stroke:#e4e4e4}.tick,.label{font-size:10px;fill:#555}.title{font-size:11px;fill:#222}"
     "polyline{fill:none}.answer{stroke:#1f5fa8;stroke-width:1.5}.search{stroke:#7fa7d6;"
     "stroke-dasharray:4 3}circle.best{fill:#1f5fa8}circle.keep{fill:none;stroke:#1a8a3a;"
@@ -364,6 +523,17 @@ static const char style[] =
     "stroke-width:3}.restart{stroke:#a86b00;stroke-dasharray:2 2}.one{stroke:#888}"
     "circle.ratio{fill-opacity:.75}.ratio.keep{fill:#1a8a3a}.ratio.reject{fill:#888}"
     ".ratio.refused{fill:#e08a00}.ratio.ambiguous{fill:#7b3fb0}.ratio.untrusted{fill:#d4002a}"
+    "figure{margin:0 0 .8em}figcaption.title{font-size:11px;color:#222;overflow-wrap:anywhere;"
+    "margin-bottom:2px}.legend{font-size:10px;color:#555;overflow-wrap:anywhere}"
+    ".legend .item{white-space:nowrap;display:inline-block;margin-right:.6em}"
+    ".sw{display:inline-block;width:12px;height:8px;margin-right:3px;vertical-align:middle}"
+    ".sw.dot{width:8px;border-radius:50%;background:var(--c)}.sw.ring{width:6px;height:6px;"
+    "border-radius:50%;border:2px solid var(--c)}.sw.line{height:0;border-top:2px solid var(--c)}"
+    ".sw.dash{height:0;border-top:2px dashed var(--c)}.sw.band,.sw.block{background:var(--c);"
+    "opacity:.35}.sw.block{opacity:.8}.band{fill:#2e8b57;fill-opacity:.12}"
+    ".threshold{stroke:#c0392b;stroke-dasharray:5 3}.warning{color:#b00020;font-weight:bold}"
+    "table.effects td,table.rates td{padding:.1em .4em;font-size:11px}"
+    ".bar .faster{fill:#1a8a3a}.bar .slower{fill:#b0413e}"
     "polyline.control{stroke:#555}circle.control{fill:#555}g.canary line{stroke:#1f5fa8}"
     "g.canary circle{fill:#1f5fa8}g.canary.biased circle{fill:#d4002a}.empty{color:#777}";
 

@@ -97,6 +97,25 @@ typedef struct report_process {
   int keeps, decided;        /* A/A: keeps among the decided (trusted) generations */
 } report_process;
 
+/* What one arm's launch achieves at a time per launch (docs/REPORT.md, "Throughput"): the
+ * spec's flops and bytes over it (tools/throughput.h). NAN where unknown. */
+typedef struct report_rate {
+  double us;
+  double tflops, gbps;
+  double peak_fraction;      /* tflops over the device's FP32 peak */
+} report_rate;
+
+/* The measured effect of one knob's moves (docs/REPORT.md, "Knob effects"): over the trusted,
+ * judged generations whose change touches that knob alone, the median of their median
+ * new/best ratios; all 1 for every move of the knob, else the moves from -> to. */
+typedef struct report_effect {
+  char knob[SPEC_NAME];
+  int all;
+  long long from, to;
+  int count;
+  double median;
+} report_effect;
+
 typedef struct report_ledger {
   const char *path;          /* borrowed */
   device_record dev;
@@ -137,6 +156,18 @@ typedef struct report_ledger {
   double control_us;         /* the control's median in best_gen's rounds: paired with best_us */
   double control_lo, control_hi; /* the control's per-generation medians over the campaign */
   double control_median;     /* and their median */
+  double drift_tolerance, min_gain; /* the rule's, from the latest measured record (NAN: none) */
+  /* throughput: the template's (and the committed control's) spec, read at the path the
+   * first measured record's job names (under TUNEFARM_ROOT, else the current folder) */
+  int has_start;
+  record_cfg start_cfg;      /* the configuration start_us times */
+  double peak_tflops;        /* the device's FP32 peak (NAN: its arch is not in the table) */
+  int unit_flops;            /* the work is compute-bound: TFLOP/s is its measure, else GB/s */
+  char spec_path[SPEC_PATH]; /* the template's spec as the job names it; "" before a job */
+  char work_note[320];       /* why there is no throughput; "" when there is */
+  report_rate rate_start, rate_best, rate_control;
+  report_effect *effects;    /* per knob in the template's order: all, then each move */
+  size_t neffects;
 } report_ledger;
 
 /* Read the ledger at path (ledger_scan's checks: bad input is TF_EXIT_INPUT naming the file
@@ -156,6 +187,14 @@ void report_change_text(const record_cfg *from, const record_cfg *to, char *buf,
 void report_outcome_sort(report_outcome *oc);
 /* A group's numbers over the group: "0.1 to 2.5, 1" (a number that never varied once). */
 void report_reason_ranges(const report_reason *r, char *buf, size_t len);
+
+/* The knob effects of l's generations into *out (n entries, the caller frees *out); -1 when
+ * out of memory. report_ledger_read fills l->effects with it. */
+int report_knob_effects(const report_ledger *l, report_effect **out, size_t *n);
+
+/* 1 when the control (a committed kernel, an instantiation or, in a job that has one, a
+ * library routine) was faster than the final best in the same rounds: a warning to print. */
+int report_control_faster(const report_ledger *l);
 
 /* How every page report_write_html writes begins: `report --html` replaces an existing file
  * only when it begins so (tools/report.c). */

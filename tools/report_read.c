@@ -11,6 +11,8 @@
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
 #include "coordinator/search.h" /* defines: search (the answer's state) */
+#include "common/program.h"     /* defines: program_source_path */
+#include "tools/throughput.h"   /* defines: throughput_work, throughput_rate, throughput_peak_tflops */
 
 /* Grow *v (of *cap elements of size sz) to hold n + 1. */
 static int grow(void **v, size_t *cap, size_t n, size_t sz) {
@@ -214,15 +216,19 @@ typedef struct read_ctx {
   report_ledger *l;
   ledger_best best;
   int has_control;
+  job *job;                  /* the first measured record's: its specs, problem and control */
 } read_ctx;
 
-/* The control arm's name, from the first measured record's job. */
+/* The control arm's name, from the first measured record's job, which is kept for the
+ * throughput (the specs it names, the problem, the control's configuration). */
 static void control_name(read_ctx *x, const record_gen *g) {
   job *j = malloc(sizeof *j);
   tf_err e = {0};
   if (j && record_job(g, j, &e) == 0) {
     snprintf(x->l->control, sizeof x->l->control, "%s", j->arm[ARM_CONTROL].name_expr);
     x->has_control = 1;
+    x->job = j;
+    return;
   }
   free(j);
 }
@@ -334,7 +340,12 @@ static int generation(read_ctx *x, const record_gen *g) {
     l->aa = l->aa && aa;
     if (process_add(l, g, aa, keep)) return -1;
   }
-  if (isnan(l->start_us) && !isnan(r->before_us)) l->start_us = r->before_us;
+  if (g->measured) l->drift_tolerance = g->drift_tolerance, l->min_gain = g->min_gain;
+  if (isnan(l->start_us) && !isnan(r->before_us)) {
+    l->start_us = r->before_us;
+    l->start_cfg = g->best;
+    l->has_start = 1;
+  }
   if (keep) return 0;
   int o = g->decision == DECISION_REJECT    ? REPORT_REJECT
           : g->decision == DECISION_REFUSED ? REPORT_REFUSED
@@ -442,6 +453,183 @@ static void finish(report_ledger *l, const ledger_best *b) {
   l->control_us = g ? g->control_us : NAN;
 }
 
+/* ---------------------------------------------------------------- throughput */
+
+static report_rate rate_at(double us, double flops, double bytes, double peak) {
+  report_rate r = {us, throughput_rate(flops, us, 1), throughput_rate(bytes, us, 0), NAN};
+  r.peak_fraction = r.tflops / peak;
+  return r;
+}
+
+/* The job's problem in the order of spec s's dims: each by its name (a dim the job lacks
+ * leaves the spec's expression unevaluable, so its work unknown). */
+static void dims_for(const spec *s, const job *j, long long *dims) {
+  for (int d = 0; d < SPEC_MAX_DIMS; d++) dims[d] = 0;
+  for (int i = 0; i < j->ndims; i++) {
+    int d = spec_dim_index(s, j->dim_names[i]);
+    if (d >= 0) dims[d] = j->dims[i];
+  }
+}
+
+/* flops and bytes of one launch of cfg (a template arm) or of the committed kernel (k). */
+static void work_of(const spec *s, const job *j, const config *c, double *flops, double *bytes) {
+  long long dims[SPEC_MAX_DIMS];
+  dims_for(s, j, dims);
+  *flops = throughput_work(s, 1, dims, c);
+  *bytes = throughput_work(s, 0, dims, c);
+}
+
+static void rate_of_cfg(report_ledger *l, const spec *t, const job *j, const record_cfg *rc,
+                        double us, report_rate *out) {
+  config c;
+  tf_err e = {0};
+  double flops = 0, bytes = 0;
+  if (record_cfg_config(t, rc, l->path, "configuration", &c, &e) == 0)
+    work_of(t, j, &c, &flops, &bytes);
+  *out = rate_at(us, flops, bytes, l->peak_tflops);
+}
+
+/* Spec which (0 the template's, 1 the committed control's) of job j, loaded into s; where it
+ * cannot be, the writers say why there is no throughput (work_note): the ledger is fine. */
+static int load_spec(report_ledger *l, const job *j, int which, spec *s) {
+  char path[SPEC_PATH + 256], shown[SPEC_PATH];
+  tf_err e = {0};
+  program_source_path(NULL, j->specs[which], path, sizeof path);
+  if (spec_load(s, path, &e) == 0) return 0;
+  snprintf(l->work_note, sizeof l->work_note, "cannot read the spec '%.160s' the ledger's jobs "
+           "name (run from the project root, or set TUNEFARM_ROOT to it)",
+           tf_escape(shown, sizeof shown, j->specs[which]));
+  return -1;
+}
+
+/* TFLOP/s and GB/s of the start, the final best and the control, and the FP32 peak. */
+static int throughput(report_ledger *l, const job *j) {
+  static const config none = {0, {0}};
+  l->peak_tflops = throughput_peak_tflops(&l->dev);
+  report_rate unknown = {NAN, NAN, NAN, NAN};
+  l->rate_start = l->rate_best = l->rate_control = unknown;
+  if (!j || !j->specs[0][0]) {
+    snprintf(l->work_note, sizeof l->work_note, "no measured generation names its spec");
+    return 0;
+  }
+  snprintf(l->spec_path, sizeof l->spec_path, "%s", j->specs[0]);
+  spec *t = calloc(2, sizeof *t);
+  if (!t) return -1;
+  if (load_spec(l, j, 0, &t[0]) == 0) {
+    long long dims[SPEC_MAX_DIMS];
+    dims_for(&t[0], j, dims);
+    config start;
+    tf_err e = {0};
+    if (l->has_start && record_cfg_config(&t[0], &l->start_cfg, l->path, "start", &start, &e) == 0)
+      l->unit_flops = throughput_unit_flops(&t[0], dims, &start);
+    if (l->has_start) rate_of_cfg(l, &t[0], j, &l->start_cfg, l->start_us, &l->rate_start);
+    if (l->has_best) rate_of_cfg(l, &t[0], j, &l->best_cfg, l->best_us, &l->rate_best);
+    const job_arm *c = &j->arm[ARM_CONTROL];
+    double flops = 0, bytes = 0;
+    if (c->from_template) {
+      work_of(&t[0], j, &c->cfg, &flops, &bytes);
+    } else if (c->library[0]) {
+      work_of(&t[0], j, &j->arm[ARM_BEST].cfg, &flops, &bytes); /* as bench: the template's count */
+    } else if (j->specs[1][0] && load_spec(l, j, 1, &t[1]) == 0) {
+      work_of(&t[1], j, &none, &flops, &bytes);
+      spec_release(&t[1]);
+    }
+    l->rate_control = rate_at(l->control_us, flops, bytes, l->peak_tflops);
+    spec_release(&t[0]);
+  }
+  free(t);
+  return 0;
+}
+
+int report_control_faster(const report_ledger *l) {
+  return l->has_best && l->control_us < l->best_us; /* NAN compares false */
+}
+
+/* ---------------------------------------------------------------- knob effects */
+
+typedef struct move {
+  int knob;
+  long long from, to;
+  double ratio;
+} move;
+
+static int cmp_move(const void *a, const void *b) {
+  const move *x = a, *y = b;
+  if (x->knob != y->knob) return (x->knob > y->knob) - (x->knob < y->knob);
+  if (x->from != y->from) return (x->from > y->from) - (x->from < y->from);
+  if (x->to != y->to) return (x->to > y->to) - (x->to < y->to);
+  return (x->ratio > y->ratio) - (x->ratio < y->ratio);
+}
+
+/* The knob a generation's change touches alone, or -1: a trusted, correct measurement that
+ * the rule judged (keep, reject, ambiguous), not a duel (two searches' answers, not a move). */
+static int single_move(const report_gen *g) {
+  if (!g->measured || g->untrusted || g->duel || !g->correct || g->status != RESULT_OK ||
+      g->decision == DECISION_REFUSED || !isfinite(g->median_ratio) || g->best.n != g->new_cfg.n)
+    return -1;
+  int knob = -1;
+  for (int k = 0; k < g->best.n; k++) {
+    if (g->best.v[k] == g->new_cfg.v[k]) continue;
+    if (knob >= 0 || strcmp(g->best.name[k], g->new_cfg.name[k]) != 0) return -1;
+    knob = k;
+  }
+  return knob;
+}
+
+static double median_of(const move *m, size_t n, double *tmp) {
+  for (size_t i = 0; i < n; i++) tmp[i] = m[i].ratio;
+  qsort(tmp, n, sizeof *tmp, cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+static void effect_put(report_effect *e, const char *knob, int all, const move *m, size_t n,
+                       double *tmp) {
+  snprintf(e->knob, sizeof e->knob, "%s", knob);
+  e->all = all;
+  e->from = m->from;
+  e->to = m->to;
+  e->count = (int)n;
+  e->median = median_of(m, n, tmp);
+}
+
+int report_knob_effects(const report_ledger *l, report_effect **out, size_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  size_t n = 0;
+  move *m = malloc((l->ngens ? l->ngens : 1) * sizeof *m);
+  double *tmp = malloc((l->ngens ? l->ngens : 1) * sizeof *tmp);
+  report_effect *e = calloc(2 * (l->ngens ? l->ngens : 1), sizeof *e);
+  if (!m || !tmp || !e) {
+    free(m), free(tmp), free(e);
+    return -1;
+  }
+  for (size_t i = 0; i < l->ngens; i++) {
+    const report_gen *g = &l->gens[i];
+    int k = single_move(g);
+    if (k >= 0) m[n++] = (move){k, g->best.v[k], g->new_cfg.v[k], g->median_ratio};
+  }
+  qsort(m, n, sizeof *m, cmp_move);
+  size_t ne = 0;
+  for (size_t i = 0; i < n;) { /* one knob: all its moves, then each from -> to */
+    size_t end = i;
+    while (end < n && m[end].knob == m[i].knob) end++;
+    const char *name = l->gens[0].best.name[m[i].knob];
+    effect_put(&e[ne++], name, 1, &m[i], end - i, tmp);
+    for (size_t j = i; j < end;) {
+      size_t k = j;
+      while (k < end && m[k].from == m[j].from && m[k].to == m[j].to) k++;
+      effect_put(&e[ne++], name, 0, &m[j], k - j, tmp);
+      j = k;
+    }
+    i = end;
+  }
+  free(m);
+  free(tmp);
+  *out = e;
+  *nout = ne;
+  return 0;
+}
+
 int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e) {
   static const char *const names[REPORT_OUTCOMES] = {"rejected", "refused", "ambiguous"};
   memset(l, 0, sizeof *l);
@@ -449,6 +637,7 @@ int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e)
   l->start_us = l->best_us = l->control_us = NAN;
   l->control_lo = l->control_hi = l->control_median = NAN;
   l->best_gen = l->winner_gen = -1;
+  l->drift_tolerance = l->min_gain = NAN;
   l->aa = 1;
   for (int i = 0; i < REPORT_OUTCOMES; i++) l->out[i].name = names[i];
   read_ctx x = {.l = l};
@@ -458,8 +647,11 @@ int report_ledger_read(report_ledger *l, const char *path, FILE *log, tf_err *e)
     l->wall_s += l->run_wall_s; /* the last run's */
     l->run_wall_s = 0;
     finish(l, &x.best);
-    if (control_spread(l)) rc = tf_fail(e, TF_EXIT_FAIL, "out of memory");
+    if (control_spread(l) || throughput(l, x.job) ||
+        report_knob_effects(l, &l->effects, &l->neffects))
+      rc = tf_fail(e, TF_EXIT_FAIL, "out of memory");
   }
+  free(x.job);
   ledger_best_release(&x.best);
   return rc;
 }
@@ -487,5 +679,6 @@ void report_ledger_release(report_ledger *l) {
   }
   free(l->procs);
   free(l->end_reason);
+  free(l->effects);
   memset(l, 0, sizeof *l);
 }

@@ -20,8 +20,28 @@ grep -q ' "new is [0-9.]*% slower than best (sequential test: LLR -[0-9.]* <= -[
 grep -q '[^A-Za-z]N%' report.md && fail "a number was replaced by N"
 echo "ok: markdown: control, speed-ups, winners, whole reasons"
 
-"$TF" report --json ledgers/ln >report.json || fail "report --json failed"
+TUNEFARM_ROOT="$SRC" "$TF" report ledgers/ln >report_root.md || fail "report failed"
+TUNEFARM_ROOT="$SRC" "$TF" report --json ledgers/ln >report.json || fail "report --json failed"
 "$TF" report --csv ledgers/ln >report.csv || fail "report --csv failed"
+python3 - report.json report_root.md report.md "$SRC/templates/layernorm.json" report.csv "${LEDGERS[@]}" <<'PY' || fail "throughput, warning or knob columns wrong"
+import csv, json, sys
+rep, md, md_noroot = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), open(sys.argv[3]).read()
+knobs = list(json.load(open(sys.argv[4]))["knobs"])
+rows = list(csv.DictReader(open(sys.argv[5])))
+assert "| final best | " in md and "FP32 peak 66.9 TFLOP/s = 132 SMs × 128 FP32 lanes × 2 × 1980 MHz" in md
+assert "- throughput: unknown: cannot read the spec 'templates/layernorm.json'" in md_noroot
+warned = md.count("**warning: the control is faster than the winner**")
+assert warned == sum(l["control"]["us"] < l["final_best"]["us"] for l in rep["ledgers"]), warned
+header = next(csv.reader(open(sys.argv[5])))
+i = header.index("change")
+assert header[i + 1:i + 1 + 2 * len(knobs)] == knobs + ["best." + k for k in knobs], header
+gens = [json.loads(l) for p in sys.argv[6:] for l in open(p)]
+gens = [g for g in gens if g["type"] == "generation"]
+for row, g in zip(rows, gens):
+    assert [int(row[k]) for k in knobs] == [g["new"][k] for k in knobs]
+    assert [int(row["best." + k]) for k in knobs] == [g["best"][k] for k in knobs]
+print("ok: throughput with its peak, the control-faster warning, one CSV column per knob")
+PY
 python3 - report.json report.csv "${LEDGERS[@]}" <<'PY' || fail "--json or --csv does not match the ledgers"
 import csv, json, sys
 rep = json.load(open(sys.argv[1]))

@@ -19,6 +19,8 @@
 #include "common/jsonio.h"
 #include "coordinator/ledger.h"
 #include "tools/report.h"
+#include "tools/report_model.h"
+#include "tools/throughput.h"
 #include "tests/unit/testutil.h"
 
 typedef struct fixture {
@@ -264,7 +266,7 @@ static void report_should_list_the_kept_generations(void **state) {
   /* the keep that made the final best is the winner */
   assert_non_null(strstr(f->out, "| 5 | search 1 | BK 32→128 | 79.00 | 71.00 | 79.00 | 0.900 | keep, "
                                  "**winner** |"));
-  assert_null(strstr(f->out, "| 2 |"));
+  assert_null(strstr(f->out, "\n| 2 | search"));
   assert_null(strstr(f->out, "Side by side")); /* one ledger: nothing to set beside it */
 }
 
@@ -512,6 +514,10 @@ static void report_csv_should_write_a_row_per_generation(void **state) {
   for (const char *p = f->out; *p; p++) lines += *p == '\n';
   assert_int_equal(lines, 1 + 5 + 3);
   assert_non_null(strstr(f->out, "ledger,host,gpu,uuid,campaign,generation,search,decision,"));
+  /* a column per knob, new's under its name and best's under best.NAME; a knob a ledger
+   * lacks is an empty cell */
+  assert_non_null(strstr(f->out, ",change,BM,BK,best.BM,best.BK,best_us,"));
+  assert_non_null(strstr(f->out, ",BK 64→32,64,32,64,64,81.2"));
   /* a reason with a comma is quoted whole */
   assert_non_null(strstr(f->out, ",\"event span says 2.5% faster, kernel time says 0.3% slower\"\n"));
   assert_non_null(strstr(f->out, ",testhost,1,SIM-bbbb2222-0000-0000-0000-000000000000,mm,3,"));
@@ -547,8 +553,97 @@ static void report_t4_should_give_each_configuration_its_invalidity(void **state
   assert_int_equal(report(f, 3, both), 2);
 }
 
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+/* The FP32 peak is SMs x lanes x 2 x clock, from the arch's lanes; an arch not in the table
+ * has no peak rather than a guessed one. A rate is work over time. */
+static void throughput_should_follow_its_formulas(void **state) {
+  (void)state;
+  device_record d = {0};
+  snprintf(d.arch, sizeof d.arch, "sm_90");
+  d.sm_count = 132, d.max_sm_mhz = 1980;
+  assert_near(throughput_peak_tflops(&d), 132 * 128 * 2 * 1980e6 / 1e12, 1e-9); /* 66.9 */
+  snprintf(d.arch, sizeof d.arch, "sm_80"); /* A100: 64 FP32 lanes per SM, 19.5 TFLOP/s */
+  d.sm_count = 108, d.max_sm_mhz = 1410;
+  assert_near(throughput_peak_tflops(&d), 19.49, 0.01);
+  snprintf(d.arch, sizeof d.arch, "sm_53");
+  assert_true(isnan(throughput_peak_tflops(&d)));
+  assert_int_equal(throughput_fp32_lanes("sm_86"), 128);
+  /* 2*1024^3 flops in 100 us: 21.47 TFLOP/s; 12 MiB in 10 us: 1258.3 GB/s */
+  assert_near(throughput_rate(2.0 * 1024 * 1024 * 1024, 100, 1), 21.474836, 1e-6);
+  assert_near(throughput_rate(12.0 * 1024 * 1024, 10, 0), 1258.2912, 1e-4);
+  assert_true(isnan(throughput_rate(0, 10, 1)));
+  assert_true(isnan(throughput_rate(1e9, NAN, 1)));
+}
+
+static report_gen effect_gen(long long a0, long long b0, long long a1, long long b1, double r) {
+  report_gen g = {0};
+  g.measured = g.correct = 1;
+  g.decision = r < 1 ? DECISION_KEEP : DECISION_REJECT;
+  g.median_ratio = r;
+  g.best.n = g.new_cfg.n = 2;
+  snprintf(g.best.name[0], SPEC_NAME, "BM");
+  snprintf(g.best.name[1], SPEC_NAME, "BK");
+  memcpy(g.new_cfg.name, g.best.name, sizeof g.best.name);
+  g.best.v[0] = a0, g.new_cfg.v[0] = b0, g.best.v[1] = a1, g.new_cfg.v[1] = b1;
+  return g;
+}
+
+/* Knob effects: only one-knob moves of trusted, judged generations count; per knob (in the
+ * configuration's order) all its moves, then each from -> to, each with its median. */
+static void knob_effects_should_group_one_knob_moves(void **state) {
+  (void)state;
+  report_gen g[] = {
+      effect_gen(64, 64, 32, 16, 0.90),  /* BK 32->16 */
+      effect_gen(64, 64, 32, 16, 0.94),  /* BK 32->16 */
+      effect_gen(64, 64, 16, 32, 1.10),  /* BK 16->32 */
+      effect_gen(64, 128, 32, 32, 1.20), /* BM 64->128 */
+      effect_gen(64, 128, 32, 16, 0.50), /* two knobs: left out */
+      effect_gen(64, 32, 32, 32, 0.70),  /* untrusted: left out */
+      effect_gen(64, 32, 32, 32, 0.60),  /* refused for drift: left out */
+      effect_gen(64, 32, 32, 32, 0.60),  /* a duel: left out */
+  };
+  g[5].untrusted = 1;
+  g[6].decision = DECISION_REFUSED;
+  g[7].duel = 1;
+  report_ledger l = {0};
+  l.gens = g;
+  l.ngens = sizeof g / sizeof g[0];
+  report_effect *e;
+  size_t n;
+  assert_int_equal(report_knob_effects(&l, &e, &n), 0);
+  assert_int_equal(n, 5);
+  assert_string_equal(e[0].knob, "BM");
+  assert_true(e[0].all && e[0].count == 1);
+  assert_near(e[0].median, 1.20, 1e-12);
+  assert_true(!e[1].all && e[1].from == 64 && e[1].to == 128 && e[1].count == 1);
+  assert_string_equal(e[2].knob, "BK");
+  assert_true(e[2].all && e[2].count == 3);
+  assert_near(e[2].median, 0.94, 1e-12);
+  assert_true(!e[3].all && e[3].from == 16 && e[3].to == 32 && e[3].count == 1);
+  assert_true(!e[4].all && e[4].from == 32 && e[4].to == 16 && e[4].count == 2);
+  assert_near(e[4].median, 0.92, 1e-12);
+  free(e);
+}
+
+/* The report warns when the control beat the final best in the same rounds. */
+static void report_should_warn_when_the_control_is_faster(void **state) {
+  (void)state;
+  report_ledger l = {0};
+  l.has_best = 1;
+  l.best_us = 10, l.control_us = 9;
+  assert_true(report_control_faster(&l));
+  l.control_us = 11;
+  assert_false(report_control_faster(&l));
+  l.control_us = NAN;
+  assert_false(report_control_faster(&l));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(throughput_should_follow_its_formulas),
+      cmocka_unit_test(knob_effects_should_group_one_knob_moves),
+      cmocka_unit_test(report_should_warn_when_the_control_is_faster),
       cmocka_unit_test_setup_teardown(report_should_show_both_devices_side_by_side, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(report_should_list_the_kept_generations, setup, teardown),
