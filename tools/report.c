@@ -3,7 +3,7 @@
  * Every ledger is read whole (tools/report_model.h) before anything is printed, so
  * bad input never leaves half a report on stdout or a half page on disk. Numbers come from
  * the records' own rounds; nothing is combined across ledgers. This file holds the command
- * and the Markdown; report_data.c the JSON, CSV and T4; report_html.c the page. */
+ * and the Markdown; report_data.c the JSON and CSV; report_t4.c T4; report_html.c the page. */
 #include "tools/report.h"
 
 #include <dirent.h>
@@ -40,10 +40,12 @@ typedef struct report_opts {
   out_format format;
   int formats;       /* text formats asked for: at most one */
   const char *html;  /* the page's file, or NULL */
+  const char *t4_metadata; /* the T4 metadata file, or NULL */
 } report_opts;
 
 static void usage(FILE *f) {
-  fputs("usage: tunefarm report [--json | --csv | --t4] [--html FILE] LEDGER|DIR ...\n"
+  fputs("usage: tunefarm report [--json | --csv | --t4] [--html FILE] [--t4-metadata FILE]\n"
+        "                       LEDGER|DIR ...\n"
         "\n"
         "Markdown on stdout: per device, the control's time, the final best (with restarts,\n"
         "the champion) and its speed-up over the start and over the control, the generations\n"
@@ -57,8 +59,12 @@ static void usage(FILE *f) {
         "  --json       tunefarm's JSON instead: per ledger the device, the campaign, every\n"
         "               generation with its decision, the keeps, the final best, the canaries\n"
         "  --csv        one row per generation, every ledger's rows tagged with its device\n"
-        "  --t4         the Open Autotuning Results Schema (T4 1.0.0) of one ledger: one\n"
-        "               result per measured or statically refused configuration\n"
+        "  --t4         the T4 results file (Open Autotuning, as Kernel Tuner writes it) of\n"
+        "               one ledger: one result per configuration evaluated, times in ms\n"
+        "  --t4-metadata FILE\n"
+        "               T4's metadata file of one ledger (the device, its libraries) to FILE;\n"
+        "               also --t4-metadata=FILE. FILE is never a ledger, a folder, or an\n"
+        "               existing file that is not such a metadata file: those are refused\n"
         "  --html FILE  one self-contained page (inline SVG, no network) per campaign: the\n"
         "               best so far, the paired ratios of every decision, the control, the\n"
         "               canaries, the GPUs side by side; nothing else on stdout unless a\n"
@@ -68,8 +74,8 @@ static void usage(FILE *f) {
         "  -h, --help   this text\n"
         "\n"
         "Exit status: 0, 1 when the page cannot be written, or 2 for bad input (a missing\n"
-        "file, not a ledger, a corrupt line, --t4 with more than one ledger, a --html FILE\n"
-        "refused).\n",
+        "file, not a ledger, a corrupt line, --t4 with more than one ledger, a --html or\n"
+        "--t4-metadata FILE refused).\n",
         f);
 }
 
@@ -549,7 +555,7 @@ static int write_text(const report_opts *o, report_ledger *s, size_t n, tf_err *
 }
 
 static int run(const report_opts *o, path_list *paths, tf_err *e) {
-  if (o->format == OUT_T4 && paths->n != 1)
+  if ((o->format == OUT_T4 || o->t4_metadata) && paths->n != 1)
     return tf_fail(e, TF_EXIT_INPUT, "--t4 takes one ledger, %zu given: T4 results name "
                    "no device, and tunefarm never pools two GPUs' results (one --t4 per ledger)",
                    paths->n);
@@ -559,13 +565,30 @@ static int run(const report_opts *o, path_list *paths, tf_err *e) {
   int rc = 0;
   for (; n < paths->n && rc == 0; n++) rc = report_ledger_read(&sums[n], paths->v[n], stderr, e);
   if (rc == 0 && o->html) rc = write_page(o->html, sums, n, e);
+  if (rc == 0 && o->t4_metadata) rc = report_t4_write_metadata_file(o->t4_metadata, sums, e);
   if (rc == 0) rc = write_text(o, sums, n, e);
   fflush(stdout);
   if (rc == 0 && o->html && o->format == OUT_NONE)
     fprintf(stderr, "tunefarm report: wrote %s (%zu ledger%s)\n", o->html, n, n == 1 ? "" : "s");
+  if (rc == 0 && o->t4_metadata && o->format == OUT_NONE)
+    fprintf(stderr, "tunefarm report: wrote %s\n", o->t4_metadata);
   for (size_t i = 0; i < n; i++) report_ledger_release(&sums[i]);
   free(sums);
   return rc;
+}
+
+/* --t4-metadata FILE or --t4-metadata=FILE; *i moves past FILE. */
+static int t4_metadata_opt(int argc, char **argv, int *i, report_opts *o, tf_err *e) {
+  const char *a = argv[*i];
+  const char *file = a[13] == '=' ? a + 14 : *i + 1 < argc ? argv[++*i] : "";
+  if (!file[0])
+    return tf_fail(e, TF_EXIT_INPUT, "option '--t4-metadata' needs a file (see --help)");
+  if (file[0] == '-' && file[1])
+    return tf_fail(e, TF_EXIT_INPUT, "option '--t4-metadata' needs a file, not '%s' (a file "
+                   "whose name starts with '-': --t4-metadata ./%s)", file, file);
+  if (o->t4_metadata) return tf_fail(e, TF_EXIT_INPUT, "option '--t4-metadata' given twice");
+  o->t4_metadata = file;
+  return 0;
 }
 
 /* One option; *i moves past its argument. */
@@ -575,6 +598,8 @@ static int parse_opt(int argc, char **argv, int *i, report_opts *o, tf_err *e) {
   if (strcmp(a, "--json") == 0) fmt = OUT_JSON;
   else if (strcmp(a, "--csv") == 0) fmt = OUT_CSV;
   else if (strcmp(a, "--t4") == 0) fmt = OUT_T4;
+  else if (strcmp(a, "--t4-metadata") == 0 || strncmp(a, "--t4-metadata=", 14) == 0)
+    return t4_metadata_opt(argc, argv, i, o, e);
   else if (strcmp(a, "--html") == 0 || strncmp(a, "--html=", 7) == 0) {
     const char *file = a[6] == '=' ? a + 7 : *i + 1 < argc ? argv[++*i] : "";
     if (!file[0])
@@ -616,10 +641,11 @@ int report_main(int argc, char **argv) {
     else
       rc = collect(argv[i], &paths, &dirs, &e);
   }
-  if (rc == 0 && o.html && o.formats == 0) o.format = OUT_NONE;
+  if (rc == 0 && (o.html || o.t4_metadata) && o.formats == 0) o.format = OUT_NONE;
   if (rc == 0 && paths.n == 0)
     rc = tf_fail(&e, TF_EXIT_INPUT, "no ledger given (usage: tunefarm report LEDGER|DIR ...)");
   if (rc == 0 && o.html) rc = check_page_file(o.html, &paths, &dirs, &e);
+  if (rc == 0 && o.t4_metadata) rc = report_t4_check_file(o.t4_metadata, paths.v, paths.n, &e);
   if (rc == 0) rc = run(&o, &paths, &e);
   path_list_free(&paths);
   path_list_free(&dirs);

@@ -1,9 +1,7 @@
-/* report_data: `report --json`, `--csv` and `--t4` (tools/report_model.h).
+/* report_data: `report --json` and `--csv` (tools/report_model.h).
  *
- * docs/REPORT.md lists every field. JSON and T4 are built as one tree and printed whole; a
- * number that is not finite is written null (JSON, cJSON does so) or left empty (CSV). T4
- * (the Open Autotuning Results Schema, 1.0.0; docs/t4.schema.json) times are milliseconds,
- * as Kernel Tuner, which writes the format, gives them. */
+ * docs/REPORT.md lists every field. JSON is built as one tree and printed whole; a number
+ * that is not finite is written null (JSON, cJSON does so) or left empty (CSV). */
 #include "tools/report_model.h"
 
 #include "common/escape.h"
@@ -377,83 +375,4 @@ int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e) {
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < l[i].ngens; j++) csv_row(f, &k, &l[i], &l[i].gens[j]);
   return ferror(f) ? tf_fail(e, TF_EXIT_FAIL, "cannot write stdout") : 0;
-}
-
-/* ---------------------------------------------------------------- --t4 */
-
-/* T4's invalidity of one evaluation: why the configuration gave no valid time, or "correct". */
-static const char *t4_invalidity(const report_gen *g) {
-  if (!g->measured) return "constraints";
-  switch (g->status) {
-    case RESULT_COMPILE_ERROR: return "compile";
-    case RESULT_FAULT: return g->detail && strncmp(g->detail, "timeout", 7) == 0 ? "timeout"
-                                                                                 : "runtime";
-    case RESULT_ERROR: return "runtime";
-    default: return g->correct ? "correct" : "correctness";
-  }
-}
-
-/* A measurement that has a value (T4 has no null: one the record lacks is left out). */
-static void t4_measure(tree *t, cJSON *a, const char *name, double v, const char *unit) {
-  if (!isfinite(v)) return;
-  cJSON *m = add(t, a, NULL, cJSON_CreateObject());
-  str(t, m, "name", name);
-  num(t, m, "value", v);
-  str(t, m, "unit", unit);
-}
-
-/* One evaluation: the generation's candidate (new) with its times; runtimes are new's round
- * medians, screened rounds left out (as every reader does). */
-static void t4_result(tree *t, cJSON *arr, const report_gen *g) {
-  cJSON *o = add(t, arr, NULL, cJSON_CreateObject());
-  if (!o) return;
-  double *runtimes_ms = malloc(((size_t)g->nratios + 1) * sizeof *runtimes_ms);
-  if (!runtimes_ms) {
-    t->oom = 1;
-    return;
-  }
-  for (int i = 0; i < g->nratios; i++) runtimes_ms[i] = g->new_rounds_us[i] / 1000.0;
-  const char *inv = t4_invalidity(g);
-  str(t, o, "timestamp", g->time);
-  add(t, o, "configuration", record_cfg_to_json(&g->new_cfg));
-  cJSON *times = add(t, o, "times", cJSON_CreateObject());
-  num(t, times, "compilation_time", g->measured && isfinite(g->compile_ms) ? g->compile_ms : 0);
-  numbers(t, times, "runtimes", runtimes_ms, g->nratios);
-  free(runtimes_ms);
-  /* the measure process's time for the job besides compiling: inputs, the correctness gate,
-   * burn-in and every arm's rounds; the proposal and the gate are not timed apart */
-  double wall_ms = g->measured && isfinite(g->wall_s) ? 1000.0 * g->wall_s : 0;
-  double compile = g->measured && isfinite(g->compile_ms) ? g->compile_ms : 0;
-  num(t, times, "framework", wall_ms > compile ? wall_ms - compile : 0);
-  num(t, times, "search_algorithm", 0);
-  num(t, times, "validation", 0);
-  str(t, o, "invalidity", inv);
-  num(t, o, "correctness", g->correct ? 1 : 0);
-  cJSON *m = add(t, o, "measurements", cJSON_CreateArray());
-  if (g->measured) {
-    t4_measure(t, m, "time", g->after_us / 1000.0, "ms");
-    t4_measure(t, m, "kernel_time", g->after_kernel_us / 1000.0, "ms");
-    t4_measure(t, m, "best_time", g->before_us / 1000.0, "ms");
-    t4_measure(t, m, "control_time", g->control_us / 1000.0, "ms");
-    t4_measure(t, m, "median_ratio", g->median_ratio, "");
-    t4_measure(t, m, "rel_err", g->rel_err_new, "");
-  } else {
-    cJSON *c = add(t, m, NULL, cJSON_CreateObject());
-    str(t, c, "name", "constraint");
-    str(t, c, "value", g->constraint);
-    str(t, c, "unit", "");
-  }
-  cJSON *obj = add(t, o, "objectives", cJSON_CreateArray());
-  str(t, obj, NULL, "time");
-}
-
-int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e) {
-  tree t = {0};
-  cJSON *root = cJSON_CreateObject();
-  if (!root) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
-  str(&t, root, "schema_version", "1.0.0");
-  cJSON *a = add(&t, root, "results", cJSON_CreateArray());
-  for (size_t i = 0; a && i < n; i++)
-    for (size_t j = 0; j < l[i].ngens; j++) t4_result(&t, a, &l[i].gens[j]);
-  return emit(f, &t, root, e);
 }

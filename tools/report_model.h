@@ -4,7 +4,7 @@
  * (ledger_scan, ledger_best): every generation's numbers, the restarts, the end, the measure
  * processes and their canaries, the reasons grouped, the final best and what it is worth
  * against the start and the control. The writers only print what it holds: Markdown
- * (report.c), JSON, CSV and T4 (report_data.c), HTML (report_html.c). A ledger is one
+ * (report.c), JSON and CSV (report_data.c), T4 (report_t4.c), HTML (report_html.c). A ledger is one
  * device's search; nothing here combines two.
  *
  * Numbers are microseconds per launch, medians over a generation's recorded rounds with the
@@ -43,9 +43,11 @@ typedef struct report_gen {
   double median_ratio, kernel_median_ratio, control_drift;
   double *ratios;            /* new/best of every unscreened round (event span); owned */
   double *new_rounds_us;     /* new's median of each of those rounds; owned */
+  double *best_rounds_us;    /* best's median of each of those rounds; owned */
   int nratios;
   double rel_err_new;
   double compile_ms, wall_s;
+  result_times times;        /* where the job's wall_s went (zero: unmeasured, or not recorded) */
   int child;                 /* the measure process (0: none named) and its run */
   char run[32];
   int has_canary, canary_biased;
@@ -204,7 +206,17 @@ int report_control_faster(const report_ledger *l);
 /* The writers: n ledgers, printed whole; -1 with e only when out of memory or a write fails. */
 int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_data.c */
 int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e);   /* report_data.c */
-int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e);    /* report_data.c */
+
+/* T4 (report_t4.c, docs/REPORT.md "--t4"): the results of one ledger, one result per
+ * configuration, as Kernel Tuner's writer shapes them; and its metadata file. */
+int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e);
+int report_write_t4_metadata(FILE *f, const report_ledger *l, tf_err *e);
+/* `--t4-metadata FILE`: refuses (TF_EXIT_INPUT) a ledger's name or one of the ledgers given, a
+ * folder, or an existing file that is not a metadata file of tunefarm report; checked before
+ * any ledger is read. */
+int report_t4_check_file(const char *file, char *const *ledgers, size_t n, tf_err *e);
+/* Writes l's metadata to file through a temporary file: never half a file. */
+int report_t4_write_metadata_file(const char *file, const report_ledger *l, tf_err *e);
 int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_html.c */
 
 #endif

@@ -249,11 +249,13 @@ static int fill_ratios(report_gen *r, const record_gen *g) {
   if (g->res.nrounds == 0) return 0;
   r->ratios = malloc((size_t)g->res.nrounds * sizeof *r->ratios);
   r->new_rounds_us = malloc((size_t)g->res.nrounds * sizeof *r->new_rounds_us);
-  if (!r->ratios || !r->new_rounds_us) return -1;
+  r->best_rounds_us = malloc((size_t)g->res.nrounds * sizeof *r->best_rounds_us);
+  if (!r->ratios || !r->new_rounds_us || !r->best_rounds_us) return -1;
   for (int i = 0; i < g->res.nrounds; i++) {
     const round_rec *rr = &g->res.rounds[i];
     if (rr->screened) continue;
     r->new_rounds_us[r->nratios] = rr->us[ARM_NEW];
+    r->best_rounds_us[r->nratios] = rr->us[ARM_BEST];
     r->ratios[r->nratios++] = rr->us[ARM_NEW] / rr->us[ARM_BEST];
   }
   return 0;
@@ -318,6 +320,7 @@ static int generation(read_ctx *x, const record_gen *g) {
   r->rel_err_new = g->measured ? g->res.rel_err[ARM_NEW] : NAN;
   r->compile_ms = g->measured ? g->res.compile_ms : NAN;
   r->wall_s = g->measured ? g->res.wall_s : NAN;
+  if (g->measured) r->times = g->res.times;
   r->child = g->measured ? g->res.child : 0;
   snprintf(r->run, sizeof r->run, "%s", g->run);
   r->has_canary = g->has_canary;
@@ -662,6 +665,7 @@ void report_ledger_release(report_ledger *l) {
     free(l->gens[i].detail);
     free(l->gens[i].ratios);
     free(l->gens[i].new_rounds_us);
+    free(l->gens[i].best_rounds_us);
   }
   free(l->gens);
   for (size_t i = 0; i < l->nrestarts; i++) free(l->restarts[i].reason);

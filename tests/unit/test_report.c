@@ -523,8 +523,10 @@ static void report_csv_should_write_a_row_per_generation(void **state) {
   assert_non_null(strstr(f->out, ",testhost,1,SIM-bbbb2222-0000-0000-0000-000000000000,mm,3,"));
 }
 
-/* --t4: one result per generation of one ledger with its invalidity; two ledgers are refused,
- * since T4 results name no device and tunefarm pools no GPUs. */
+/* --t4: one result per configuration of one ledger, best before new in order of first
+ * evaluation, with Kernel Tuner's times keys; a configuration's runtimes are its medians of
+ * every round it ran in, as best or new; two ledgers are refused, since T4 results name no
+ * device and tunefarm pools no GPUs. */
 static void report_t4_should_give_each_configuration_its_invalidity(void **state) {
   fixture *f = *state;
   const char *args[] = {"--t4", f->ledger_a};
@@ -532,18 +534,31 @@ static void report_t4_should_give_each_configuration_its_invalidity(void **state
   cJSON *root = cJSON_Parse(f->out);
   assert_non_null(root);
   assert_string_equal(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.0.0");
+  const cJSON *md = cJSON_GetObjectItem(root, "metadata");
+  assert_string_equal(cJSON_GetObjectItem(md, "timeunit")->valuestring, "milliseconds");
   const cJSON *rs = cJSON_GetObjectItem(root, "results");
-  assert_int_equal(cJSON_GetArraySize(rs), 5);
-  static const char *const want[] = {"correct", "correct", "correct", "constraints", "correct"};
-  for (int i = 0; i < 5; i++) {
+  assert_int_equal(cJSON_GetArraySize(rs), 6);
+  static const char *const want[] = {"correct", "correct", "correct", "correct", "constraints",
+                                     "correct"};
+  static const int bk[] = {64, 32, 32, 32, 16, 128}, nruns[] = {3, 7, 1, 1, 0, 2};
+  for (int i = 0; i < 6; i++) {
     const cJSON *r = cJSON_GetArrayItem(rs, i);
     assert_string_equal(cJSON_GetObjectItem(r, "invalidity")->valuestring, want[i]);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "configuration"), "BK")->valueint,
+                     bk[i]);
+    const cJSON *times = cJSON_GetObjectItem(r, "times");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(times, "runtimes")), nruns[i]);
+    assert_non_null(cJSON_GetObjectItem(times, "compilation"));
+    assert_null(cJSON_GetObjectItem(times, "compilation_time"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "measurements")), nruns[i] ? 1 : 0);
   }
   const cJSON *first = cJSON_GetArrayItem(rs, 0);
-  assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "configuration"), "BK")->valueint, 32);
   const cJSON *rt = cJSON_GetObjectItem(cJSON_GetObjectItem(first, "times"), "runtimes");
-  assert_int_equal(cJSON_GetArraySize(rt), 3);
-  assert_true(fabs(cJSON_GetArrayItem(rt, 0)->valuedouble - (0.0799)) < 1e-12); /* 79.9 us in ms */
+  assert_true(fabs(cJSON_GetArrayItem(rt, 0)->valuedouble - 0.0812) < 1e-12); /* 81.2 us in ms */
+  /* BK=32: 79.9, 78, 79 as new in generation 1, then 79, 79.5, 78, 80 as best: median 79 us */
+  const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(rs, 1), "measurements"), 0);
+  assert_string_equal(cJSON_GetObjectItem(m, "name")->valuestring, "time");
+  assert_true(fabs(cJSON_GetObjectItem(m, "value")->valuedouble - 0.079) < 1e-12);
   cJSON_Delete(root);
   const char *two[] = {"--t4", f->ledger_a, f->ledger_b};
   assert_int_equal(report(f, 3, two), 2);
