@@ -71,10 +71,11 @@ struct compile_pool {
   int nrun;
 };
 
-int compile_pool_jobs(int asked, long cores, int workers_on_node) {
+int compile_pool_jobs(int asked, const cpus_share *cpus) {
   if (asked >= 0) return asked;
-  long per = workers_on_node > 0 ? cores / workers_on_node : cores;
-  return per - 1 > 1 ? (int)(per - 1) : 1;
+  if (cpus->cpus <= 1) return 0;
+  int per = cpus_per_worker(cpus);
+  return per - 1 > 1 ? per - 1 : 1;
 }
 
 static void bump(compile_pool *p, long *field, long by) {

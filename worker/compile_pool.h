@@ -15,8 +15,9 @@
  * the cubin.
  *
  * A pool is a thread of the worker that starts and reaps its processes; it never calls MPI.
- * The pool's thread and its processes keep off the cores the worker is bound to, where the
- * measure child runs (on any core when the worker is not bound), and its processes run in the
+ * The pool's thread and its processes keep off the cores mpirun bound the worker to, where the
+ * measure child runs (on any core when the worker is not bound; inside the worker's own mask
+ * when something else confined it: worker/cpus.h), and its processes run in the
  * scheduler's idle class from their start (else at nice 10), below the measure child, whose
  * launches are timed.
  *
@@ -32,6 +33,7 @@
 
 #include "common/err.h"
 #include "common/program.h"
+#include "worker/cpus.h"
 
 /* The most programs one list holds; the rest of a longer one is ignored. */
 #define COMPILE_POOL_MAX_WANT 64
@@ -45,9 +47,11 @@ typedef struct compile_pool_opts {
 
 typedef struct compile_pool compile_pool;
 
-/* How many compiles at once: `asked` when it is positive, else the node's cores per worker
- * less one (the measure child's), at least 1. 0 (asked 0) means no pool. */
-int compile_pool_jobs(int asked, long cores, int workers_on_node);
+/* How many compiles at once: `asked` when it is 0 or more, else (auto) the worker's CPUs
+ * (worker/cpus.h: its own mask, or its share of the node's) less one for the measure child,
+ * at least 1; and 0 when the worker may use one CPU only, the measure child's, where a
+ * compile would run beside the launches it times. 0 means no pool. */
+int compile_pool_jobs(int asked, const cpus_share *cpus);
 
 
 compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e);

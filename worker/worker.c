@@ -11,6 +11,7 @@
 #include "worker/backend.h"      /* defines: sim_compile_seconds */
 #include "worker/child.h"        /* defines: CHILD_DROP_SIGNAL */
 #include "worker/compile_pool.h" /* defines: compile_pool_start, compile_pool_want, ... */
+#include "worker/cpus.h"         /* defines: cpus_share_mine */
 #include "worker/spawn.h"
 
 /* A job as the worker handles it: the message, the text the child reads, what the worker
@@ -78,8 +79,13 @@ static int start_pool(worker_state *w) {
   int sim = strcmp(w->backend, "sim") == 0;
   if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.short_s <= 0)))
     return 0;
-  int jobs = compile_pool_jobs(w->o->compile_jobs, sysconf(_SC_NPROCESSORS_ONLN),
-                               w->o->workers_on_node);
+  cpus_share cpus = cpus_share_mine(w->o->workers_on_node);
+  int jobs = compile_pool_jobs(w->o->compile_jobs, &cpus);
+  if (jobs <= 0 && w->o->compile_jobs < 0 && !w->o->quiet)
+    fprintf(stderr,
+            "tunefarm: worker rank %d compiles nothing ahead: its CPU mask holds one CPU, its "
+            "measure child's (--compile-jobs N compiles beside it anyway)\n",
+            w->rank);
   if (jobs <= 0) return 0;
   compile_pool_opts po = {.exe = w->o->exe, .arch = w->arch, .simulate = simulate,
                           .jobs = jobs};

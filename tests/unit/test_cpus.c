@@ -1,5 +1,5 @@
-/* Unit tests of worker/cpus.c: the cores beside a worker's binding, and OpenMP's threads
- * started there. */
+/* Unit tests of worker/cpus.c: a worker's share of the cores, the cores beside a binding
+ * mpirun placed, a confined worker's mask, and OpenMP's threads started there. */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -43,7 +44,60 @@ static void cpus_should_be_every_core_when_the_worker_is_not_bound(void **state)
   assert_memory_equal(use, all, sizeof all);
 }
 
-/* A child bound to core 0 (its worker's) keeps that core, and OpenMP's other threads start on
+/* Every worker on every core shares them all; workers on cores of their own share none;
+ * masks that overlap share as many as must to fit on the node. */
+static void share_should_count_who_uses_the_same_cores(void **state) {
+  (void)state;
+  cpus_share s = cpus_share_of(64, 64, 0, 4); /* srun -c 16 without binding */
+  assert_int_equal(s.cpus, 64);
+  assert_int_equal(s.sharers, 4);
+  assert_int_equal(cpus_per_worker(&s), 16);
+  s = cpus_share_of(8, 64, 0, 4); /* srun -c 8 --cpu-bind=cores */
+  assert_int_equal(s.sharers, 1);
+  assert_int_equal(cpus_per_worker(&s), 8);
+  s = cpus_share_of(32, 64, 0, 4); /* a socket each of two */
+  assert_int_equal(s.sharers, 2);
+  assert_int_equal(cpus_per_worker(&s), 16);
+  s = cpus_share_of(1, 2, 0, 1); /* taskset -c 0 */
+  assert_int_equal(s.cpus, 1);
+  assert_int_equal(cpus_per_worker(&s), 1);
+  s = cpus_share_of(1, 16, 1, 2); /* mpirun's core: the node's, shared */
+  assert_int_equal(s.cpus, 16);
+  assert_int_equal(s.sharers, 2);
+  assert_int_equal(cpus_per_worker(&s), 8);
+  s = cpus_share_of(0, 8, 0, 0); /* unreadable mask, no count */
+  assert_int_equal(s.cpus, 8);
+  assert_int_equal(s.sharers, 1);
+}
+
+/* A worker confined to core 0 by something other than mpirun (taskset, srun --cpu-bind) keeps
+ * its helpers there, and the spread leaves OpenMP alone; in a child, so that this process keeps
+ * its cores. Needs two cores. */
+static void helpers_should_stay_in_a_mask_mpirun_did_not_place(void **state) {
+  (void)state;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
+  pid_t pid = fork();
+  if (pid == 0) {
+    cpu_set_t core0, beside, mine;
+    CPU_ZERO(&core0);
+    CPU_SET(0, &core0);
+    unsetenv("OMPI_MCA_orte_bound_at_launch");
+    unsetenv("OMP_PROC_BIND");
+    if (sched_setaffinity(0, sizeof core0, &core0) != 0) _exit(10);
+    cpus_beside_mine(&beside);
+    if (!CPU_EQUAL(&beside, &core0)) _exit(11);
+    if (cpus_spread_openmp() != 0) _exit(12);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_EQUAL(&mine, &core0)) _exit(13);
+    _exit(0);
+  }
+  int status = -1;
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* A child bound to core 0 (its worker's, by mpirun) keeps that core, and OpenMP's other threads start on
  * the rest. Needs two cores. */
 static void spread_should_keep_the_caller_and_move_openmp_threads(void **state) {
   (void)state;
@@ -54,6 +108,7 @@ static void spread_should_keep_the_caller_and_move_openmp_threads(void **state) 
   unsetenv("OMP_PROC_BIND");
   unsetenv("OMP_PLACES");
   unsetenv("GOMP_CPU_AFFINITY");
+  setenv("OMPI_MCA_orte_bound_at_launch", "1", 1); /* mpirun's placement, not a limit */
   cpu_set_t core0, mine;
   CPU_ZERO(&core0);
   CPU_SET(0, &core0);
@@ -76,6 +131,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpus_should_avoid_the_workers_cores),
       cmocka_unit_test(cpus_should_be_every_core_when_the_worker_is_not_bound),
+      cmocka_unit_test(share_should_count_who_uses_the_same_cores),
+      cmocka_unit_test(helpers_should_stay_in_a_mask_mpirun_did_not_place),
       cmocka_unit_test(spread_should_keep_the_caller_and_move_openmp_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
