@@ -568,7 +568,7 @@ static int simulated_build(const compile_req *req, const program *p, compile_res
                            tf_err *e) {
   sleep_ms(req->simulate_s * 1e3);
   char text[96];
-  int n = snprintf(text, sizeof text, "tunefarm simulated cubin %s\n", p->key);
+  int n = snprintf(text, sizeof text, "%s%s\n", CACHE_SIM_CUBIN, p->key);
   if (!(out->cubin = malloc((size_t)n))) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   memcpy(out->cubin, text, (size_t)n);
   out->cubin_size = (size_t)n;
