@@ -566,10 +566,12 @@ typedef struct decide_rule {
   void (*judge)(const decide_opts *o, const result *r, decision *d);
   int (*enough)(const decide_opts *o, const measure_opts *m, const round_rec *rounds, int n);
   int (*screen)(const decide_opts *o, const round_rec *r);
+  int fixed_rounds; /* judges exactly measure.rounds rounds (decide_fixed_rounds) */
 } decide_rule;
 
 static const decide_rule decide_rules[] = {
-    {.name = "median", .judge = rule_median, .enough = enough_all, .screen = screen_none},
+    {.name = "median", .judge = rule_median, .enough = enough_all, .screen = screen_none,
+     .fixed_rounds = 1},
     {.name = "sequential", .judge = rule_sequential, .enough = enough_sequential,
      .screen = screen_clocks},
 };
@@ -581,6 +583,11 @@ static const decide_rule *rule_of(const char *name) {
 }
 
 int decide_rule_known(const char *name) { return name && rule_of(name) != NULL; }
+
+int decide_fixed_rounds(const decide_opts *o) {
+  const decide_rule *rule = rule_of(o->rule);
+  return rule && rule->fixed_rounds;
+}
 
 /* ---- entry points ---- */
 

@@ -71,6 +71,12 @@ int decide_screen_round(const decide_opts *o, const round_rec *r);
 /* Known rule name? */
 int decide_rule_known(const char *name);
 
+/* Does the rule judge a fixed number of rounds (measure.rounds), so that their noise, not more
+ * rounds, must carry its false-keep rate? Then the measure process raises the samples per
+ * round from the launches' spread (worker/protocol.h, protocol_samples). The sequential rule
+ * measures more rounds instead: 0. */
+int decide_fixed_rounds(const decide_opts *o);
+
 
 /* The canary's verdict on one measure process (docs/DECISIONS.md, "The canary"): on each
  * instrument, the mean over the input sets of each set's median ratio copy/best, with a 95%

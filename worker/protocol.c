@@ -167,10 +167,11 @@ static int dropped(const protocol_ctx *ctx, tf_err *e) {
   return tf_fail(e, TF_EXIT_FAIL, "dropped by the worker (run ahead, then not wanted)");
 }
 
-int protocol_samples(const measure_opts *m, double min_gain, double spread, int *wanted) {
+int protocol_samples(const measure_opts *m, const decide_opts *d, double spread, int *wanted) {
   const double z = 3.09, k = 1.2533; /* 0.1% one-sided; a median's error over a mean's */
+  const double min_gain = d->min_gain;
   double want = m->samples;
-  if (isfinite(spread) && spread > 0) {
+  if (decide_fixed_rounds(d) && isfinite(spread) && spread > 0) {
     want = min_gain > 0 ? 2.0 * pow(k * spread, 2) * pow(k * z, 2) /
                               (min_gain * min_gain * (double)m->rounds)
                         : (double)m->max_samples;
@@ -199,7 +200,7 @@ static int burn_in(const backend_ops *ops, void *self, const job *j, result *r,
   }
   r->burn_in = j->measure.burn_in;
   r->launch_spread = n > 0 ? stats_median(spreads, n) : NAN;
-  r->samples = protocol_samples(&j->measure, j->decide.min_gain, r->launch_spread,
+  r->samples = protocol_samples(&j->measure, &j->decide, r->launch_spread,
                                 &r->samples_wanted);
   return 0;
 }

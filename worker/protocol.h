@@ -50,13 +50,14 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
                  const protocol_ctx *ctx, tf_err *e);
 
 /* Launches per arm per round after burn-in, for launches of relative spread `spread`
- * (stats_rel_spread; NAN or 0: unknown). A round's ratio new/best is a ratio of two medians
+ * (stats_rel_spread; NAN or 0: unknown), under a rule that judges a fixed number of rounds
+ * (decide_fixed_rounds; any other rule: measure.samples). A round's ratio new/best is a ratio of two medians
  * of S launches, whose noise is about sqrt(2) * 1.2533 * spread / sqrt(S); for identical
  * kernels the median of measure.rounds such ratios then falls below 1 - min_gain with
  * probability Phi(-min_gain * sqrt(rounds) / (1.2533 * noise)). S is the smallest count that
  * puts this at 0.1%, never below measure.samples; *wanted (when not NULL) gets it, and the
  * return value is it capped at measure.max_samples. docs/DECISIONS.md, "Samples per round". */
-int protocol_samples(const measure_opts *m, double min_gain, double spread, int *wanted);
+int protocol_samples(const measure_opts *m, const decide_opts *d, double spread, int *wanted);
 
 /* The arm order of recorded round i. */
 void protocol_order(int i, int order[ARM_COUNT]);

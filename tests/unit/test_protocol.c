@@ -15,6 +15,7 @@
 
 #include "tests/unit/testutil.h"
 #include "worker/backend.h"
+#include "common/decide.h"
 #include "worker/protocol.h"
 
 static int checks[ARM_COUNT]; /* checks that reached the device, per arm */
@@ -228,24 +229,31 @@ static void a_dropped_job_should_end_at_its_next_round(void **state) {
 static void samples_should_follow_the_launch_spread(void **state) {
   (void)state;
   measure_opts m = {.rounds = 8, .samples = 20, .max_samples = 256};
+  decide_opts d;
+  decide_defaults(&d);
+  snprintf(d.rule, sizeof d.rule, "median");
   int wanted = 0;
-  assert_int_equal(protocol_samples(&m, 0.01, NAN, &wanted), 20);
+  assert_int_equal(protocol_samples(&m, &d, NAN, &wanted), 20);
   assert_int_equal(wanted, 20);
-  assert_int_equal(protocol_samples(&m, 0.01, 0.01, &wanted), 20);
+  assert_int_equal(protocol_samples(&m, &d, 0.01, &wanted), 20);
   assert_int_equal(wanted, 20);
-  assert_int_equal(protocol_samples(&m, 0.01, 0.042, &wanted), 104);
+  assert_int_equal(protocol_samples(&m, &d, 0.042, &wanted), 104);
   assert_int_equal(wanted, 104);
   /* the model's promise at that count: z = min_gain sqrt(rounds) / (1.2533 noise) >= 3.09 */
   double noise = sqrt(2.0) * 1.2533 * 0.042 / sqrt(104.0);
   assert_true(0.01 * sqrt(8.0) / (1.2533 * noise) >= 3.09);
-  assert_int_equal(protocol_samples(&m, 0.01, 0.10, &wanted), 256);
+  assert_int_equal(protocol_samples(&m, &d, 0.10, &wanted), 256);
   assert_true(wanted > 256);
   m.rounds = 32; /* four times the rounds, a quarter of the samples */
-  assert_int_equal(protocol_samples(&m, 0.01, 0.042, NULL), 26);
+  assert_int_equal(protocol_samples(&m, &d, 0.042, NULL), 26);
   m.rounds = 8;
   m.max_samples = 20;
-  assert_int_equal(protocol_samples(&m, 0.01, 0.10, &wanted), 20);
+  assert_int_equal(protocol_samples(&m, &d, 0.10, &wanted), 20);
   assert_true(wanted > 20);
+  m.max_samples = 256; /* the sequential rule measures more rounds instead */
+  snprintf(d.rule, sizeof d.rule, "sequential");
+  assert_int_equal(protocol_samples(&m, &d, 0.10, &wanted), 20);
+  assert_int_equal(wanted, 20);
 }
 
 /* On a device whose launches spread by 5%, the job measures its canary and recorded rounds at
@@ -271,7 +279,7 @@ static void a_wide_launch_spread_should_raise_the_samples(void **state) {
   assert_true(fabs(r->launch_spread - 0.05) < 0.015);
   assert_true(r->samples > 100 && r->samples < 256); /* 2 (1.2533^2 3.09 0.05)^2 / (0.01^2 8): ~150 */
   assert_int_equal(r->samples, r->samples_wanted < 256 ? r->samples_wanted : 256);
-  assert_int_equal(r->samples, protocol_samples(&j->measure, j->decide.min_gain, r->launch_spread, NULL));
+  assert_int_equal(r->samples, protocol_samples(&j->measure, &j->decide, r->launch_spread, NULL));
   j->measure.max_samples = 20; /* a fixed count stays fixed */
   memset(r, 0, sizeof *r);
   assert_int_equal(protocol_run(&backend_sim, self, j, r, NULL, &e), 0);
