@@ -69,7 +69,7 @@ static void run_usage(FILE *f) {
           "  --ledgers D   ledgers folder (default: ledgers)\n"
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
-          "  --quiet       no progress lines on stderr\n"
+          "  --quiet       no progress lines on stderr; the final summary still comes\n"
           "  --compile-jobs N  compile ahead, N at once per worker on the node's spare cores,\n"
           "                the kernels the search may ask for next; 0: none, every job\n"
           "                compiles its own. Default auto: the node's cores per worker less\n"

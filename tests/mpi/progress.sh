@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # issue 19: `run` says what it is doing. It announces its phases (loading, enumerating the
-# space, opening the ledgers, measuring), every decision line says "n of budget" and an ETA,
-# and Ctrl-C (mpirun turns it into SIGTERM for every rank) ends with a line saying how to
-# resume: the same command, which then resumes the ledgers and finishes.
+# space, opening the ledgers, measuring), every decision line says "measured n of budget",
+# the static refusals and an ETA, and Ctrl-C (mpirun turns it into SIGTERM for every rank)
+# ends with a line saying how to resume: the same command, which then resumes the ledgers and
+# finishes.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p campaigns
@@ -34,7 +35,8 @@ for want in "tunefarm: loading campaign campaigns/ln.json" \
   "mpirun -np 3 tunefarm run --backend sim --ledgers $WORK/ledgers --compile-jobs 0 campaigns/ln.json"; do
   grep -qF -- "$want" run1.out || { cat run1.out; fail "the run did not say '$want'"; }
 done
-grep -Eq '\] gen [0-9]+ \([0-9]+ of 12, ETA [0-9]+m[0-9]{2}s\) ' run1.out || { cat run1.out; fail "no ETA"; }
+grep -Eq '\] gen [0-9]+ \(measured [0-9]+ of 12, [0-9]+ refused statically, ETA [0-9]+m[0-9]{2}s\) ' run1.out ||
+  { cat run1.out; fail "no measured n of budget with the static refusals and an ETA"; }
 # what stopped comes first, a line of its own: mpirun may pass on nothing after it
 grep -A1 -x "tunefarm: stopped by SIGTERM" run1.out | tail -1 | grep -q "^tunefarm: the ledgers in" ||
   { cat run1.out; fail "'stopped by' is not a line of its own before how to resume"; }
