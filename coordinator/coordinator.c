@@ -701,10 +701,14 @@ static int reopen(farm *f, device_run *d, tf_err *e) {
 static int open_search(farm *f, device_run *d, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   search_config cfg;
-  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e)) return -1;
+  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e) ||
+      ledger_open(&d->l, &lo, &f->c, &d->dev, e))
+    return -1;
+  /* seeded with the ordinal its ledger began under: another launch style may give the same
+   * GPU another (coordinator/ledger.h), and the resumed search proposes as it would have */
+  cfg.ordinal = ledger_ordinal(d->l);
   cfg.space = &f->space;
   if (search_init(&d->s, &cfg, e)) return -1;
-  if (ledger_open(&d->l, &lo, &f->c, &d->dev, e)) return -1;
   resume_ctx x = {f, d};
   if (ledger_replay(d->l, resume_line, &x, e)) return -1;
   search_begin_run(&d->s); /* every run begins in fresh processes */
