@@ -949,6 +949,21 @@ static const char *backend_of(const farm *f) {
   return b ? b : "none";
 }
 
+/* The commands that resume the run, "  CMD\n" each: as launched (run_opts.resume), else
+ * mpirun with the options run_opts holds. */
+static void resume_lines(const run_opts *o, int ranks, char *buf, size_t len) {
+  if (o->resume) {
+    snprintf(buf, len, "%s", o->resume);
+    return;
+  }
+  char jobs[48] = "", backend[32] = "";
+  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
+  if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
+  if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
+  snprintf(buf, len, "  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n", ranks, backend,
+           o->ledgers, jobs, o->campaign);
+}
+
 static int run(farm *f, tf_err *e) {
   int usable = 0;
   progress(f, "tunefarm: opening the ledgers in %s/%s/\n", f->o->ledgers, f->c.name);
@@ -961,9 +976,13 @@ static int run(farm *f, tf_err *e) {
   if (usable == 0) return tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
   progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f->c.name, usable,
            backend_of(f), f->c.decide.rule);
+  char how[4608];
+  int size;
+  MPI_Comm_size(f->comm, &size);
+  resume_lines(f->o, size, how, sizeof how);
   progress(f, "tunefarm: measuring, %d generations per device at most, counting measured ones "
-           "only (static refusals spend none of the budget); Ctrl-C stops, the same command "
-           "resumes\n", f->c.search.budget);
+           "only (static refusals spend none of the budget); Ctrl-C stops, and this resumes:\n%s",
+           f->c.search.budget, how);
   return serve(f, e);
 }
 
@@ -1021,7 +1040,7 @@ static int none_ran_error(const farm *f, tf_err *e) {
  * since a signal handler may only write. Under mpirun often only the first bytes a rank writes
  * after the signal reach the terminal, so the line saying what stopped goes first, on its
  * own; the run's first lines said how to resume already. */
-static char interrupted_how[2048];
+static char interrupted_how[5120];
 
 static void on_signal(int sig) {
   const char *what = sig == SIGINT ? "\ntunefarm: stopped by SIGINT\n"
@@ -1034,14 +1053,11 @@ static void on_signal(int sig) {
 }
 
 static void catch_signals(const run_opts *o, int ranks) {
-  char jobs[48] = "", backend[32] = "";
-  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
-  if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
-  if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
+  char how[sizeof interrupted_how - 256];
+  resume_lines(o, ranks, how, sizeof how);
   snprintf(interrupted_how, sizeof interrupted_how,
            "tunefarm: the ledgers in %s/ hold every generation recorded. Resume with the same "
-           "command (without --fresh):\n  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n",
-           o->ledgers, ranks, backend, o->ledgers, jobs, o->campaign);
+           "command (without --fresh):\n%s", o->ledgers, how);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
