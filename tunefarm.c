@@ -1,6 +1,6 @@
 /* tunefarm: a tuning farm for GPU kernels. This file only dispatches commands.
  *
- *   run      (under mpirun)  coordinator/coordinator.h, worker/worker.h
+ *   run      (under mpirun, or starting it)  coordinator/coordinator.h, worker/worker.h
  *   audit    (mpirun or not) tools/audit.h
  *   bench                    tools/bench.h
  *   check                    tools/audit.h
@@ -10,8 +10,11 @@
  *   report                   tools/report.h
  *   study                    tools/study.h, tools/study_replay.h (--ledgers)
  *   verify                   tools/verify.h */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_ISSET */
+#include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +36,7 @@
 #include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main
 #include "worker/compile_pool.h"      // defines: compile_main
+#include "worker/cuda_util.h"         // defines: cuda_device_count
 #include "worker/devices.h"           // defines: devices_main
 #include "worker/worker.h"            // defines: worker_run
 
@@ -42,7 +46,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tunefarm COMMAND [OPTIONS]\n\n"
-          "  run CAMPAIGN       tune on every GPU of the node: mpirun -np G+1 tunefarm run C\n"
+          "  run CAMPAIGN       tune on every GPU of the node (mpirun -np G+1, which run\n"
+          "                     starts itself when no MPI launcher started it)\n"
           "  audit CAMPAIGN     compile every reachable configuration (mpirun spreads it)\n"
           "  check CAMPAIGN     validate a campaign and count its space, compiling nothing\n"
           "  report LEDGER|DIR  per-GPU markdown tables of what the searches kept\n"
@@ -58,18 +63,25 @@ static void usage(FILE *f) {
 
 static void run_usage(FILE *f) {
   fprintf(f,
-          "usage: mpirun -np G+1 tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
-          "                                   [--quiet] [--compile-jobs N] [--no-run-ahead]\n"
-          "                                   [--worker-margin S] CAMPAIGN\n\n"
+          "usage: [mpirun -np G+1] tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
+          "                                     [--quiet] [--compile-jobs N] [--no-run-ahead]\n"
+          "                                     [--worker-margin S] CAMPAIGN\n\n"
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
-          "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume.\n\n"
+          "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume:\n"
+          "the first lines, and the last after Ctrl-C, print it as launched (mpirun -np <ranks>,\n"
+          "the binary as given, the options as used; under Slurm an srun form too).\n"
+          "Started without an MPI launcher (no mpirun, srun or PMI in the environment), run\n"
+          "starts the farm on this node itself: it prints and runs\n"
+          "  mpirun -np G+1 [--oversubscribe] <this binary> run <the same arguments>\n"
+          "with G the GPUs this node shows (1 worker without a GPU, and with --backend sim),\n"
+          "and --oversubscribe when the node has fewer cores than ranks.\n\n"
           "  --backend B   cuda or sim; default: cuda where a worker sees a GPU, else sim\n"
           "                (the simulated device), said on the first line\n"
           "  --ledgers D   ledgers folder (default: ledgers)\n"
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
-          "  --quiet       no progress lines on stderr\n"
+          "  --quiet       no progress lines on stderr; the final summary still comes\n"
           "  --compile-jobs N  compile ahead, N at once per worker on the node's spare cores,\n"
           "                the kernels the search may ask for next; 0: none, every job\n"
           "                compiles its own. Default auto: the node's cores per worker less\n"
@@ -89,7 +101,11 @@ static void run_usage(FILE *f) {
 typedef struct run_args {
   run_opts o;
   int help;
-  char why[320]; /* what is wrong with the command line */
+  int ledgers_given;       /* --ledgers was given (else the default is not repeated) */
+  const char *jobs_arg;    /* --compile-jobs and --worker-margin as given; NULL: not given */
+  const char *margin_arg;
+  char why[320];           /* what is wrong with the command line */
+  char resume[4096];       /* how to resume the run, as it was launched (run_opts.resume) */
 } run_args;
 
 /* -1, with why the command line is refused in a->why. */
@@ -133,11 +149,12 @@ static int parse_run(int argc, char **argv, run_args *a) {
   while ((c = getopt_long(argc, argv, ":b:l:fqh", longs, NULL)) != -1) {
     switch (c) {
       case 'b': a->o.backend = optarg; break;
-      case 'l': a->o.ledgers = optarg; break;
+      case 'l': a->o.ledgers = optarg, a->ledgers_given = 1; break;
       case 'f': a->o.fresh = 1; break;
       case 'q': a->o.quiet = 1; break;
       case 'A': a->o.run_ahead = 0; break;
       case 'j': {
+        a->jobs_arg = optarg;
         if (strcmp(optarg, "auto") == 0) {
           a->o.compile_jobs = -1;
           break;
@@ -156,6 +173,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
         if (end == optarg || *end || !(s >= 0 && s <= 86400))
           return run_refuse(a, "--worker-margin wants seconds in [0, 86400], not '%s'", optarg);
         a->o.worker_margin_s = s;
+        a->margin_arg = optarg;
         break;
       }
       case 'h': a->help = 1; return 0;
@@ -231,7 +249,164 @@ static int run_farm(int rank, int size, run_args *a) {
   return 1;
 }
 
-static int cmd_run(int argc, char **argv) {
+/* ---- the command line as launched: what resumes a run, and what starts one ---- */
+
+/* Text built into a fixed buffer; what does not fit is cut off. */
+typedef struct text {
+  char *buf;
+  size_t len, n;
+} text;
+
+__attribute__((format(printf, 2, 3))) static void put(text *t, const char *fmt, ...) {
+  if (t->n >= t->len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(t->buf + t->n, t->len - t->n, fmt, ap);
+  va_end(ap);
+  if (w > 0) t->n = t->n + (size_t)w < t->len ? t->n + (size_t)w : t->len - 1;
+}
+
+/* " ARG", single-quoted for a POSIX shell when it holds anything but plain characters, so that
+ * the line runs as printed. */
+static void put_arg(text *t, const char *arg) {
+  int plain = arg[0] != '\0';
+  for (const char *p = arg; *p; p++)
+    plain = plain && (strchr("_./=:,+@%-", *p) || (*p >= '0' && *p <= '9') ||
+                      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'));
+  if (plain) {
+    put(t, " %s", arg);
+    return;
+  }
+  put(t, " '");
+  for (const char *p = arg; *p; p++) put(t, *p == '\'' ? "'\\''" : "%c", *p);
+  put(t, "'");
+}
+
+/* Cores of this node that this process may run on: the distinct (package, core) pairs of the
+ * CPUs of its affinity, as Open MPI counts slots (cores, not hardware threads). */
+static int node_cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return (int)sysconf(_SC_NPROCESSORS_ONLN);
+  enum { MAX_CORES = 4096 };
+  static long seen[MAX_CORES];
+  int n = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    long id[2] = {-1, cpu}; /* without topology, each CPU is a core of its own */
+    const char *leaf[2] = {"physical_package_id", "core_id"};
+    for (int k = 0; k < 2; k++) {
+      char path[128];
+      snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, leaf[k]);
+      FILE *f = fopen(path, "r");
+      long v;
+      if (f && fscanf(f, "%ld", &v) == 1) id[k] = v;
+      if (f) fclose(f);
+    }
+    long key = id[0] * 1000003L + id[1];
+    int i = 0;
+    while (i < n && seen[i] != key) i++;
+    if (i == n && n < MAX_CORES) seen[n++] = key;
+  }
+  return n > 0 ? n : 1;
+}
+
+/* The options of `run` as given, in one order, without --fresh (a resume keeps the ledgers),
+ * and the campaign. */
+static void put_run(text *t, const char *exe, const run_args *a) {
+  put_arg(t, exe);
+  put(t, " run");
+  if (a->o.backend) put(t, " --backend"), put_arg(t, a->o.backend);
+  if (a->ledgers_given) put(t, " --ledgers"), put_arg(t, a->o.ledgers);
+  if (a->o.quiet) put(t, " --quiet");
+  if (a->jobs_arg) put(t, " --compile-jobs"), put_arg(t, a->jobs_arg);
+  if (!a->o.run_ahead) put(t, " --no-run-ahead");
+  if (a->margin_arg) put(t, " --worker-margin"), put_arg(t, a->margin_arg);
+  put_arg(t, a->o.campaign);
+}
+
+/* The variable a farm that `run` started itself finds its user's command in (argv[0]). */
+#define RUN_AS_ENV "TUNEFARM_RUN_AS"
+
+/* How to resume this run, as it was launched, one command a line: the user's own command when
+ * run started the farm itself; else mpirun with this world's size (and --oversubscribe when
+ * that exceeds the slots mpirun saw, or this node's cores), and under Slurm an srun form. A
+ * launcher's own command line is not visible to its ranks; argv[0] is the binary as given. */
+static void resume_text(const run_args *a, const char *exe, int world, char *buf, size_t len) {
+  text t = {buf, len, 0};
+  const char *as = getenv(RUN_AS_ENV);
+  if (as && *as) {
+    put(&t, " ");
+    put_run(&t, as, a);
+    put(&t, "\n");
+    return;
+  }
+  const char *universe = getenv("OMPI_UNIVERSE_SIZE");
+  int slots = universe && atoi(universe) > 0 ? atoi(universe) : node_cores();
+  put(&t, "  mpirun -np %d%s", world, world > slots ? " --oversubscribe" : "");
+  put_run(&t, exe, a);
+  put(&t, "\n");
+  if (getenv("SLURM_JOB_ID") || getenv("SLURM_STEP_ID")) {
+    put(&t, "  srun --ntasks=%d", world);
+    put_run(&t, exe, a);
+    put(&t, "   (under Slurm; scripts/slurm.sbatch for GPU nodes)\n");
+  }
+}
+
+/* Whether an MPI launcher started this process: mpirun (Open MPI), a PMI or PMIx server, or
+ * srun. Without one, MPI_Init would make a world of one. */
+static int launched(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+                        "SLURM_PROCID", NULL};
+  for (const char **v = vars; *v; v++)
+    if (getenv(*v)) return 1;
+  return 0;
+}
+
+/* `run` without a launcher: the farm on this node, through mpirun, with one worker per GPU the
+ * node shows (one on the simulated device), the same arguments and this very binary. Returns
+ * only when mpirun cannot be started. */
+static int self_launch(int argc, char **argv, const char *as, const run_args *a) {
+  int gpus = 0, sim = a->o.backend && strcmp(a->o.backend, "sim") == 0;
+  tf_err e = {0};
+  if (!sim && cuda_device_count(&gpus, &e))
+    gpus = 0; /* no GPU: the worker falls back to the simulated device, or says why not */
+  int ranks = (gpus > 0 ? gpus : 1) + 1;
+  char why[64];
+  if (sim)
+    snprintf(why, sizeof why, "--backend sim");
+  else if (gpus > 0)
+    snprintf(why, sizeof why, "one per GPU of this node");
+  else
+    snprintf(why, sizeof why, "no GPU here");
+  char exe[4096], np[16];
+  if (self_exe(exe, sizeof exe)) snprintf(exe, sizeof exe, "%s", as);
+  snprintf(np, sizeof np, "%d", ranks);
+  char **args = calloc((size_t)argc + 8, sizeof *args);
+  if (!args) {
+    fprintf(stderr, "tunefarm run: out of memory\n");
+    return TF_EXIT_FAIL;
+  }
+  int n = 0;
+  args[n++] = "mpirun", args[n++] = "-np", args[n++] = np;
+  if (ranks > node_cores()) args[n++] = "--oversubscribe";
+  args[n++] = exe;
+  for (int i = 0; i < argc; i++) args[n++] = argv[i];
+  args[n] = NULL;
+  char line[8192];
+  text t = {line, sizeof line, 0};
+  for (int i = 0; i < n; i++) put_arg(&t, args[i]);
+  fprintf(stderr, "tunefarm run: no MPI launcher started it: starting the farm with %d "
+          "worker(s) (%s):\n %s\n", ranks - 1, why, line);
+  fflush(stderr);
+  setenv(RUN_AS_ENV, as, 1);
+  execvp(args[0], args);
+  fprintf(stderr, "tunefarm run: cannot start mpirun: %s; start the farm yourself: mpirun -np "
+          "G+1 tunefarm run CAMPAIGN (G = GPUs on the node)\n", strerror(errno));
+  free(args);
+  return TF_EXIT_FAIL;
+}
+
+static int cmd_run(int argc, char **argv, const char *as) {
   /* The margin covers what the job's deadline does not: starting a measure child (its hello
    * may take up to the worker's hello_s, 120 s), stopping an old one, the messages. */
   run_args a = {.o = {.ledgers = "ledgers", .progress = stderr, .compile_jobs = -1,
@@ -241,6 +416,7 @@ static int cmd_run(int argc, char **argv) {
     run_usage(stdout);
     return 0;
   }
+  if (!bad && !launched()) return self_launch(argc, argv, as, &a);
   doorbell_block(); /* before MPI_Init starts threads, which would swallow the rings */
   MPI_Init(&argc, &argv);
   mpimsg_init(MPI_COMM_WORLD);
@@ -257,6 +433,10 @@ static int cmd_run(int argc, char **argv) {
     }
     MPI_Finalize();
     return 2;
+  }
+  if (rank == 0) {
+    resume_text(&a, as, size, a.resume, sizeof a.resume);
+    a.o.resume = a.resume;
   }
   rc = run_farm(rank, size, &a);
   MPI_Finalize();
@@ -288,10 +468,10 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  const char *cmd = argv[1];
+  const char *cmd = argv[1], *as = argv[0];
   argc--;
   argv++;
-  if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
+  if (!strcmp(cmd, "run")) return cmd_run(argc, argv, as);
   if (!strcmp(cmd, "audit")) return cmd_audit(argc, argv);
   if (!strcmp(cmd, "check")) return check_main(argc, argv);
   if (!strcmp(cmd, "measure")) return child_main(argc, argv);

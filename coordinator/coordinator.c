@@ -58,6 +58,9 @@ typedef struct device_run {
   int compile_jobs;    /* its worker's compiles ahead at once (its hello); 0: no list to send */
   long long job_id;
   int measured_before; /* measured generations found in the ledger at start (resume) */
+  int statics;         /* generations refused statically (no job), the ledger's before this
+                        * run's included: with the measured and the untrusted ones they make up
+                        * the generation number */
   int ended_before;    /* the ledger's search had ended before this run */
   double t_first, t_end; /* wall clock of this run's first job and of the search's end */
   result_times spent;  /* this run's results' times, summed: where the GPU's time went */
@@ -227,11 +230,17 @@ static void measured_record(const farm *f, device_run *d, const decision *dec,
   d->sent = NULL;
 }
 
+/* A static refusal counted, as written or as read back. */
+static void count_static(device_run *d, const record *rec) {
+  d->statics += rec->kind == RECORD_GENERATION && !rec->gen.measured;
+}
+
 /* Append the record and apply its facts to the search, as resume does with the records it
  * reads back. */
 static int commit(farm *f, device_run *d, tf_err *e) {
   search_fact fact;
   if (ledger_write(d->l, f->rec, e)) return -1; /* synced before anything acts on it: flush */
+  count_static(d, f->rec);
   int rc = replay_fact(f->rec, &f->c.tmpl, ledger_path(d->l), &fact, e);
   if (rc == 0) rc = search_apply(&d->s, &fact, e);
   return rc < 0 ? tf_wrap(e, "ledger '%s': the record just written", ledger_path(d->l)) : 0;
@@ -432,24 +441,29 @@ static int advance(farm *f, device_run *d, tf_err *e) {
   return 0;
 }
 
-/* "12 of 40, ETA 1m05s": measured generations against the budget, and the time the rest of
- * the budget takes at this run's rate (an upper bound: max_stale may end the search sooner). */
+/* "measured 12 of 40, 7 refused statically, ETA 1m05s": the generation number counts every
+ * candidate recorded, so the line says apart the measured generations, the only ones the
+ * budget counts, the static refusals, which cost no compile and no budget, and (when there are
+ * any) the generations measured again because no canary cleared their process; then the time
+ * the rest of the budget takes at this run's rate (an upper bound: max_stale may end the
+ * search sooner). */
 static void budget_text(const device_run *d, int budget, char *buf, size_t len) {
   int done = d->s.measured, here = done - d->measured_before, left = budget - done;
   double spent = tf_monotonic_s() - d->t_first;
-  if (here <= 0 || left <= 0 || spent <= 0) {
-    snprintf(buf, len, "%d of %d", done, budget);
-    return;
-  }
+  int n = snprintf(buf, len, "measured %d of %d, %d refused statically", done, budget,
+                   d->statics);
+  if (n > 0 && (size_t)n < len && d->s.untrusted > 0)
+    n += snprintf(buf + n, len - (size_t)n, ", %d measured again", d->s.untrusted);
+  if (n < 0 || (size_t)n >= len || here <= 0 || left <= 0 || spent <= 0) return;
   long eta = lround(spent / here * left);
   if (eta >= 3600)
-    snprintf(buf, len, "%d of %d, ETA %ldh%02ldm", done, budget, eta / 3600, eta % 3600 / 60);
+    snprintf(buf + n, len - (size_t)n, ", ETA %ldh%02ldm", eta / 3600, eta % 3600 / 60);
   else
-    snprintf(buf, len, "%d of %d, ETA %ldm%02lds", done, budget, eta / 60, eta % 60);
+    snprintf(buf + n, len - (size_t)n, ", ETA %ldm%02lds", eta / 60, eta % 60);
 }
 
 static void print_decision(const farm *f, const device_run *d, const decision *dec) {
-  char change[256], budget[64];
+  char change[256], budget[128];
   change_str(&f->c.tmpl, &d->step.best, &d->step.cand, change, sizeof change);
   budget_text(d, f->c.search.budget, budget, sizeof budget);
   progress(f, "[gpu%d %.12s] gen %lld (%s) %s: median %.4f %s (%s)\n", d->dev.ordinal,
@@ -655,6 +669,7 @@ static int resume_line(void *ctx, long line, const record *rec, tf_err *e) {
   const char *path = ledger_path(x->d->l);
   int rc = replay_fact(rec, &x->f->c.tmpl, path, &fact, e);
   if (rc == 0) rc = search_apply(&x->d->s, &fact, e);
+  if (rc == 0) count_static(x->d, rec);
   if (rc < 0) {
     if (e) e->code = TF_EXIT_INPUT;
     return tf_wrap(e, "ledger '%s': line %ld", path, line);
@@ -686,10 +701,14 @@ static int reopen(farm *f, device_run *d, tf_err *e) {
 static int open_search(farm *f, device_run *d, tf_err *e) {
   ledger_opts lo = {.dir = f->o->ledgers, .fresh = f->o->fresh, .log = f->o->progress};
   search_config cfg;
-  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e)) return -1;
+  if (search_config_of(&f->c, d->dev.ordinal, &cfg, e) ||
+      ledger_open(&d->l, &lo, &f->c, &d->dev, e))
+    return -1;
+  /* seeded with the ordinal its ledger began under: another launch style may give the same
+   * GPU another (coordinator/ledger.h), and the resumed search proposes as it would have */
+  cfg.ordinal = ledger_ordinal(d->l);
   cfg.space = &f->space;
   if (search_init(&d->s, &cfg, e)) return -1;
-  if (ledger_open(&d->l, &lo, &f->c, &d->dev, e)) return -1;
   resume_ctx x = {f, d};
   if (ledger_replay(d->l, resume_line, &x, e)) return -1;
   search_begin_run(&d->s); /* every run begins in fresh processes */
@@ -833,11 +852,12 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
   const search *s = &d->s;
   char cfg[512];
   spec_config_str(&f->c.tmpl, &s->best, cfg, sizeof cfg);
-  fprintf(out,
-          "  gpu%d %s (%s): %lld generations, %d kept, %d rejected, %d refused, %d ambiguous, "
-          "%d faults; ",
-          d->dev.ordinal, d->dev.uuid, d->dev.name, s->generation, s->keeps, s->rejects,
-          s->refused, s->ambiguous, s->faults);
+  fprintf(out, "  gpu%d %s (%s): %lld generations = %d measured + %d refused statically",
+          d->dev.ordinal, d->dev.uuid, d->dev.name, s->generation, s->measured, d->statics);
+  if (s->untrusted > 0) fprintf(out, " + %d measured again", s->untrusted);
+  /* s->refused counts every refusal: here only the measured ones refused as noisy */
+  fprintf(out, "; %d kept, %d rejected, %d refused as noisy, %d ambiguous, %d faults; ",
+          s->keeps, s->rejects, s->refused - d->statics - s->untrusted, s->ambiguous, s->faults);
   if (search_none_ran(s))
     fprintf(out, "no candidate ran: all %lld jobs ended in a fault or an error, so there is no "
             "best (the start %s was never measured)", s->last_job, cfg);
@@ -867,11 +887,15 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
           d->ended_before ? " (already, in an earlier run)" : "", ledger_path(d->l));
 }
 
+/* The run's outcome: said under --quiet too, which drops only the progress lines. */
 static void summary(const farm *f) {
-  if (f->o->quiet) return;
   FILE *out = f->o->progress;
   double wall = tf_monotonic_s() - f->t0;
   fprintf(out, "\ntunefarm: campaign %s finished\n", f->c.name);
+  fprintf(out, "  a generation is a candidate recorded: measured (only those count toward "
+          "search.budget %d), refused statically for a constraint it breaks (no compile, no "
+          "budget), or measured again when no canary cleared its process\n",
+          f->c.search.budget);
   print_load(f, out, wall);
   for (int i = 0; i < f->ndev; i++)
     if (f->d[i].usable) summary_of(f, &f->d[i], out, wall);
@@ -925,6 +949,21 @@ static const char *backend_of(const farm *f) {
   return b ? b : "none";
 }
 
+/* The commands that resume the run, "  CMD\n" each: as launched (run_opts.resume), else
+ * mpirun with the options run_opts holds. */
+static void resume_lines(const run_opts *o, int ranks, char *buf, size_t len) {
+  if (o->resume) {
+    snprintf(buf, len, "%s", o->resume);
+    return;
+  }
+  char jobs[48] = "", backend[32] = "";
+  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
+  if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
+  if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
+  snprintf(buf, len, "  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n", ranks, backend,
+           o->ledgers, jobs, o->campaign);
+}
+
 static int run(farm *f, tf_err *e) {
   int usable = 0;
   progress(f, "tunefarm: opening the ledgers in %s/%s/\n", f->o->ledgers, f->c.name);
@@ -937,8 +976,13 @@ static int run(farm *f, tf_err *e) {
   if (usable == 0) return tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
   progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f->c.name, usable,
            backend_of(f), f->c.decide.rule);
-  progress(f, "tunefarm: measuring, %d generations per device at most; Ctrl-C stops, the same "
-           "command resumes\n", f->c.search.budget);
+  char how[4608];
+  int size;
+  MPI_Comm_size(f->comm, &size);
+  resume_lines(f->o, size, how, sizeof how);
+  progress(f, "tunefarm: measuring, %d generations per device at most, counting measured ones "
+           "only (static refusals spend none of the budget); Ctrl-C stops, and this resumes:\n%s",
+           f->c.search.budget, how);
   return serve(f, e);
 }
 
@@ -996,7 +1040,7 @@ static int none_ran_error(const farm *f, tf_err *e) {
  * since a signal handler may only write. Under mpirun often only the first bytes a rank writes
  * after the signal reach the terminal, so the line saying what stopped goes first, on its
  * own; the run's first lines said how to resume already. */
-static char interrupted_how[2048];
+static char interrupted_how[5120];
 
 static void on_signal(int sig) {
   const char *what = sig == SIGINT ? "\ntunefarm: stopped by SIGINT\n"
@@ -1009,14 +1053,11 @@ static void on_signal(int sig) {
 }
 
 static void catch_signals(const run_opts *o, int ranks) {
-  char jobs[48] = "", backend[32] = "";
-  if (o->compile_jobs >= 0) snprintf(jobs, sizeof jobs, " --compile-jobs %d", o->compile_jobs);
-  if (!o->run_ahead) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), " --no-run-ahead");
-  if (o->backend) snprintf(backend, sizeof backend, " --backend %s", o->backend);
+  char how[sizeof interrupted_how - 256];
+  resume_lines(o, ranks, how, sizeof how);
   snprintf(interrupted_how, sizeof interrupted_how,
            "tunefarm: the ledgers in %s/ hold every generation recorded. Resume with the same "
-           "command (without --fresh):\n  mpirun -np %d tunefarm run%s --ledgers %s%s %s\n",
-           o->ledgers, ranks, backend, o->ledgers, jobs, o->campaign);
+           "command (without --fresh):\n%s", o->ledgers, how);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -32,6 +32,9 @@ typedef struct run_opts {
   double worker_margin_s; /* --worker-margin: seconds a worker may take beyond a job's
                           * measure.deadline_s before it is declared lost */
   FILE *progress;        /* where progress goes (stderr) */
+  const char *resume;    /* the commands that resume this run as it was launched, each a line
+                          * "  CMD\n" (said at the start and when a signal stops the run);
+                          * NULL: mpirun with the world's size and the options run_opts holds */
 } run_opts;
 
 /* 0: every search ran; -1: failed (e says why); 1: the searches ran but workers were lost

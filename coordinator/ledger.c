@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* syncfs */
 #include "coordinator/ledger.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,6 +40,7 @@ struct ledger {
   int fd;
   int lockfd;     /* .NAME.jsonl.lock, flock'd for as long as the ledger is open */
   record *due;    /* a versions record that resume found due; the first full replay writes it */
+  int ordinal;    /* the ordinal of its device record: the one its search was started with */
   FILE *log;
   int dirty;      /* lines written since the last sync */
 };
@@ -354,9 +356,9 @@ static int move_aside(const char *path, FILE *log, tf_err *e) {
                  path, stamp);
 }
 
-void ledger_file_name(const device_record *d, char *buf, size_t len) {
-  char host[sizeof d->host], u8[9];
-  snprintf(host, sizeof host, "%s", d->host[0] ? d->host : "unknown-host");
+/* The host as a file name holds it, and the UUID's first 8 hex digits. */
+static void name_parts(const device_record *d, char *host, size_t len, char u8[9]) {
+  snprintf(host, len, "%s", d->host[0] ? d->host : "unknown-host");
   for (char *p = host; *p; p++) {
     int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
              *p == '-' || *p == '_' || *p == '.';
@@ -364,7 +366,24 @@ void ledger_file_name(const device_record *d, char *buf, size_t len) {
   }
   if (host[0] == '.') host[0] = '_';
   device_uuid8(d, u8);
+}
+
+void ledger_file_name(const device_record *d, char *buf, size_t len) {
+  char host[sizeof d->host], u8[9];
+  name_parts(d, host, sizeof host, u8);
   snprintf(buf, len, "%s-gpu%d-%s.jsonl", host, d->ordinal, u8);
+}
+
+/* Does `name` have the form of d's ledger under some ordinal, "<host>-gpu<N>-<uuid8>.jsonl"? */
+static int named_for(const device_record *d, const char *name) {
+  char host[sizeof d->host], u8[9], tail[32];
+  name_parts(d, host, sizeof host, u8);
+  size_t h = strlen(host);
+  if (strncmp(name, host, h) != 0 || strncmp(name + h, "-gpu", 4) != 0) return 0;
+  const char *p = name + h + 4, *digits = p;
+  while (*p >= '0' && *p <= '9') p++;
+  snprintf(tail, sizeof tail, "-%s.jsonl", u8);
+  return p > digits && strcmp(p, tail) == 0;
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -616,7 +635,130 @@ static int resume(ledger *l, const campaign *c, const device_record *d, int *emp
                      l->path, strerror(errno));
   }
   *empty = r.lines == 0;
+  if (!*empty) l->ordinal = r.dev.ordinal;
   return *empty ? 0 : versions_due(l, &r, d, e);
+}
+
+/* ---------------------------------------------------------------- the device's ledger */
+
+/* Its ledgers under names other than this launch's: the ordinal in a ledger's name is the one
+ * the launch gave the worker (gpuN under mpirun, gpu0 under srun --gpus-per-task=1), while the
+ * device record says which GPU the ledger is for. Up to LEDGER_OTHERS_MAX names are kept. */
+#define LEDGER_OTHERS_MAX 8
+typedef struct others {
+  int n;
+  char name[LEDGER_OTHERS_MAX][256];
+} others;
+
+/* The path of the file `name` in l's folder. */
+static void path_in(const ledger *l, const char *name, char *buf, size_t len) {
+  snprintf(buf, len, "%.*s%s", (int)(strlen(l->path) - strlen(l->name)), l->path, name);
+}
+
+static int stop_after_header(void *ctx, long line, const record *rec, tf_err *e) {
+  (void)ctx, (void)rec, (void)e;
+  return line == 1 ? 1 : 0;
+}
+
+/* 1 when the file `name` of the folder is a ledger of d (its device record has d's UUID and
+ * host), 0 when not (or a link, never followed, or not a regular file, or without a complete
+ * first line), -1 when its first line does not read (e names the file). */
+static int holds_device(const ledger *l, const char *name, const device_record *d, tf_err *e) {
+  char path[LEDGER_PATH_MAX + 256];
+  path_in(l, name, path, sizeof path);
+  int fd = openat(l->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return 0;
+  FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    close(fd);
+    return 0;
+  }
+  scan_res r;
+  if (scan_stream(f, path, stop_after_header, NULL, &r, e)) return -1;
+  return r.lines >= 1 && strcmp(r.dev.uuid, d->uuid) == 0 && strcmp(r.dev.host, d->host) == 0;
+}
+
+/* The files of the folder named as d's ledger under another ordinal than l->name's, that are
+ * d's ledgers indeed. */
+static int find_others(const ledger *l, const device_record *d, others *out, tf_err *e) {
+  out->n = 0;
+  /* a descriptor of its own: a dup would share dirfd's reading position with every listing */
+  int fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!dir) {
+    if (fd >= 0) close(fd);
+    return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot list its folder: %s", l->path,
+                   strerror(errno));
+  }
+  int rc = 0;
+  struct dirent *ent;
+  while (rc == 0 && (ent = readdir(dir)) != NULL) {
+    if (strcmp(ent->d_name, l->name) == 0 || !named_for(d, ent->d_name)) continue;
+    rc = holds_device(l, ent->d_name, d, e);
+    if (rc == 1 && out->n < LEDGER_OTHERS_MAX)
+      snprintf(out->name[out->n++], sizeof out->name[0], "%s", ent->d_name);
+    rc = rc < 0 ? -1 : 0;
+  }
+  closedir(dir);
+  return rc;
+}
+
+/* l->name becomes `name`, a file of the same folder. */
+static void rename_to(ledger *l, const char *name) {
+  char path[sizeof l->path];
+  path_in(l, name, path, sizeof path);
+  snprintf(l->name, sizeof l->name, "%s", name);
+  snprintf(l->path, sizeof l->path, "%s", path);
+}
+
+/* A device has one ledger, whatever its name: a ledger of the same GPU (UUID and host) under
+ * another launch's name is the one to resume, and two of them are a conflict the user
+ * settles. --fresh moves every one of them aside (fresh_others). */
+static int pick_ledger(ledger *l, const device_record *d, int fresh, tf_err *e) {
+  others x;
+  if (find_others(l, d, &x, e)) return -1;
+  if (x.n == 0 || fresh) return 0;
+  char a[LEDGER_PATH_MAX + 256], b[LEDGER_PATH_MAX + 256];
+  struct stat st;
+  int here = fstatat(l->dirfd, l->name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (here || x.n > 1) {
+    path_in(l, here ? l->name : x.name[0], a, sizeof a);
+    path_in(l, here ? x.name[0] : x.name[1], b, sizeof b);
+    return tf_fail(e, TF_EXIT_INPUT,
+                   "ledgers '%s' and '%s' are both for device '%s' on '%s'; a GPU has one "
+                   "ledger whatever a launch named it (the gpu<N> of a name is the ordinal the "
+                   "launch gave the worker): move the one not to resume out of the folder, or "
+                   "pass --fresh to move both aside and start again",
+                   a, b, d->uuid, d->host);
+  }
+  snprintf(a, sizeof a, "%s", l->path);
+  rename_to(l, x.name[0]);
+  fprintf(log_of(l->log), "tunefarm: ledger '%s' is this GPU's (%s): resuming it, under the "
+          "name an earlier launch gave it, rather than starting '%s'\n", l->path, d->uuid, a);
+  fflush(log_of(l->log));
+  return 0;
+}
+
+/* --fresh: this device's ledgers under other names move aside too, each under its lock, so
+ * that the new ledger is its only one. */
+static int fresh_others(ledger *l, const device_record *d, tf_err *e) {
+  others x;
+  if (find_others(l, d, &x, e)) return -1;
+  for (int i = 0; i < x.n; i++) {
+    ledger *o = calloc(1, sizeof *o);
+    if (!o) return tf_fail(e, TF_EXIT_FAIL, "ledger: out of memory");
+    o->fd = o->lockfd = -1;
+    o->dirfd = l->dirfd; /* borrowed: not closed below */
+    o->log = l->log;
+    snprintf(o->name, sizeof o->name, "%s", x.name[i]);
+    path_in(l, x.name[i], o->path, sizeof o->path);
+    int rc = lock_ledger(o, e) || move_aside(o->path, o->log, e) ? -1 : 0;
+    if (o->lockfd >= 0) close(o->lockfd);
+    free(o);
+    if (rc) return -1;
+  }
+  return 0;
 }
 
 static int ledger_open_path(ledger *l, const ledger_opts *o, const campaign *c,
@@ -675,10 +817,14 @@ int ledger_open(ledger **out, const ledger_opts *o, const campaign *c, const dev
   if (!l) return tf_fail(e, TF_EXIT_FAIL, "ledger: out of memory");
   l->fd = l->dirfd = l->lockfd = -1;
   l->log = o ? o->log : NULL;
-  if (ledger_open_path(l, o, c, d, e) || lock_ledger(l, e)) goto fail;
+  int fresh = o && o->fresh;
+  l->ordinal = d->ordinal;
+  if (ledger_open_path(l, o, c, d, e) || pick_ledger(l, d, fresh, e) || lock_ledger(l, e))
+    goto fail;
 
   struct stat st;
-  if (o && o->fresh && lstat(l->path, &st) == 0 && move_aside(l->path, l->log, e)) goto fail;
+  if (fresh && lstat(l->path, &st) == 0 && move_aside(l->path, l->log, e)) goto fail;
+  if (fresh && fresh_others(l, d, e)) goto fail;
 
   if (open_file(l, e)) goto fail;
   if (fstat(l->fd, &st) != 0) {
@@ -731,6 +877,8 @@ int ledger_replay(ledger *l, ledger_fn fn, void *ctx, tf_err *e) {
 }
 
 const char *ledger_path(const ledger *l) { return l->path; }
+
+int ledger_ordinal(const ledger *l) { return l->ordinal; }
 
 void ledger_close(ledger *l) {
   if (!l) return;

@@ -1,7 +1,9 @@
 /* ledger: one append-only JSON-lines file per device and campaign; the only
  * files the farm writes while it runs (the coordinator is the sole writer).
  *
- * Path: <dir>/<campaign>/<host>-gpu<ordinal>-<uuid8>.jsonl
+ * Path: <dir>/<campaign>/<host>-gpu<ordinal>-<uuid8>.jsonl, the ordinal the launch gave the
+ * worker. A ledger is the device's whatever its name: one of the same GPU (the UUID and the
+ * host of its device record) under another ordinal's name is resumed (see ledger_open).
  * Line 1 is the device record, then generation, restart and end records; every line goes
  * through the record codec (coordinator/record.h, docs/SCHEMA.md), which this module is the
  * only user of for files: whatever reads a ledger reads it here, decoded and checked.
@@ -39,7 +41,11 @@ typedef struct ledger_opts {
 } ledger_opts;
 
 /* Open or create the device's ledger, its lock taken first: a ledger another run holds is
- * TF_EXIT_INPUT naming it, with nothing read, cut or moved aside. An existing ledger must be
+ * TF_EXIT_INPUT naming it, with nothing read, cut or moved aside. The device's ledger is the
+ * file of this launch's name, or else the one file of the folder named for d's host and UUID
+ * under another ordinal whose device record has d's UUID and host (said on the log); two such
+ * files, this launch's name among them or not, are TF_EXIT_INPUT naming both. --fresh moves
+ * every one of them aside and starts the file of this launch's name. An existing ledger must be
  * for the same device UUID and the same campaign hash, else TF_EXIT_INPUT with a message that
  * says to pass --fresh; when d's driver, CUDA runtime or NVRTC version differs from the
  * ledger's in force, a versions record is due (see ledger_replay).
@@ -75,6 +81,9 @@ int ledger_sync_all(ledger *const *ls, int n, tf_err *e);
 int ledger_dirty(const ledger *l);
 
 const char *ledger_path(const ledger *l);
+/* The ordinal of the ledger's device record: the launch's that started it, which seeds its
+ * search (search_config_of), so that a resume under another launch proposes as it would have. */
+int ledger_ordinal(const ledger *l);
 void ledger_close(ledger *l);
 
 /* The file name for a device: "<host>-gpu<ordinal>-<uuid8>.jsonl" (characters of the host

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # issue 19: `cmake --install` installs the binary, the templates, the committed kernels and
 # the campaigns; the installed binary finds them for its own campaigns and for a campaign
-# outside any project; the binary configures without CMocka (only the tests need it).
+# outside any project; the binary configures without CMocka (only the tests need it). The
+# installed binary carries a RUNPATH to the CUDA libraries it was linked against.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 unset TUNEFARM_ROOT
@@ -17,6 +18,26 @@ for f in bin/tunefarm share/tunefarm/templates/matmul.json share/tunefarm/templa
 done
 [ ! -e "$p/share/tunefarm/kernels/reference.c" ] || fail "the CPU references' C source was installed"
 echo "ok: installed $(find "$p" -type f | wc -l) files under $p"
+
+# The installed binary finds the CUDA libraries it was linked against through its own RUNPATH,
+# not through LD_LIBRARY_PATH or the loader's cache (ld.so.conf). --inhibit-cache makes the
+# loader ignore /etc/ld.so.cache, as on a node whose ld.so.conf does not name the toolkit.
+cudart="$(sed -n 's/^CUDA_cudart_LIBRARY:[A-Z]*=//p' "$build/CMakeCache.txt")"
+[ -n "$cudart" ] || fail "CMakeCache.txt names no CUDA_cudart_LIBRARY"
+cudadir="$(dirname "$cudart")"
+runpath="$(readelf -d "$p/bin/tunefarm" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')"
+case ":$runpath:" in
+  *":$cudadir:"*) ;;
+  *) readelf -d "$p/bin/tunefarm" >&2; fail "the installed binary's RUNPATH '$runpath' lacks the CUDA library folder '$cudadir'" ;;
+esac
+loader="$(readelf -l "$p/bin/tunefarm" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')"
+env -u LD_LIBRARY_PATH "$loader" --inhibit-cache --list "$p/bin/tunefarm" >ldd.out 2>&1 ||
+  { cat ldd.out; fail "the loader cannot resolve the installed binary's libraries without its cache"; }
+grep -q "libcudart\.so.* => $cudadir/libcudart\.so" ldd.out ||
+  { cat ldd.out; fail "libcudart is not resolved through the RUNPATH folder '$cudadir'"; }
+expect_exit 0 env -u LD_LIBRARY_PATH "$loader" --inhibit-cache "$p/bin/tunefarm" --help
+expect_exit 0 env -u LD_LIBRARY_PATH "$p/bin/tunefarm" --help
+echo "ok: the installed binary's RUNPATH holds $cudadir; it runs without LD_LIBRARY_PATH or ld.so.cache"
 
 # the installed binary: its own campaigns, and a campaign outside any project
 expect_exit 0 "$p/bin/tunefarm" check "$p/share/tunefarm/campaigns/faulty.json"

@@ -19,7 +19,7 @@ n=$(grep -c '"decision":"keep"\|"decision":"reject"' "$l")
 # The same command again resumes the ended search from its ledger: the same counts.
 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" camp/faulty.json \
   >again.out 2>again.err || { cat again.err; fail "the resumed run failed"; }
-counts() { grep -o '[0-9]* generations, .* faults' "$1" || true; }  # the summary, on stderr
+counts() { grep -o '[0-9]* generations = .* faults' "$1" || true; }  # the summary, on stderr
 [ -n "$(counts run.err)" ] || { cat run.err; fail "no summary line with the counts"; }
 [ "$(counts run.err)" = "$(counts again.err)" ] ||
   fail "a resumed run counts otherwise: '$(counts run.err)' then '$(counts again.err)'"

@@ -34,7 +34,7 @@ grep -q "^- restarts: $n " report.md || fail "report does not count the restarts
 # The answer is the champion: the end record's best, report's final best and the summary's.
 end=$(grep '"type":"end"' "$l")
 final=$(grep '^- final best: ' report.md)
-summary=$(grep ' generations, .* best ' run.err)
+summary=$(grep ' generations = .* best ' run.err)
 for kv in $(echo "$end" | grep -o '"best":{[^}]*}' | grep -o '"[A-Z]*":[0-9]*' | tr -d '"' | tr : =); do
   echo "$final" | grep -q "\b$kv\b" || fail "report's final best lacks $kv of the end record: $final"
   echo "$summary" | grep -q " $kv\b" || fail "the summary's best lacks $kv of the end record"
