@@ -61,4 +61,4 @@ for l in "$ledgers/$name"/*.jsonl; do
   build/tunefarm export -o "$ledgers/$name-export" --name "tf_$id" "$l" >&2
 done
 say "the report as a page: $ledgers/$name.html (open it in a browser)"
-say "each GPU's best as a kernel to build with nvcc -std=c++17 (from a GPU, with the cubin the farm measured): $ledgers/$name-export/"
+say "each GPU's best as a kernel to build with the nvcc command export printed above (from a GPU, with the cubin the farm measured): $ledgers/$name-export/"

@@ -202,14 +202,27 @@ static void provenance(FILE *f, const export_what *w) {
   if (w->ledger) fputs(" * Ledger: ", f), c_comment_text(f, w->ledger), fputs("\n", f);
 }
 
+/* An architecture NVRTC compiles machine code for: "sm_" and digits, then at most an 'a' or
+ * 'f' ("sm_90a", "sm_100f"). */
+static int valid_arch(const char *a) {
+  if (strncmp(a, "sm_", 3) != 0 || !isdigit((unsigned char)a[3])) return 0;
+  const char *p = a + 3;
+  while (isdigit((unsigned char)*p)) p++;
+  if (*p == 'a' || *p == 'f') p++;
+  return *p == '\0' && p - a < 12;
+}
+
 static int write_header(FILE *f, const export_what *w) {
   const spec *s = &w->c->tmpl;
   const char *nm = w->name;
+  const char *arch = w->build_arch && valid_arch(w->build_arch) ? w->build_arch : "native";
   fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n", nm);
   provenance(f, w);
-  fprintf(f, " * Build: nvcc -std=c++17 -arch=sm_XY -c %s.cu (the GPU it was tuned on: ", nm);
-  c_comment_text(f, w->dev && w->dev->arch[0] ? w->dev->arch : "see above");
-  fprintf(f, ").\n");
+  fprintf(f, " * Build: nvcc -std=c++17 -arch=%s -c %s.cu (%s).\n", arch, nm,
+          strcmp(arch, "native") == 0
+              ? "the GPU of the machine that builds; name one, like -arch=sm_90, where it has none"
+              : "the architecture it was tuned for; nvcc's default is older, and may lack what "
+                "the kernel uses");
   if (w->lowered)
     fprintf(f, " * %s.cubin is NVRTC's build of it as the farm compiles it; %s_use_cubin loads it\n"
                " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n", nm, nm);
@@ -651,16 +664,6 @@ int export_render(const export_what *w, const char *dir, tf_err *e) {
   return rc;
 }
 
-/* An architecture NVRTC compiles machine code for: "sm_" and digits, then at most an 'a' or
- * 'f' ("sm_90a", "sm_100f"). */
-static int valid_arch(const char *a) {
-  if (strncmp(a, "sm_", 3) != 0 || !isdigit((unsigned char)a[3])) return 0;
-  const char *p = a + 3;
-  while (isdigit((unsigned char)*p)) p++;
-  if (*p == 'a' || *p == 'f') p++;
-  return *p == '\0' && p - a < 12;
-}
-
 /* The configuration's kernel compiled as a generation's job compiles it: the same program (the
  * template's source named relative to the campaign's root, one name expression), so the same
  * cache key and, where the search ran, the cubin it measured. */
@@ -760,8 +763,11 @@ static void usage(FILE *f) {
         "       tunefarm export [-o DIR] [--name NAME] [--arch A] --config K=V,... CAMPAIGN\n"
         "\n"
         "A configuration as code to take away: DIR/NAME.h and DIR/NAME.cu, with the files the\n"
-        "template includes beside them, which compile with plain nvcc (-std=c++17) and need\n"
-        "nothing of tunefarm. From a LEDGER: the final best of that GPU's search (the\n"
+        "template includes beside them, which compile with plain nvcc and need nothing of\n"
+        "tunefarm: `nvcc -std=c++17 -arch=sm_XY -c DIR/NAME.cu`, with the architecture it was\n"
+        "tuned for (--arch, else the ledger's GPU; else -arch=native), which the export prints\n"
+        "and NAME.h states (nvcc's default architecture is older than the GPUs the farm tunes\n"
+        "on, and a kernel that uses cp.async does not build for it). From a LEDGER: the final best of that GPU's search (the\n"
         "champion, with restarts). NAME_check() says whether the configuration accepts\n"
         "given problem sizes; NAME_launch() checks, computes the launch\n"
         "from the template's expressions at run time and launches. With a GPU architecture,\n"
@@ -813,6 +819,16 @@ static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
   return 0;
 }
 
+/* The architecture of the build command printed with the export: --arch, else the ledger's
+ * device's (what the farm compiled for), else "native" (the GPU where nvcc runs). nvcc's own
+ * default is far older than any GPU the farm tunes on, and a kernel using cp.async, say, does
+ * not assemble for it. */
+static const char *build_arch(const export_what *w, const export_opts *o) {
+  if (o->arch) return o->arch;
+  if (w->dev && valid_arch(w->dev->arch)) return w->dev->arch;
+  return "native";
+}
+
 /* What was written, on o->out; and why no cubin, when there is none. */
 static void say_written(const export_opts *o, const export_what *w, const char *arch, int cached) {
   fprintf(o->out, "tunefarm export: %s/%s.h and %s/%s.cu", o->dir, w->name, o->dir, w->name);
@@ -826,6 +842,8 @@ static void say_written(const export_opts *o, const export_what *w, const char *
            : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
            : w->dev                                        ? "the ledger's device is simulated"
                                                            : "no GPU named");
+  fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 -arch=%s -c %s/%s.cu\n",
+          w->build_arch, o->dir, w->name);
 }
 
 static int render_named(export_what *w, const export_opts *o, tf_err *e) {
@@ -848,6 +866,7 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
     arch = NULL;
   }
   w->lowered = arch ? bin.lowered : NULL;
+  w->build_arch = build_arch(w, o);
   /* the cubin last, and none left from an earlier export beside code without its loader */
   int rc = export_render(w, o->dir, e) ? -1
            : arch                       ? write_file(o->dir, w->name, ".cubin", &bin, cubin_fn, e)

@@ -44,6 +44,8 @@ typedef struct export_what {
   const char *name;         /* C identifier prefix and file base name */
   const char *lowered;      /* the kernel's name in NAME.cubin, or NULL: no cubin, and no
                              * NAME_use_cubin */
+  const char *build_arch;   /* -arch of the build command the header states (an sm_XY NVRTC
+                             * accepts, or "native"); NULL: "native" */
 } export_what;
 
 /* Write DIR/NAME.h and DIR/NAME.cu, and beside them every file the template's source

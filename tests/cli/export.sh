@@ -13,6 +13,11 @@ sed -E 's/"budget": [0-9]+/"budget": 6/' "$SRC/campaigns/layernorm-4096x768.json
 ln=$(ls ledgers/layernorm-4096x768/*.jsonl)
 "$TF" export -o out --name tf_ln "$ln" >out.txt || fail "export failed"
 grep -q 'out/tf_ln.cu' out.txt || fail "no word of what was written"
+# The build command it prints names the architecture the farm compiled for (the simulated
+# device's sm_90 here), as the header does: nvcc's own default is older than any GPU tuned on.
+build_ln=$(sed -n 's/^tunefarm export: build with: //p' out.txt)
+[ "$build_ln" = "nvcc -std=c++17 -arch=sm_90 -c out/tf_ln.cu" ] || { cat out.txt; fail "build command '$build_ln'"; }
+grep -qF ' * Build: nvcc -std=c++17 -arch=sm_90 -c tf_ln.cu' out/tf_ln.h || fail "the header states another build"
 grep -q "Ledger: $ln" out/tf_ln.h || fail "the header does not say where the configuration came from"
 grep -q "no cubin: the ledger's device is simulated" out.txt ||
   fail "an export without a cubin does not say why"
@@ -28,6 +33,13 @@ grep -q '"vector_alignment: ' out/tf_mm.cu || fail "tf_mm_check lost a constrain
   fail "tf_mm_check refuses sizes for speed alone"
 # The cubin: NVRTC's build as a generation's job compiles it (an ELF file), loaded by name.
 grep -q 'out/tf_mm.cubin (NVRTC, sm_90: compiled now' out.txt || fail "no word of the cubin"
+# --arch sets the build command's architecture too; this configuration uses cp.async, which
+# nvcc's default architecture cannot assemble.
+"$TF" export -o out --name tf_pipe --arch sm_80 --config PIPE=2,VEC=4 "$SRC/campaigns/matmul-1024.json" \
+  >out.txt || fail "export of a cp.async configuration failed"
+build_pipe=$(sed -n 's/^tunefarm export: build with: //p' out.txt)
+[ "$build_pipe" = "nvcc -std=c++17 -arch=sm_80 -c out/tf_pipe.cu" ] || { cat out.txt; fail "build command '$build_pipe'"; }
+grep -q 'cp.async' out/tf_pipe.cu || fail "the configuration uses no cp.async: the build below proves nothing"
 "$TF" export -o out --name tf_mm --arch sm_90 --config VEC=4 "$SRC/campaigns/matmul-1024.json" |
   grep -q "found in the farm's cache" || fail "a second export compiled again"
 [ "$(head -c 4 out/tf_mm.cubin | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the cubin is no ELF file"
@@ -89,4 +101,7 @@ C
 nvcc -std=c++17 -arch=sm_90 -Iout -o drv drv.c out/tf_mm.cu out/tf_ln.cu >nvcc.log 2>&1 ||
   { cat nvcc.log; fail "the exported code does not build with plain nvcc"; }
 ./drv || fail "the exported checks accept or refuse the wrong sizes"
+# The printed commands build what was exported, as printed.
+$build_ln -o ln.o >nvcc.log 2>&1 || { cat nvcc.log; fail "'$build_ln' does not build"; }
+$build_pipe -o pipe.o >nvcc.log 2>&1 || { cat nvcc.log; fail "'$build_pipe' does not build"; }
 echo "ok: exported, built with nvcc, its checks right"
