@@ -68,6 +68,10 @@ int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *
 /* Is this round rejected by the clock screen (always 0 for rules that do not screen)? */
 int decide_screen_round(const decide_opts *o, const round_rec *r);
 
+/* The event span of the shortest kernel at which both rules' false-keep rates were measured
+ * on a GPU (layernorm 4096x128 on an H200, docs/DECISIONS.md); `run` warns below it. */
+#define DECIDE_MEASURED_FLOOR_US 5.9
+
 /* Known rule name? */
 int decide_rule_known(const char *name);
 

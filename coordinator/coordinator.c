@@ -51,6 +51,7 @@ typedef struct device_run {
   int drifted;         /* this run's generations refused for the control's drift */
   int drifted_alone;   /* of those, the ones whose best and new held within the tolerance */
   int capped;          /* the GPU was told once that measure.max_samples capped its rounds */
+  int short_told;      /* ... and once that its kernel is shorter than any rule was measured at */
   double extra_s;      /* the job's result may come this much later: the worker first
                         * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
@@ -556,6 +557,26 @@ static void note_capped(const farm *f, device_run *d) {
            f->c.decide.rule, f->c.measure.rounds, r->samples, r->samples_wanted);
 }
 
+/* Once per GPU: best runs shorter than the shortest kernel at which the rules' false-keep
+ * rates were measured, so the campaign's rate is not known; an A/A run of its start says it. */
+static void note_short(const farm *f, device_run *d) {
+  const result *r = f->res;
+  /* the simulated device's times say nothing about a GPU's timer */
+  if (d->short_told || strcmp(d->dev.backend, "cuda") != 0 || r->status != RESULT_OK ||
+      r->nrounds == 0)
+    return;
+  double us[MSG_MAX_ROUNDS];
+  for (int i = 0; i < r->nrounds; i++) us[i] = r->rounds[i].us[ARM_BEST];
+  double best = stats_median(us, r->nrounds);
+  if (!(best < DECIDE_MEASURED_FLOOR_US)) return;
+  d->short_told = 1;
+  progress(f, "[gpu%d %.12s] warning: best runs %.2f us per launch, shorter than the %.1f us "
+           "kernel at which rule '%s''s false-keep rate was measured (docs/DECISIONS.md): its "
+           "rate here is not established; measure it with an A/A run of this campaign "
+           "(search.mode \"aa\", bench/aa.sh)\n",
+           d->dev.ordinal, d->dev.uuid, best, DECIDE_MEASURED_FLOOR_US, f->c.decide.rule);
+}
+
 /* Decide the result in f->res, record it and apply it to the search. */
 static int record_result(farm *f, device_run *d, tf_err *e) {
   d->busy = 0;
@@ -572,6 +593,7 @@ static int record_result(farm *f, device_run *d, tf_err *e) {
   int untrusted = judge_process(f, d, &cv, &dec);
   note_drift(f, d, &dec);
   note_capped(f, d);
+  note_short(f, d);
   measured_record(f, d, &dec, &cv, untrusted, f->rec);
   int rc = commit(f, d, e);
   if (rc == 0) print_decision(f, d, &dec);
