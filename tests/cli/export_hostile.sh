@@ -75,8 +75,14 @@ t['name'] = 'hostile'
 for c in t['constraints']:
     if c['name'] == 'vector_alignment':
         c['name'] = 'a"b*/c??/'
-        c['reason'] = 'ends in a trigraph ??/ then "quotes" \\ */ /* and \n#error pwned\n\u00e9 \x01 ??/'
+        c['reason'] = 'ends in a trigraph ??/ then "quotes" \\ */ /* and #error pwned \u00e9 ??/'
 json.dump(t, open('root/templates/hostile.json', 'w'))
+# a reason of more than one line never reaches a ledger or an export: the template is refused
+for c in t['constraints']:
+    if c['name'] == 'a"b*/c??/':
+        c['reason'] += '\n#error pwned\n\x01'
+t['name'] = 'multiline'
+json.dump(t, open('root/templates/multiline.json', 'w'))
 c = json.load(open('root/campaigns/layernorm-4096x768.json'))
 c['template'] = 'hostile'
 c['control'] = c['start']
@@ -84,6 +90,10 @@ json.dump(c, open('root/campaigns/hostile.json', 'w'))
 PY
 "$TF" export --no-cubin -o out --name tf_t --config VEC=1 root/campaigns/hostile.json >/dev/null ||
   fail "export of the hostile template failed"
+sed 's/"hostile"/"multiline"/' root/campaigns/hostile.json >root/campaigns/multiline.json
+expect_exit 2 "$TF" export --no-cubin -o out-ml --name tf_t --config VEC=1 root/campaigns/multiline.json
+grep -q "holds a control character" "$WORK/last.err" || { cat "$WORK/last.err"; fail "a reason of two lines: no clear refusal"; }
+[ ! -e out-ml ] || fail "a refused template left an export"
 LC_ALL=C grep -n '[^ -~]' out/tf_t.cu && fail "the code holds a byte outside printable ASCII"
 build_h out/tf_t.h
 # NAME_check is host code: with the header and the helpers it compiles alone, trigraphs read
