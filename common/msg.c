@@ -102,6 +102,10 @@ cJSON *device_to_json(const device_record *d) {
   cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
   cJSON_AddNumberToObject(o, "max_sm_mhz", d->max_sm_mhz);
   cJSON_AddNumberToObject(o, "current_sm_mhz", d->cur_sm_mhz);
+  if (d->max_mem_mhz > 0 && d->mem_bus_bits > 0) {
+    cJSON_AddNumberToObject(o, "max_memory_mhz", d->max_mem_mhz);
+    cJSON_AddNumberToObject(o, "memory_bus_bits", d->mem_bus_bits);
+  }
   cJSON_AddNumberToObject(o, "driver_version", d->driver_version);
   cJSON_AddNumberToObject(o, "runtime_version", d->runtime_version);
   char nv[16];
@@ -133,6 +137,8 @@ int device_from_json(const cJSON *o, device_record *d, tf_err *e) {
   d->l2_bytes = LL_OR(o, "l2_bytes", 0);
   d->max_sm_mhz = INT_OR(o, "max_sm_mhz", 0);
   d->cur_sm_mhz = INT_OR(o, "current_sm_mhz", 0);
+  d->max_mem_mhz = INT_OR(o, "max_memory_mhz", 0);
+  d->mem_bus_bits = INT_OR(o, "memory_bus_bits", 0);
   d->driver_version = INT_OR(o, "driver_version", 0);
   d->runtime_version = INT_OR(o, "runtime_version", 0);
   d->ordinal = INT_OR(o, "ordinal", -1);

@@ -38,6 +38,8 @@ typedef struct device_record {
   int sm_count;
   long long mem_bytes, l2_bytes;
   int max_sm_mhz, cur_sm_mhz;
+  int max_mem_mhz;      /* the memory's peak clock, and the width of its bus: the bandwidth */
+  int mem_bus_bits;     /* peak is 2 x clock x width (double data rate); 0 when unknown */
   int driver_version, runtime_version;
   int nvrtc_major, nvrtc_minor;
   char host[64];

@@ -358,10 +358,11 @@ static void print_warning(FILE *f, const report_ledger *s) {
 }
 
 static void rate_row(FILE *f, const char *arm, const report_rate *r) {
-  char a[32], b[32], c[32], d[32];
-  fprintf(f, "| %s | %s | %s | %s | %s |\n", arm, fmt_num(a, sizeof a, 2, "", r->us),
+  char a[32], b[32], c[32], d[32], m[32];
+  fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", arm, fmt_num(a, sizeof a, 2, "", r->us),
           fmt_num(b, sizeof b, 3, "", r->tflops), fmt_num(c, sizeof c, 1, "", r->gbps),
-          fmt_num(d, sizeof d, 1, "%", 100 * r->peak_fraction));
+          fmt_num(d, sizeof d, 1, "%", 100 * r->peak_fraction),
+          fmt_num(m, sizeof m, 1, "%", 100 * r->bw_fraction));
 }
 
 /* TFLOP/s and GB/s of the start, the final best and the control, from the spec's flops and
@@ -384,8 +385,14 @@ static void print_throughput(FILE *f, const report_ledger *s) {
   else
     fputs("unknown (no FP32 lanes per SM known for ", f);
   escape_markdown(f, s->dev.arch);
-  fputs("); memory bandwidth: not in the device record, so GB/s has no share of a peak\n\n"
-        "| arm | µs | TFLOP/s | GB/s | of FP32 peak |\n|---|---:|---:|---:|---:|\n", f);
+  fputs("); memory bandwidth peak ", f);
+  if (isfinite(s->peak_gbps))
+    fprintf(f, "%s GB/s = 2 × %d MHz × %d bits / 8\n\n", fmt_num(a, sizeof a, 0, "", s->peak_gbps),
+            s->dev.max_mem_mhz, s->dev.mem_bus_bits);
+  else
+    fputs("unknown (not in the device record)\n\n", f);
+  fputs("| arm | µs | TFLOP/s | GB/s | of FP32 peak | of memory peak |\n"
+        "|---|---:|---:|---:|---:|---:|\n", f);
   rate_row(f, "start", &s->rate_start);
   rate_row(f, "final best", &s->rate_best);
   rate_row(f, "control", &s->rate_control);

@@ -177,6 +177,7 @@ static void rate_json(tree *t, cJSON *o, const char *key, const report_rate *r) 
   num(t, x, "tflops", r->tflops);
   num(t, x, "gbps", r->gbps);
   num(t, x, "fraction_of_fp32_peak", r->peak_fraction);
+  num(t, x, "fraction_of_memory_peak", r->bw_fraction);
 }
 
 /* docs/REPORT.md, "Throughput" and "Knob effects". */
@@ -186,6 +187,7 @@ static void throughput_json(tree *t, cJSON *o, const report_ledger *l) {
   str(t, x, "unknown", l->work_note[0] ? l->work_note : NULL);
   str(t, x, "bound", l->work_note[0] ? NULL : l->unit_flops ? "compute" : "memory");
   num(t, x, "fp32_peak_tflops", l->peak_tflops);
+  num(t, x, "memory_peak_gbps", l->peak_gbps);
   rate_json(t, x, "start", &l->rate_start);
   rate_json(t, x, "final_best", &l->rate_best);
   rate_json(t, x, "control", &l->rate_control);

@@ -397,6 +397,8 @@ static void rate_row(FILE *f, const char *arm, const report_rate *r) {
   num(f, 1, r->gbps, "");
   fputs("</td><td>", f);
   num(f, 1, 100 * r->peak_fraction, "%");
+  fputs("</td><td>", f);
+  num(f, 1, 100 * r->bw_fraction, "%");
   fputs("</td></tr>", f);
 }
 
@@ -419,8 +421,14 @@ static void throughput_table(FILE *f, const report_ledger *l) {
   else
     fputs("unknown (no FP32 lanes per SM known for ", f);
   escape_html(f, l->dev.arch);
-  fputs("); memory bandwidth is not in the device record</figcaption><table class=\"rates\">"
-        "<tr><th>arm</th><th>µs</th><th>TFLOP/s</th><th>GB/s</th><th>of FP32 peak</th></tr>", f);
+  fputs("); memory bandwidth peak ", f);
+  if (isfinite(l->peak_gbps))
+    fprintf(f, "%.0f GB/s (2 × %d MHz × %d bits / 8)", l->peak_gbps, l->dev.max_mem_mhz,
+            l->dev.mem_bus_bits);
+  else
+    fputs("unknown (not in the device record)", f);
+  fputs("</figcaption><table class=\"rates\"><tr><th>arm</th><th>µs</th><th>TFLOP/s</th>"
+        "<th>GB/s</th><th>of FP32 peak</th><th>of memory peak</th></tr>", f);
   rate_row(f, "start", &l->rate_start);
   rate_row(f, "final best", &l->rate_best);
   rate_row(f, "control", &l->rate_control);

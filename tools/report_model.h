@@ -105,6 +105,7 @@ typedef struct report_rate {
   double us;
   double tflops, gbps;
   double peak_fraction;      /* tflops over the device's FP32 peak */
+  double bw_fraction;        /* gbps over the device's peak memory bandwidth */
 } report_rate;
 
 /* The measured effect of one knob's moves (docs/REPORT.md, "Knob effects"): over the trusted,
@@ -164,6 +165,7 @@ typedef struct report_ledger {
   int has_start;
   record_cfg start_cfg;      /* the configuration start_us times */
   double peak_tflops;        /* the device's FP32 peak (NAN: its arch is not in the table) */
+  double peak_gbps;          /* its peak memory bandwidth (NAN: not in the device record) */
   int unit_flops;            /* the work is compute-bound: TFLOP/s is its measure, else GB/s */
   char spec_path[SPEC_PATH]; /* the template's spec as the job names it; "" before a job */
   char work_note[320];       /* why there is no throughput; "" when there is */

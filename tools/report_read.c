@@ -458,9 +458,10 @@ static void finish(report_ledger *l, const ledger_best *b) {
 
 /* ---------------------------------------------------------------- throughput */
 
-static report_rate rate_at(double us, double flops, double bytes, double peak) {
-  report_rate r = {us, throughput_rate(flops, us, 1), throughput_rate(bytes, us, 0), NAN};
-  r.peak_fraction = r.tflops / peak;
+static report_rate rate_at(const report_ledger *l, double us, double flops, double bytes) {
+  report_rate r = {us, throughput_rate(flops, us, 1), throughput_rate(bytes, us, 0), NAN, NAN};
+  r.peak_fraction = r.tflops / l->peak_tflops;
+  r.bw_fraction = r.gbps / l->peak_gbps;
   return r;
 }
 
@@ -489,7 +490,7 @@ static void rate_of_cfg(report_ledger *l, const spec *t, const job *j, const rec
   double flops = 0, bytes = 0;
   if (record_cfg_config(t, rc, l->path, "configuration", &c, &e) == 0)
     work_of(t, j, &c, &flops, &bytes);
-  *out = rate_at(us, flops, bytes, l->peak_tflops);
+  *out = rate_at(l, us, flops, bytes);
 }
 
 /* Spec which (0 the template's, 1 the committed control's) of job j, loaded into s; where it
@@ -509,7 +510,8 @@ static int load_spec(report_ledger *l, const job *j, int which, spec *s) {
 static int throughput(report_ledger *l, const job *j) {
   static const config none = {0, {0}};
   l->peak_tflops = throughput_peak_tflops(&l->dev);
-  report_rate unknown = {NAN, NAN, NAN, NAN};
+  l->peak_gbps = throughput_peak_gbps(&l->dev);
+  report_rate unknown = {NAN, NAN, NAN, NAN, NAN};
   l->rate_start = l->rate_best = l->rate_control = unknown;
   if (!j || !j->specs[0][0]) {
     snprintf(l->work_note, sizeof l->work_note, "no measured generation names its spec");
@@ -537,7 +539,7 @@ static int throughput(report_ledger *l, const job *j) {
       work_of(&t[1], j, &none, &flops, &bytes);
       spec_release(&t[1]);
     }
-    l->rate_control = rate_at(l->control_us, flops, bytes, l->peak_tflops);
+    l->rate_control = rate_at(l, l->control_us, flops, bytes);
     spec_release(&t[0]);
   }
   free(t);

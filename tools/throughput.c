@@ -43,3 +43,8 @@ double throughput_peak_tflops(const device_record *d) {
   if (lanes == 0 || d->sm_count <= 0 || d->max_sm_mhz <= 0) return NAN;
   return (double)d->sm_count * lanes * 2.0 * (double)d->max_sm_mhz * 1e6 / 1e12;
 }
+
+double throughput_peak_gbps(const device_record *d) {
+  if (d->max_mem_mhz <= 0 || d->mem_bus_bits <= 0) return NAN;
+  return 2.0 * (double)d->max_mem_mhz * 1e6 * (double)d->mem_bus_bits / 8.0 / 1e9;
+}

@@ -29,4 +29,8 @@ int throughput_fp32_lanes(const char *arch);
  * x max_sm_mhz; NAN when the arch is not in the table or a count is not recorded. */
 double throughput_peak_tflops(const device_record *d);
 
+/* The device's peak memory bandwidth in GB/s: 2 (double data rate) x max_mem_mhz x
+ * mem_bus_bits / 8; NAN when either is not recorded (the simulated device, older ledgers). */
+double throughput_peak_gbps(const device_record *d);
+
 #endif

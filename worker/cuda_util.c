@@ -154,6 +154,17 @@ int cuda_describe(int ordinal, const tf_nvml *nv, device_record *d, tf_err *e) {
       (void)cudaGetLastError();
   }
 
+  /* the memory's peak clock (kHz) and bus width: the peak bandwidth a report measures against */
+  int mem_khz = 0, bus = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess &&
+      cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, ordinal) == cudaSuccess &&
+      mem_khz > 0 && bus > 0) {
+    d->max_mem_mhz = mem_khz / 1000;
+    d->mem_bus_bits = bus;
+  } else {
+    (void)cudaGetLastError();
+  }
+
   if (CUDA_CHECK(cudaDriverGetVersion(&d->driver_version), e)) return -1;
   if (CUDA_CHECK(cudaRuntimeGetVersion(&d->runtime_version), e)) return -1;
   compile_nvrtc_version(&d->nvrtc_major, &d->nvrtc_minor);

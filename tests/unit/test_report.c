@@ -589,6 +589,11 @@ static void throughput_should_follow_its_formulas(void **state) {
   assert_near(throughput_rate(12.0 * 1024 * 1024, 10, 0), 1258.2912, 1e-4);
   assert_true(isnan(throughput_rate(0, 10, 1)));
   assert_true(isnan(throughput_rate(1e9, NAN, 1)));
+  /* peak bandwidth: double data rate over the bus; H100 SXM's 2619 MHz x 5120 bits: 3352 GB/s */
+  d.max_mem_mhz = 2619, d.mem_bus_bits = 5120;
+  assert_near(throughput_peak_gbps(&d), 3352.32, 1e-6);
+  d.mem_bus_bits = 0; /* not recorded (the simulated device, an older ledger) */
+  assert_true(isnan(throughput_peak_gbps(&d)));
 }
 
 static report_gen effect_gen(long long a0, long long b0, long long a1, long long b1, double r) {
