@@ -180,6 +180,16 @@ int program_compile(const program_req *pr, program_build *out, tf_err *e) {
   return 0;
 }
 
+int program_refused(const program_req *pr, const program_build *pb, const char *arch,
+                    tf_err *e) {
+  const char *log = pb->failed >= 0 ? pb->kernel[pb->failed].log : NULL;
+  const char *name = pb->failed >= 0 ? pr->exprs[pb->failed] : NULL;
+  char excerpt[PROGRAM_LOG_EXCERPT + 1];
+  snprintf(excerpt, sizeof excerpt, "%s", log ? log : "(no log)");
+  return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program for %s (%s): %s", arch,
+                 name ? name : "?", excerpt);
+}
+
 void program_build_release(program_build *b) {
   for (int k = 0; k < b->nkernels; k++) compile_release(&b->kernel[k]);
   b->nkernels = 0;

@@ -49,9 +49,11 @@ void program_source_path(const char *root, const char *path, char *out, size_t l
 /* The simulated device's compile (TUNEFARM_SIM_COMPILE "S" or "S,L,F"): S seconds, except for
  * the fraction F of kernels that a hash of their name expression picks, which take L (on the
  * GPU about a fifth of matmul's programs take 0.5-4 s and hold most of the compile time,
- * docs/PERFORMANCE.md). short_s 0: no simulated compile. */
+ * docs/PERFORMANCE.md). short_s 0: no simulated compile, so NVRTC compiles, unless `none`
+ * (TUNEFARM_SIM_COMPILE=0: the simulated device compiles nothing at all). */
 typedef struct sim_compile {
   double short_s, long_s, long_frac;
+  int none;
 } sim_compile;
 
 /* A program compiles kernel by kernel: each distinct name expression of its arms is an NVRTC
@@ -99,6 +101,13 @@ typedef struct program_build {
  * always set up; program_build_release it, success or failure. */
 int program_compile(const program_req *pr, program_build *out, tf_err *e);
 void program_build_release(program_build *b);
+
+/* After program_compile's refusal: e as both backends report it, TF_COMPILE_REFUSED with
+ * "nvrtc refused the program for ARCH (EXPR): " and the first PROGRAM_LOG_EXCERPT bytes of
+ * NVRTC's log, which the job's result carries as its detail. Returns -1. */
+#define PROGRAM_LOG_EXCERPT 900
+int program_refused(const program_req *pr, const program_build *pb, const char *arch,
+                    tf_err *e);
 
 /* Seconds the simulated compile of the kernel named `name_expr` takes under m: the same for the
  * same kernel in the measure child and in the compile pool. */

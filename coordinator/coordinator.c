@@ -909,11 +909,30 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
           d->ended_before ? " (already, in an earlier run)" : "", ledger_path(d->l));
 }
 
+/* The devices' backend: the one asked for, or what the workers chose ("cuda", "sim", or both
+ * when the nodes differ). */
+static const char *backend_of(const farm *f) {
+  const char *b = f->o->backend;
+  for (int i = 0; !f->o->backend && i < f->ndev; i++) {
+    if (!f->d[i].usable) continue;
+    if (b && strcmp(b, f->d[i].dev.backend) != 0) return "cuda and sim";
+    b = f->d[i].dev.backend;
+  }
+  return b ? b : "none";
+}
+
+/* What a simulated device's results are not: said on the run's first line and in its summary,
+ * since its decision lines read like a GPU's. "" without one. */
+static const char *simulated_note(const farm *f) {
+  return strstr(backend_of(f), "sim") ? " (simulated device: its times are synthetic, from a "
+                                        "cost model, and no kernel's output is checked)" : "";
+}
+
 /* The run's outcome: said under --quiet too, which drops only the progress lines. */
 static void summary(const farm *f) {
   FILE *out = f->o->progress;
   double wall = tf_monotonic_s() - f->t0;
-  fprintf(out, "\ntunefarm: campaign %s finished\n", f->c.name);
+  fprintf(out, "\ntunefarm: campaign %s finished%s\n", f->c.name, simulated_note(f));
   fprintf(out, "  a generation is a candidate recorded: measured (only those count toward "
           "search.budget %d), refused statically for a constraint it breaks (no compile, no "
           "budget), or measured again when no canary cleared its process\n",
@@ -959,18 +978,6 @@ static int load(farm *f, tf_err *e) {
   return -1;
 }
 
-/* The devices' backend: the one asked for, or what the workers chose ("cuda", "sim", or both
- * when the nodes differ). */
-static const char *backend_of(const farm *f) {
-  const char *b = f->o->backend;
-  for (int i = 0; !f->o->backend && i < f->ndev; i++) {
-    if (!f->d[i].usable) continue;
-    if (b && strcmp(b, f->d[i].dev.backend) != 0) return "cuda and sim";
-    b = f->d[i].dev.backend;
-  }
-  return b ? b : "none";
-}
-
 /* The commands that resume the run, "  CMD\n" each: as launched (run_opts.resume), else
  * mpirun with the options run_opts holds. */
 static void resume_lines(const run_opts *o, int ranks, char *buf, size_t len) {
@@ -996,8 +1003,8 @@ static int run(farm *f, tf_err *e) {
     if (open_search(f, d, e)) return -1;
   }
   if (usable == 0) return tf_fail(e, TF_EXIT_FAIL, "no worker has a usable device");
-  progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s\n", f->c.name, usable,
-           backend_of(f), f->c.decide.rule);
+  progress(f, "tunefarm: campaign %s on %d device(s), backend %s, rule %s%s\n", f->c.name, usable,
+           backend_of(f), f->c.decide.rule, simulated_note(f));
   char how[4608];
   int size;
   MPI_Comm_size(f->comm, &size);

@@ -475,6 +475,14 @@ int ledger_sync_all(ledger *const *ls, int n, tf_err *e) {
   return 0;
 }
 
+/* The project root as an absolute path, so that a reader anywhere (export) finds the campaign
+ * the ledger names; "" when it cannot be resolved or does not fit. */
+static void root_of(const campaign *c, char *out, size_t len) {
+  char real[PATH_MAX];
+  out[0] = '\0';
+  if (c->root[0] && realpath(c->root, real) && strlen(real) < len) snprintf(out, len, "%s", real);
+}
+
 /* Line 1: the device, the campaign and the schema this code writes. */
 static void header_of(const campaign *c, const device_record *d, record *h) {
   record_release(h);
@@ -484,6 +492,7 @@ static void header_of(const campaign *c, const device_record *d, record *h) {
   x->dev = *d;
   snprintf(x->campaign, sizeof x->campaign, "%s", c->name);
   campaign_rel_path(c, c->path, x->campaign_path, sizeof x->campaign_path);
+  root_of(c, x->root, sizeof x->root);
   snprintf(x->campaign_hash, sizeof x->campaign_hash, "%s", c->hash);
   snprintf(x->backend, sizeof x->backend, "%s", d->backend);
   utc_stamp(x->created, sizeof x->created, 0);

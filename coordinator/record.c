@@ -19,8 +19,8 @@ const char *const record_kind_names[RECORD_KINDS] = {"device", "generation", "re
 static const char *const status_names[] = {"ok", "fault", "compile_error", "error", NULL};
 
 static const char *const device_keys[] = {"type", "schema_version", "device", "campaign",
-                                          "campaign_path", "campaign_hash", "backend", "created",
-                                          "tunefarm", "mode", NULL};
+                                          "campaign_path", "root", "campaign_hash", "backend",
+                                          "created", "tunefarm", "mode", NULL};
 static const char *const gen_keys[] = {
     "type", "generation", "device", "backend", "simulated", "time", "rule", "restart", "duel",
     "best", "new", "change", "rounds", "ratios", "median_ratio", "kernel_median_ratio",
@@ -220,6 +220,7 @@ static cJSON *device_to(const record_device *d) {
   cJSON_AddItemToObject(o, "device", device_to_json(&d->dev));
   cJSON_AddStringToObject(o, "campaign", d->campaign);
   cJSON_AddStringToObject(o, "campaign_path", d->campaign_path);
+  if (d->root[0]) cJSON_AddStringToObject(o, "root", d->root);
   cJSON_AddStringToObject(o, "campaign_hash", d->campaign_hash);
   cJSON_AddStringToObject(o, "backend", d->backend);
   cJSON_AddStringToObject(o, "created", d->created);
@@ -234,6 +235,7 @@ static int device_from(const cJSON *o, record_device *d, tf_err *e) {
   if (int_into(o, "schema_version", 0, 1, RECORD_SCHEMA_VERSION, &v, e) ||
       str_into(o, "", "campaign", 1, d->campaign, sizeof d->campaign, e) ||
       str_into(o, "", "campaign_path", 1, d->campaign_path, sizeof d->campaign_path, e) ||
+      str_into(o, "", "root", 0, d->root, sizeof d->root, e) ||
       str_into(o, "", "campaign_hash", 1, d->campaign_hash, sizeof d->campaign_hash, e) ||
       str_into(o, "", "backend", 1, d->backend, sizeof d->backend, e) ||
       str_into(o, "", "created", 1, d->created, sizeof d->created, e) ||

@@ -58,6 +58,8 @@ typedef struct record_device {
   device_record dev;
   char campaign[64];
   char campaign_path[SPEC_PATH];
+  char root[SPEC_PATH];    /* the project root campaign_path is relative to, absolute; "" when
+                            * the ledger has none (older ledgers) */
   char campaign_hash[72];
   char backend[8];
   char created[32];

@@ -5,10 +5,19 @@
 # GPU's best exported as code that builds with plain nvcc (and, from a GPU, the cubin the farm
 # measured), LEDGERS/<campaign>-export/.
 #   bash scripts/run.sh [CAMPAIGN [tunefarm run options...]]
+# It builds in the repository it belongs to and runs from the caller's folder, as `tunefarm run`
+# does: a relative CAMPAIGN is the caller's file (a project of one's own: campaigns/, templates/
+# and kernels/ side by side), else the repository's (campaigns/matmul-1024.json from anywhere);
+# the ledgers, the page and the export land under the caller's folder (LEDGERS: ledgers/, or
+# --ledgers DIR).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+tf="$repo/build/tunefarm"
 campaign="${1:-campaigns/matmul-1024.json}"
 shift || true
+if [ "${campaign#/}" = "$campaign" ] && [ ! -e "$campaign" ] && [ -e "$repo/$campaign" ]; then
+  campaign="$repo/$campaign"
+fi
 ledgers=ledgers
 args=("$@")
 # Where the farm writes its ledgers, read as `tunefarm run` reads it (getopt_long: --ledgers DIR,
@@ -31,7 +40,7 @@ say() { echo "run.sh: $*" >&2; }
 # setup is quiet when it works; its whole output is kept, and shown when it does not
 say "installing what is missing, configuring and building build/ (a minute the first time)"
 log=$(mktemp)
-if ! bash scripts/setup.sh >"$log" 2>&1; then
+if ! (cd "$repo" && bash scripts/setup.sh) >"$log" 2>&1; then
   cat "$log" >&2
   rm -f "$log"
   say "setup failed (above)"
@@ -40,7 +49,7 @@ fi
 rm -f "$log"
 say "built build/tunefarm"
 
-gpus=$(build/tunefarm devices --json 2>/dev/null | grep -c uuid || true)
+gpus=$("$tf" devices --json 2>/dev/null | grep -c uuid || true)
 mpi=()
 if [ "$gpus" -eq 0 ]; then
   gpus=2
@@ -51,14 +60,14 @@ else
 fi
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # tunefarm announces its own phases: loading, enumerating the space, ledgers, measuring
-say "mpirun -np $((gpus + 1)) build/tunefarm run $campaign ${args[*]}"
-mpirun -np $((gpus + 1)) "${mpi[@]}" build/tunefarm run "$campaign" "${args[@]}"
+say "mpirun -np $((gpus + 1)) $tf run $campaign ${args[*]}"
+mpirun -np $((gpus + 1)) "${mpi[@]}" "$tf" run "$campaign" "${args[@]}"
 name="$(basename "$campaign" .json)"
-build/tunefarm report --html "$ledgers/$name.html" "$ledgers/$name"
-build/tunefarm report "$ledgers/$name"
+"$tf" report --html "$ledgers/$name.html" "$ledgers/$name"
+"$tf" report "$ledgers/$name"
 for l in "$ledgers/$name"/*.jsonl; do
   id=$(basename "$l" .jsonl | tr -c 'A-Za-z0-9_\n' _)
-  build/tunefarm export -o "$ledgers/$name-export" --name "tf_$id" "$l" >&2
+  "$tf" export -o "$ledgers/$name-export" --name "tf_$id" "$l" >&2
 done
 say "the report as a page: $ledgers/$name.html (open it in a browser)"
 say "each GPU's best as a kernel to build with the nvcc command export printed above (from a GPU, with the cubin the farm measured): $ledgers/$name-export/"

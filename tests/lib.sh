@@ -9,6 +9,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI on a small container: no fork warnings, shared memory only.
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
 MPIRUN=(mpirun --oversubscribe)
+# The script tests test the farm's machinery: on them the simulated device compiles nothing
+# (TUNEFARM_SIM_COMPILE=0), which keeps CI's time. A test of the simulated device's NVRTC
+# compile unsets it; TUNEFARM_SIM_COMPILE= (empty) from outside makes every test compile.
+export TUNEFARM_SIM_COMPILE="${TUNEFARM_SIM_COMPILE-0}"
 
 fail() {
   echo "FAIL: $*" >&2

@@ -10,7 +10,11 @@
  *   kernel µs   the same statistic of CUPTI's kernel-only times (— where any round lacks one);
  *   TFLOP/s, GB/s  the spec's flops or bytes of one launch over the median;
  *   rel_err     ||out - ref|| / ||ref|| against the double CPU reference, worst input set;
- *   vs fastest  the median over the fastest correct arm's median. */
+ *               "not checked" (JSON null) for an arm measured on the simulated device,
+ *               which runs no kernel;
+ *   vs fastest  the median over the fastest correct arm's median.
+ * On the simulated device the header says that its times are synthetic and that no output was
+ * checked, in place of the protocol's check. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,20 +96,41 @@ static void dims_text(const bench *b, char *buf, size_t len) {
              b->c.tmpl.dims[d].name, b->c.dims[d]);
 }
 
+static int simulated(const bench *b) {
+  return strcmp(b->backend, "sim") == 0;
+}
+
+/* A measured arm of the simulated device: its rel_err says nothing (an injected fault's
+ * does: it is what made the arm WRONG). */
+static int unchecked(const bench *b, const bench_arm *a) {
+  return simulated(b) && a->status == BENCH_MEASURED;
+}
+
+/* What the protocol does before timing: the check, or on the simulated device what it is not. */
+static void print_check(FILE *f, const bench *b) {
+  if (simulated(b))
+    fputs("no arm checked (the simulated device runs no kernel, so no output is compared with "
+          "the CPU reference: rel_err is not measured)", f);
+  else
+    fprintf(f, "every arm checked against the double CPU reference on %d input set(s) before "
+            "any timing (a wrong arm is not timed)", b->c.measure.input_sets);
+}
+
 static void print_header(FILE *f, const bench *b, const bench_opts *o) {
   char shape[256];
   dims_text(b, shape, sizeof shape);
   fprintf(f, "## tunefarm bench: campaign %s, %s\n\n", b->c.name, shape);
   fprintf(f, "- device: %s, %s, driver %s, host %s, backend %s%s\n", b->dev.name, b->dev.uuid,
           b->driver, b->dev.host, b->backend,
-          strcmp(b->backend, "sim") == 0 ? " (simulated times, not a GPU's)" : "");
+          simulated(b) ? " (simulated device: its times are synthetic, from a cost model with "
+                         "seeded noise, not a GPU's, and no output is checked)" : "");
   fprintf(f, "- date: %s\n", b->date);
-  fprintf(f, "- protocol: the farm's (worker/protocol.h), three arms to a job: every arm "
-          "checked against the double CPU reference on %d input set(s) before any timing (a "
-          "wrong arm is not timed); %d burn-in round(s), then R = %d rounds x S = %d launches "
+  fputs("- protocol: the farm's (worker/protocol.h), three arms to a job: ", f);
+  print_check(f, b);
+  fprintf(f, "; %d burn-in round(s), then R = %d rounds x S = %d launches "
           "per arm, the arms of one job in rotated order, sharing their buffers, input sets "
           "alternating by round; the L2 flushed before every launch (a memset of twice its "
-          "%.1f MiB)\n", b->c.measure.input_sets, b->c.measure.burn_in,
+          "%.1f MiB)\n", b->c.measure.burn_in,
           o->rounds, o->samples, (double)b->dev.l2_bytes / (1024.0 * 1024.0));
   fputs("- median µs: the median over the rounds of each round's median launch time (CUDA "
         "events around the launch, and around the memset of C that split-K configurations "
@@ -138,7 +163,8 @@ static void print_row(FILE *f, const bench *b, const bench_arm *a, double best) 
   else
     fputs(" | —", f);
   fprintf(f, " | %s | %s | %s | %s |\n", num(k, sizeof k, 2, "", st.kernel),
-          num(r, sizeof r, 2, "", st.rate), num(err, sizeof err, -1, "", a->rel_err),
+          num(r, sizeof r, 2, "", st.rate),
+          unchecked(b, a) ? "not checked" : num(err, sizeof err, -1, "", a->rel_err),
           num(vs, sizeof vs, 2, "×", st.median / best));
 }
 
@@ -197,7 +223,8 @@ static cJSON *arm_json(const bench *b, const bench_opts *o, const bench_arm *a, 
   }
   cJSON_AddStringToObject(j, "status", status_name(a->status));
   cJSON_AddStringToObject(j, "note", a->note);
-  cJSON_AddNumberToObject(j, "rel_err", a->rel_err);
+  if (unchecked(b, a)) cJSON_AddNullToObject(j, "rel_err"); /* not measured */
+  else cJSON_AddNumberToObject(j, "rel_err", a->rel_err);
   cJSON_AddNumberToObject(j, "median_us", st.median);
   cJSON *spread = cJSON_AddArrayToObject(j, "spread_us");
   cJSON_AddItemToArray(spread, cJSON_CreateNumber(st.lo));

@@ -736,15 +736,27 @@ static int same_campaign(const export_read *r, const campaign *c) {
          strcmp(r->head.campaign_hash, c->hash_v1) == 0;
 }
 
-/* The campaign the ledger names: --campaign, else its recorded path, else
+/* The campaign file a ledger's header names, readable from here: campaign_path as recorded
+ * when absolute, else under the project root the ledger recorded, else from here (a ledger
+ * without a root was written from the project root). 0 when none of them is readable. */
+static int recorded_campaign(const record_device *h, char *out, size_t len) {
+  const char *cp = h->campaign_path;
+  if (!cp[0]) return 0;
+  if (cp[0] != '/' && h->root[0]) {
+    snprintf(out, len, "%s/%s", h->root, cp);
+    if (access(out, R_OK) == 0) return 1;
+  }
+  snprintf(out, len, "%s", cp);
+  return access(out, R_OK) == 0;
+}
+
+/* The campaign the ledger names: --campaign, else its recorded path (recorded_campaign), else
  * campaigns/NAME.json under the project root ($TUNEFARM_ROOT or here). */
 static int load_campaign(const export_read *r, const char *given, campaign *c, tf_err *e) {
-  char path[SPEC_PATH + 80];
+  char path[2 * SPEC_PATH + 80];
   const char *root = getenv("TUNEFARM_ROOT");
   if (given) snprintf(path, sizeof path, "%s", given);
-  else if (r->head.campaign_path[0] && access(r->head.campaign_path, R_OK) == 0)
-    snprintf(path, sizeof path, "%s", r->head.campaign_path);
-  else
+  else if (!recorded_campaign(&r->head, path, sizeof path))
     snprintf(path, sizeof path, "%s/campaigns/%s.json", root && root[0] ? root : ".",
              r->head.campaign);
   if (campaign_load(c, path, e)) return -1;

@@ -449,6 +449,9 @@ static void print_section(FILE *f, report_ledger *s) {
   fputs("\n\nledger: ", f);
   escape_markdown(f, s->path);
   fputs("\n\n", f);
+  if (strcmp(s->backend, "sim") == 0) /* its lines read like a GPU's: say what they are not */
+    fputs("**simulated device**: every time below is synthetic (a cost model with seeded "
+          "noise), and no kernel's output was checked (rel_err not measured)\n\n", f);
   print_answer(f, s);
   print_warning(f, s);
   print_throughput(f, s);

@@ -56,9 +56,10 @@ extern const backend_ops backend_cuda;
 
 /* The simulated device's architecture, what its programs are "compiled" for. */
 #define SIM_ARCH "sm_90"
-/* TUNEFARM_SIM_COMPILE: "S", seconds a simulated compile takes on a cache miss (unset or 0:
- * the simulated device compiles nothing), or "S,L,F": L seconds for a fraction F of the
- * programs (common/program.h, sim_compile); TF_EXIT_INPUT when it is neither. */
+/* TUNEFARM_SIM_COMPILE: unset, NVRTC compiles (all zeros); "0", the simulated device compiles
+ * nothing (none); "S", seconds a simulated compile takes on a cache miss; or "S,L,F": L
+ * seconds for a fraction F of the programs (common/program.h, sim_compile); TF_EXIT_INPUT
+ * when it is none of these. */
 int sim_compile_seconds(sim_compile *out, tf_err *e);
 
 /* The table for "cuda" or "sim", NULL for anything else. */

@@ -516,7 +516,7 @@ int compile_main(int argc, char **argv) {
     return 1;
   }
   cJSON_Delete(o);
-  const sim_compile flat = {sim, 0.0, 0.0};
+  const sim_compile flat = {sim, 0.0, 0.0, 0};
   const program_target t = {.arch = arch, .sim = &flat};
   program_req pr;
   program_request(&prog, &t, &pr);

@@ -14,12 +14,18 @@
  *   TUNEFARM_SIM_UUID   the UUID to report (tests put two workers on "one" device)
  *   TUNEFARM_SIM_NOISE  noise parameters, "jitter=0.01,boost_p=0.1,..." (sim_noise.h)
  *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call
- *   TUNEFARM_SIM_COMPILE  s: compile each job's kernels through the cubin cache
- *                       (common/program.h), a simulated compile taking s seconds per kernel
- *                       missing, so that compiling ahead (worker/compile_pool.h) shortens
- *                       the next job as it does on the GPU; unset or 0: no compile.
+ *   TUNEFARM_SIM_COMPILE  unset: compile each job's kernels with NVRTC (for SIM_ARCH) through
+ *                       the cubin cache (common/program.h), as the GPU does, so that a kernel
+ *                       that does not compile is a compile_error here too, with NVRTC's log.
+ *                       0: compile nothing (tests of the farm's own machinery).
+ *                       s: a simulated compile taking s seconds per kernel missing from the
+ *                       cache instead of NVRTC, so that compiling ahead
+ *                       (worker/compile_pool.h) shortens the next job as it does on the GPU.
  *                       "s,l,f": l seconds for a fraction f of the kernels, the long tail
- *                       of the GPU's compiles (program_kernel_sim_seconds) */
+ *                       of the GPU's compiles (program_kernel_sim_seconds).
+ *
+ * The simulated device runs no kernel: its times are synthetic and check() compares no output
+ * (rel_err 0, or an injected fault's), which every report of a simulated run says. */
 // defines: backend_sim, sim_noise_defaults, sim_noise_parse, sim_noise_format, sim_noise_from_env,
 //          sim_noise_start, sim_noise_sample, sim_noise_boosted, sim_noise_mhz
 #include "worker/sim_noise.h"
@@ -239,8 +245,8 @@ double sim_noise_mhz(const sim_noise *n) {
 
 int sim_compile_seconds(sim_compile *out, tf_err *e) {
   const char *text = getenv("TUNEFARM_SIM_COMPILE");
-  *out = (sim_compile){0.0, 0.0, 0.0};
-  if (!text || !*text) return 0;
+  *out = (sim_compile){0.0, 0.0, 0.0, 0};
+  if (!text || !*text) return 0; /* NVRTC */
   double v[3] = {0.0, 0.0, 0.0};
   const double max[3] = {3600.0, 3600.0, 1.0};
   const char *at = text;
@@ -257,7 +263,7 @@ int sim_compile_seconds(sim_compile *out, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "TUNEFARM_SIM_COMPILE '%s' must be seconds per compile "
                    "(0 to 3600), or S,L,F: S seconds, L for a fraction F (0 to 1) of the "
                    "kernels", text);
-  *out = (sim_compile){v[0], v[1], v[2]};
+  *out = (sim_compile){v[0], v[1], v[2], v[0] == 0.0};
   return 0;
 }
 
@@ -266,7 +272,7 @@ typedef struct sim_dev {
   int instance;            /* backend_opts.instance: which process, for the placement draw */
   sim_noise_params params;
   double sleep_factor;     /* TUNEFARM_SIM_SLEEP, 0 when unset */
-  sim_compile compile;     /* TUNEFARM_SIM_COMPILE, zeros when unset */
+  sim_compile compile;     /* TUNEFARM_SIM_COMPILE: zeros (NVRTC) when unset */
   const char *cache_dir;   /* backend_opts.cache_dir: NULL, the default */
   int have_job;
   job j;                   /* the job prepare() was given */
@@ -343,8 +349,9 @@ static int sim_describe(void *self, device_record *rec, tf_err *e) {
   return 0;
 }
 
-/* The job's kernels through the cubin cache, as the cuda backend compiles them, with a
- * simulated compile in NVRTC's place. */
+/* The job's kernels through the cubin cache, as the cuda backend compiles them: with NVRTC,
+ * or a simulated compile in its place (d->compile.short_s > 0). A refusal is reported as the
+ * cuda backend reports it (program_refused), so the job's status is compile_error. */
 static int sim_compile_job(const sim_dev *d, const job *j, result *r, tf_err *e) {
   program_ref p;
   program_req pr;
@@ -359,6 +366,7 @@ static int sim_compile_job(const sim_dev *d, const job *j, result *r, tf_err *e)
     r->cache_hit = pb->cache_hit;
     r->times.compile_wait_s = pb->wait_ms / 1e3;
   }
+  if (rc && e && e->code == TF_COMPILE_REFUSED) program_refused(&pr, pb, SIM_ARCH, e);
   program_build_release(pb);
   free(pb);
   return rc;
@@ -402,7 +410,7 @@ static int sim_prepare(void *self, const job *j, result *r, tf_err *e) {
     r->compile_ms = 0.0;
     r->cache_hit = 0;
   }
-  if (d->compile.short_s > 0 && sim_compile_job(d, j, r, e)) return -1;
+  if (!d->compile.none && sim_compile_job(d, j, r, e)) return -1;
   d->j = *j;
   d->have_job = 1;
   sim_noise_start(&d->noise, &d->params, j->measure.seed, d->ordinal, j->id);

@@ -70,14 +70,14 @@ static void start_child(worker_state *w, hello *h) {
 }
 
 /* The compile pool, when this worker compiles ahead: a device that compiles (the GPU, or the
- * simulated device with TUNEFARM_SIM_COMPILE), and compiles allowed (--compile-jobs). A pool
+ * simulated device unless TUNEFARM_SIM_COMPILE=0), and compiles allowed (--compile-jobs). A pool
  * that cannot start is said and done without: the measure child compiles as before. Returns
  * how many compiles the pool runs at once, 0 when there is none. */
 static int start_pool(worker_state *w) {
-  sim_compile simulate = {0.0, 0.0, 0.0};
+  sim_compile simulate = {0.0, 0.0, 0.0, 0};
   tf_err e = {0};
   int sim = strcmp(w->backend, "sim") == 0;
-  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.short_s <= 0)))
+  if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.none)))
     return 0;
   cpus_share cpus = cpus_share_mine(w->o->workers_on_node);
   int jobs = compile_pool_jobs(w->o->compile_jobs, &cpus);

@@ -43,6 +43,13 @@ grep -q '^- date: .* UTC$' bench.md || fail "no date"
 grep -q 'R = 3 rounds x S = 5 launches' bench.md || fail "the protocol line does not say R x S"
 grep -qF "| TFLOP/s |" bench.md || fail "matmul is not reported in TFLOP/s"
 grep -q 'job 2 of 2' bench.err || fail "no progress lines on stderr"
+# The simulated device runs no kernel: the header says its times are synthetic and that no arm
+# was checked, and no row claims a relative error.
+grep -q '^- device: .*backend sim (simulated device: its times are synthetic.*no output is checked)' \
+  bench.md || fail "the header does not say the times are synthetic and unchecked"
+grep -q 'checked against the double CPU reference' bench.md && fail "bench --backend sim claims a check"
+grep -q '^- protocol: .*no arm checked' bench.md || fail "the protocol line does not say nothing was checked"
+[ "$(grep -c '| not checked |' bench.md)" -eq 4 ] || fail "the measured rows do not say 'not checked'"
 
 # Another shape, JSON lines, another family.
 "$TF" bench --backend sim --dims M=1000,N=1000,K=1000 --rounds 2 --samples 3 \
@@ -62,6 +69,8 @@ measured config.md config "$cfg"
 [ "$(grep -c '"type":"bench_arm"' ln.jsonl)" -eq 3 ] || fail "expected 3 JSON arms (start, 2 kernels)"
 grep -q '"what":"layernorm_twowarp","status":"measured"' ln.jsonl || fail "layernorm_twowarp not measured"
 grep -q '"gbps":[0-9]' ln.jsonl || fail "layernorm is not reported in GB/s"
+grep -q '"rel_err":0' ln.jsonl && fail "a simulated arm claims a relative error"
+grep -q '"rel_err":null' ln.jsonl || fail "a simulated arm's rel_err is not null (not measured)"
 
 # A wrong arm is reported, not timed, and the exit status says so.
 sed -E 's/"decide"/"inject": [{"when": {"BK": 64}, "fault": "wrong"}], "decide"/' \

@@ -233,6 +233,9 @@ static void sim_placement_should_cancel_shared_and_flip_with_swap(void **state) 
 }
 
 int main(void) {
+  /* These test the measurement machinery on made-up jobs: the simulated device compiles
+   * nothing (its NVRTC compile is tested by tests/cli/sim_compile.sh). */
+  setenv("TUNEFARM_SIM_COMPILE", "0", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(shared_layout_should_give_every_arm_the_same_buffers),
       cmocka_unit_test(per_arm_layout_should_keep_each_arm_in_its_slot),

@@ -247,7 +247,7 @@ static void program_should_split_into_kernels_and_read_one_back(void **state) {
 /* The simulated device's compile is per kernel: the long ones are the same in every program. */
 static void program_should_simulate_each_kernel_for_its_own_time(void **state) {
   (void)state;
-  const sim_compile m = {0.01, 0.03, 0.5};
+  const sim_compile m = {0.01, 0.03, 0.5, 0};
   const program_target t = {.arch = "sm_90", .sim = &m};
   program_ref p = axpy("axpy<1>", "axpy<4>", "axpy<8>");
   program_req pr;

@@ -290,6 +290,9 @@ static void a_wide_launch_spread_should_raise_the_samples(void **state) {
 }
 
 int main(void) {
+  /* These test the measurement machinery on made-up jobs: the simulated device compiles
+   * nothing (its NVRTC compile is tested by tests/cli/sim_compile.sh). */
+  setenv("TUNEFARM_SIM_COMPILE", "0", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_kernel_should_be_checked_once_per_input_set_in_a_process,
                                       setup, teardown),

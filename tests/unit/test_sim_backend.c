@@ -302,17 +302,21 @@ static void injected_crash_and_hang_should_end_only_the_child(void **state) {
   assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* TUNEFARM_SIM_COMPILE: seconds, or S,L,F; anything else is refused with the variable named. */
+/* TUNEFARM_SIM_COMPILE: unset, NVRTC; 0, nothing; seconds, or S,L,F; anything else is refused
+ * with the variable named. */
 static void sim_compile_should_read_seconds_or_a_long_tail(void **state) {
   (void)state;
   sim_compile m;
   tf_err e = {0};
   unsetenv("TUNEFARM_SIM_COMPILE");
   assert_int_equal(sim_compile_seconds(&m, &e), 0);
-  assert_true(m.short_s == 0.0 && m.long_frac == 0.0);
+  assert_true(m.short_s == 0.0 && m.long_frac == 0.0 && !m.none);
+  setenv("TUNEFARM_SIM_COMPILE", "0", 1);
+  assert_int_equal(sim_compile_seconds(&m, &e), 0);
+  assert_true(m.short_s == 0.0 && m.none);
   setenv("TUNEFARM_SIM_COMPILE", "0.5", 1);
   assert_int_equal(sim_compile_seconds(&m, &e), 0);
-  assert_true(m.short_s == 0.5 && m.long_s == 0.0 && m.long_frac == 0.0);
+  assert_true(m.short_s == 0.5 && m.long_s == 0.0 && m.long_frac == 0.0 && !m.none);
   setenv("TUNEFARM_SIM_COMPILE", "0.06,1.8,0.2", 1);
   assert_int_equal(sim_compile_seconds(&m, &e), 0);
   assert_true(m.short_s == 0.06 && m.long_s == 1.8 && m.long_frac == 0.2);
@@ -324,13 +328,13 @@ static void sim_compile_should_read_seconds_or_a_long_tail(void **state) {
     assert_int_equal(e.code, TF_EXIT_INPUT);
     assert_non_null(strstr(e.msg, "TUNEFARM_SIM_COMPILE"));
   }
-  unsetenv("TUNEFARM_SIM_COMPILE");
+  setenv("TUNEFARM_SIM_COMPILE", "0", 1);
 }
 
 /* The long tail picks about the fraction asked, and always the same kernels. */
 static void sim_compile_should_pick_the_same_long_kernels(void **state) {
   (void)state;
-  const sim_compile m = {0.05, 2.0, 0.2}, flat = {0.05, 2.0, 0.0}, none = {0.0, 2.0, 0.2};
+  const sim_compile m = {0.05, 2.0, 0.2, 0}, flat = {0.05, 2.0, 0.0, 0}, none = {0.0, 2.0, 0.2, 1};
   int longs = 0;
   for (int i = 0; i < 2000; i++) {
     char name[32];
@@ -347,6 +351,9 @@ static void sim_compile_should_pick_the_same_long_kernels(void **state) {
 }
 
 int main(void) {
+  /* These test the measurement machinery on made-up jobs: the simulated device compiles
+   * nothing (its NVRTC compile is tested by tests/cli/sim_compile.sh). */
+  setenv("TUNEFARM_SIM_COMPILE", "0", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(describe_should_give_a_distinct_sim_identity_per_ordinal),
       cmocka_unit_test(uuid_env_should_put_two_workers_on_one_device),
