@@ -83,9 +83,10 @@ static int check_kernel_layout(const campaign *c, const spec *k, tf_err *e) {
              t->nbuffers == k->nbuffers && t->nargs == k->nargs;
   for (int d = 0; same && d < t->ndims; d++) same = strcmp(t->dims[d].name, k->dims[d].name) == 0;
   for (int b = 0; same && b < t->nbuffers; b++)
-    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0;
+    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0 && t->bufs[b].type == k->bufs[b].type &&
+           t->bufs[b].role == k->bufs[b].role;
   for (int a = 0; same && a < t->nargs; a++)
-    same = t->args[a].kind == k->args[a].kind &&
+    same = t->args[a].kind == k->args[a].kind && t->args[a].type == k->args[a].type &&
            (t->args[a].kind != SPEC_ARG_BUFFER || t->args[a].buffer == k->args[a].buffer);
   if (!same)
     return tf_fail(e, TF_EXIT_INPUT,
