@@ -489,7 +489,7 @@ static char *identity_text(const cJSON *root) {
 }
 
 #define HASH_FILES 4
-#define HASH_PARTS (1 + HASH_FILES + 2 * (1 + 2 * COMPILE_MAX_HEADERS))
+#define HASH_PARTS (1 + HASH_FILES + 2 + 2 * (1 + 2 * COMPILE_MAX_HEADERS))
 
 /* The parts of an identity being hashed: fixed arrays, nothing owned. */
 typedef struct hash_parts {
@@ -539,6 +539,18 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
     if (bufs[i]) add_part(&h, bufs[i], n);
     else rc = -1;
   }
+  /* a reference kernel's source, after a tag, only where the template names one: the identity
+   * of every campaign without one is what it was */
+  char *ref = NULL;
+  if (rc == 0 && c->tmpl.ref_kernel[0]) {
+    size_t n = 0;
+    if ((ref = jsonio_slurp(c->tmpl.ref_source_path, "file", JSONIO_MAX_BYTES, &n, e))) {
+      add_part(&h, "reference kernel", 16);
+      add_part(&h, ref, n);
+    } else {
+      rc = -1;
+    }
+  }
   if (rc == 0) rc = add_includes(c, &h, "template includes", files[1], &inc[0], e);
   if (rc == 0 && files[3]) rc = add_includes(c, &h, "control includes", files[3], &inc[1], e);
   char *id = rc == 0 ? identity_text(root) : NULL;
@@ -550,6 +562,7 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
     cache_key(h.p, h.len, h.n, c->hash);
   }
   free(id);
+  free(ref);
   for (int i = 0; i < HASH_FILES; i++) free(bufs[i]);
   compile_includes_release(&inc[0]);
   compile_includes_release(&inc[1]);

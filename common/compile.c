@@ -113,6 +113,7 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
  * and never opens a file itself. */
 typedef struct headers {
   int n;
+  int toolkit; /* 1: a source includes one of toolkit_headers, which NVRTC finds itself */
   char names[COMPILE_MAX_HEADERS][64];
   char real[COMPILE_MAX_HEADERS][PATH_MAX];
   char *texts[COMPILE_MAX_HEADERS];
@@ -245,8 +246,37 @@ static int add_header(const char *path, const cursor *at, const char *dir, const
   return gather(file, dir, text, n, h, e);
 }
 
+/* The CUDA toolkit's own headers a kernel may include by <name>: fp16 and bf16 types and
+ * their conversions. NVRTC finds them in the toolkit's include folder (TF_CUDA_INCLUDE, added
+ * with -I to the options of the programs that include them, so no other program's options or
+ * cache key change); no other system header is reachable. */
+static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_bf16.h", NULL};
+
+#ifndef TF_CUDA_INCLUDE
+#define TF_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+/* <name> of the directive at `at`, the cursor after the '<': a toolkit header, marked in h. */
+static int toolkit_operand(cursor *c, const cursor *at, const char *path, const char *directive,
+                           headers *h, tf_err *e) {
+  char name[64];
+  size_t k = 0;
+  for (int ch; (ch = peek(c)) >= 0 && ch != '>' && ch != '\n'; advance(c))
+    if (k + 1 < sizeof name) name[k++] = (char)ch;
+  name[k] = '\0';
+  int known = 0;
+  for (int i = 0; toolkit_headers[i]; i++) known |= !strcmp(name, toolkit_headers[i]);
+  if (peek(c) != '>' || !known || strcmp(directive, "include") != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #%s <...>: a kernel includes "
+                   "no system header but <cuda_fp16.h> and <cuda_bf16.h>, only files of its own "
+                   "folder by a quoted plain name", path, line_of(at), directive);
+  advance(c);
+  h->toolkit = 1;
+  return 0;
+}
+
 /* The operand of the directive that starts at `at`, with the cursor after its name: a quoted
- * plain file name of the folder. */
+ * plain file name of the folder, or one of the toolkit's headers. */
 static int include_operand(cursor *c, const cursor *at, const char *path, const char *dir,
                            const char *directive, headers *h, tf_err *e) {
   skip_blank(c);
@@ -259,10 +289,10 @@ static int include_operand(cursor *c, const cursor *at, const char *path, const 
       if (k + 1 < sizeof name) name[k++] = (char)ch;
   }
   name[k] = '\0';
-  if (open == '<')
-    return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #%s <...>: a kernel includes "
-                   "no system header, only files of its own folder by a quoted plain name",
-                   path, line_of(at), directive);
+  if (open == '<') {
+    advance(c);
+    return toolkit_operand(c, at, path, directive, h, e);
+  }
   if (open != '"' || peek(c) != '"' || !jsonio_safe_name(name) || strlen(name) >= 64)
     return tf_fail(e, TF_EXIT_INPUT, "kernel source '%s': line %d: #%s must name a file of the "
                    "kernel's folder in quotes (\"name.cuh\"), not a path or a macro",
@@ -403,7 +433,8 @@ typedef struct program {
   size_t srclen;
   headers h;
   char archopt[64];
-  const char *opts[COMPILE_NOPTS];
+  const char *opts[COMPILE_NOPTS + 1];
+  int nopts; /* COMPILE_NOPTS, and one more (-I the toolkit's headers) when a source needs it */
   char key[CACHE_KEY_HEX];
   char dir[4096];
 } program;
@@ -415,8 +446,8 @@ static void add_part(const void **parts, size_t *lens, int *n, const void *data,
 }
 
 static void program_key(const compile_req *req, program *p) {
-  char joined[256] = "", version[32];
-  for (int i = 0; i < COMPILE_NOPTS; i++) {
+  char joined[512] = "", version[32];
+  for (int i = 0; i < p->nopts; i++) {
     if (i) strncat(joined, " ", sizeof joined - strlen(joined) - 1);
     strncat(joined, p->opts[i], sizeof joined - strlen(joined) - 1);
   }
@@ -619,7 +650,7 @@ static int nvrtc_build(const compile_req *req, const program *p, compile_result 
     if (rc < 0) tf_wrap(e, "name expression '%s'", req->name_exprs[i]);
   }
   if (rc == 0)
-    rc = NVRTC_CHECK(nvrtcCompileProgram(prog, COMPILE_NOPTS, p->opts), prog, out, e);
+    rc = NVRTC_CHECK(nvrtcCompileProgram(prog, p->nopts, p->opts), prog, out, e);
   if (rc == 0) rc = fetch_outputs(prog, req, out, e);
   nvrtcDestroyProgram(&prog);
   return rc;
@@ -650,7 +681,9 @@ static int program_init(const compile_req *req, program *p, tf_err *e) {
   p->opts[1] = "-std=c++17";
   p->opts[2] = "-lineinfo";
   p->opts[3] = "-DTF_NVRTC=1";
+  p->nopts = COMPILE_NOPTS;
   if (!(p->src = read_sources(req, &p->srclen, &p->h, e))) return -1;
+  if (p->h.toolkit) p->opts[p->nopts++] = "-I" TF_CUDA_INCLUDE;
   program_key(req, p);
   return 0;
 }

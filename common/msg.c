@@ -314,6 +314,104 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
   return 0;
 }
 
+static const char *const init_names[] = {"", "uniform", "normal", "int", "const"};
+static const char *const role_names[] = {"input", "output", "inout", "scratch"};
+
+/* What a buffer has beyond its name and "output": only what is not the default. */
+static void buffer_extra_to_json(const job *j, int b, cJSON *x) {
+  if (j->buf_role[b] == SPEC_ROLE_INOUT || j->buf_role[b] == SPEC_ROLE_SCRATCH)
+    cJSON_AddStringToObject(x, "role", role_names[j->buf_role[b]]);
+  if (j->buf_type[b] != REFERENCE_F32)
+    cJSON_AddStringToObject(x, "type", reference_type_name(j->buf_type[b]));
+  const reference_init *in = &j->buf_init[b];
+  if (in->kind > REFERENCE_INIT_DEFAULT && in->kind <= REFERENCE_INIT_CONST) {
+    cJSON *init = cJSON_AddObjectToObject(x, "init");
+    cJSON *ab = cJSON_AddArrayToObject(init, init_names[in->kind]);
+    cJSON_AddItemToArray(ab, cJSON_CreateNumber(in->a));
+    cJSON_AddItemToArray(ab, cJSON_CreateNumber(in->b));
+  }
+  const reference_check *c = &j->buf_check[b];
+  if (c->kind == REFERENCE_CHECK_EXACT) cJSON_AddStringToObject(x, "check", "exact");
+  if (c->kind == REFERENCE_CHECK_TOL) {
+    cJSON *o = cJSON_AddObjectToObject(x, "check");
+    cJSON_AddNumberToObject(o, "rtol", c->rtol);
+    cJSON_AddNumberToObject(o, "atol", c->atol);
+  }
+  if (c->allow_nonfinite) cJSON_AddBoolToObject(x, "allow_nonfinite", 1);
+}
+
+static int buffer_extra_from_json(const cJSON *x, job *j, int b, tf_err *e) {
+  const cJSON *role = cJSON_GetObjectItemCaseSensitive(x, "role");
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(x, "type");
+  const cJSON *init = cJSON_GetObjectItemCaseSensitive(x, "init");
+  const cJSON *check = cJSON_GetObjectItemCaseSensitive(x, "check");
+  j->buf_role[b] = j->buf_output[b] ? SPEC_ROLE_OUTPUT : SPEC_ROLE_INPUT;
+  if (role) {
+    const char *r = cJSON_GetStringValue(role);
+    j->buf_role[b] = -1;
+    for (int i = 0; r && i < 4; i++)
+      if (!strcmp(r, role_names[i])) j->buf_role[b] = i;
+    if (j->buf_role[b] < 0 || SPEC_ROLE_CHECKED(j->buf_role[b]) != (j->buf_output[b] != 0))
+      return tf_fail(e, TF_EXIT_INPUT, "job: buffers[%d].role does not fit its 'output'", b);
+  }
+  j->buf_type[b] = type ? reference_type_of(cJSON_GetStringValue(type)) : REFERENCE_F32;
+  if (j->buf_type[b] < 0) return tf_fail(e, TF_EXIT_INPUT, "job: buffers[%d].type is not a type", b);
+  if (init) {
+    const cJSON *ab = cJSON_IsObject(init) ? init->child : NULL;
+    int k = 0;
+    for (int i = 1; ab && ab->string && i <= REFERENCE_INIT_CONST; i++)
+      if (!strcmp(ab->string, init_names[i])) k = i;
+    if (!k || !cJSON_IsArray(ab) || cJSON_GetArraySize(ab) != 2 ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(ab, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(ab, 1)))
+      return tf_fail(e, TF_EXIT_INPUT, "job: buffers[%d].init is not {kind: [a, b]}", b);
+    j->buf_init[b] = (reference_init){k, cJSON_GetArrayItem(ab, 0)->valuedouble,
+                                      cJSON_GetArrayItem(ab, 1)->valuedouble};
+  }
+  reference_check *c = &j->buf_check[b];
+  if (cJSON_IsString(check) && !strcmp(check->valuestring, "exact")) {
+    c->kind = REFERENCE_CHECK_EXACT;
+  } else if (cJSON_IsObject(check)) {
+    c->kind = REFERENCE_CHECK_TOL;
+    c->rtol = num_or(check, "rtol", 0);
+    c->atol = num_or(check, "atol", 0);
+    if (!(c->rtol >= 0 && c->rtol < 1e300 && c->atol >= 0 && c->atol < 1e300))
+      return tf_fail(e, TF_EXIT_INPUT, "job: buffers[%d].check is not finite and non-negative", b);
+  } else if (check) {
+    return tf_fail(e, TF_EXIT_INPUT, "job: buffers[%d].check is not \"exact\" or {rtol, atol}", b);
+  }
+  c->allow_nonfinite = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "allow_nonfinite"));
+  return 0;
+}
+
+/* "reference": the reference kernel and its launch; absent for a family's CPU reference. */
+static void reference_to_json(const job *j, cJSON *o) {
+  if (!j->ref_kernel[0]) return;
+  cJSON *r = cJSON_AddObjectToObject(o, "reference");
+  cJSON_AddStringToObject(r, "kernel", j->ref_kernel);
+  cJSON_AddStringToObject(r, "source", j->ref_source);
+  cJSON_AddItemToObject(r, "grid", uint_array(j->ref_geom.grid, 3));
+  cJSON_AddItemToObject(r, "block", uint_array(j->ref_geom.block, 3));
+  cJSON_AddNumberToObject(r, "smem", j->ref_geom.smem);
+  cJSON_AddItemToObject(r, "iargs", ll_array(j->ref_geom.iarg, j->nargs));
+}
+
+static int reference_from_json(const cJSON *o, job *j, tf_err *e) {
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "reference");
+  if (!r) return 0;
+  str_into(r, "kernel", j->ref_kernel, sizeof j->ref_kernel);
+  str_into(r, "source", j->ref_source, sizeof j->ref_source);
+  if (!j->ref_kernel[0] || !j->ref_source[0] || read_uint_array(r, "grid", j->ref_geom.grid, 3) ||
+      read_uint_array(r, "block", j->ref_geom.block, 3) ||
+      read_ll_array(r, "iargs", j->ref_geom.iarg, j->nargs))
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'reference' needs kernel, source, grid, block and "
+                   "iargs (one per argument)");
+  j->ref_geom.smem = (unsigned)int_or(r, "smem", 0, 0, 232448);
+  for (int d = 0; d < 3; d++)
+    if (!j->ref_geom.grid[d] || !j->ref_geom.block[d])
+      return tf_fail(e, TF_EXIT_INPUT, "job: 'reference' has an empty grid or block");
+  return 0;
+}
+
 static void layout_to_json(const job *j, cJSON *o) {
   cJSON *dims = cJSON_AddObjectToObject(o, "dims");
   for (int d = 0; d < j->ndims; d++) cJSON_AddNumberToObject(dims, j->dim_names[d], (double)j->dims[d]);
@@ -322,6 +420,7 @@ static void layout_to_json(const job *j, cJSON *o) {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "name", j->buf_names[b]);
     cJSON_AddBoolToObject(x, "output", j->buf_output[b]);
+    buffer_extra_to_json(j, b, x);
     cJSON_AddItemToArray(bufs, x);
   }
   cJSON *args = cJSON_AddArrayToObject(o, "args");
@@ -333,6 +432,8 @@ static void layout_to_json(const job *j, cJSON *o) {
       cJSON_AddNumberToObject(x, "float", j->arg_float[a]);
     else
       cJSON_AddBoolToObject(x, "int", 1);
+    if (j->arg_type[a] > 0)
+      cJSON_AddStringToObject(x, "type", reference_type_name(j->arg_type[a] - 1));
     cJSON_AddItemToArray(args, x);
   }
 }
@@ -352,10 +453,15 @@ static int layout_from_json(const cJSON *o, job *j, tf_err *e) {
   }
   cJSON_ArrayForEach(it, bufs) {
     str_into(it, "name", j->buf_names[j->nbuffers], SPEC_NAME);
-    j->buf_output[j->nbuffers++] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "output"));
+    j->buf_output[j->nbuffers] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "output"));
+    if (buffer_extra_from_json(it, j, j->nbuffers++, e)) return -1;
   }
   cJSON_ArrayForEach(it, args) {
     int a = j->nargs++;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(it, "type");
+    j->arg_type[a] = type ? reference_type_of(cJSON_GetStringValue(type)) + 1 : 0;
+    if (type && j->arg_type[a] <= 0)
+      return tf_fail(e, TF_EXIT_INPUT, "job: args[%d].type is not a type", a);
     if (cJSON_GetObjectItemCaseSensitive(it, "buffer")) {
       j->arg_kind[a] = SPEC_ARG_BUFFER;
       j->arg_buffer[a] = INT_OR(it, "buffer", 0);
@@ -387,6 +493,7 @@ cJSON *job_to_json(const job *j) {
       cJSON_AddItemToArray(specs, cJSON_CreateString(j->specs[i]));
   }
   layout_to_json(j, o);
+  reference_to_json(j, o);
   cJSON *arms = cJSON_AddArrayToObject(o, "arms");
   for (int a = 0; a < ARM_COUNT; a++) cJSON_AddItemToArray(arms, arm_to_json(j, a));
   cJSON_AddNumberToObject(o, "tolerance", j->tolerance);
@@ -431,7 +538,7 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
     if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'specs' must be strings");
     snprintf(j->specs[nspecs++], SPEC_PATH, "%s", it->valuestring);
   }
-  if (layout_from_json(o, j, e)) return -1;
+  if (layout_from_json(o, j, e) || reference_from_json(o, j, e)) return -1;
   unsigned seen = 0; /* each role once: a repeated one would leave another arm empty */
   cJSON_ArrayForEach(it, arms) {
     const cJSON *role = cJSON_GetObjectItemCaseSensitive(it, "role");

@@ -102,11 +102,25 @@ typedef struct job {
   long long dims[SPEC_MAX_DIMS];
   int nbuffers;
   char buf_names[SPEC_MAX_BUFFERS][SPEC_NAME];
-  int buf_output[SPEC_MAX_BUFFERS];
+  int buf_output[SPEC_MAX_BUFFERS];  /* checked: the roles output and inout */
+  /* Each buffer's role, element type, fill and check (common/spec.h); JSON carries them only
+   * where they are not the defaults (input or output, f32, the default fill, the tolerance),
+   * so a job of a float32 template reads as it always did. */
+  int buf_role[SPEC_MAX_BUFFERS];
+  int buf_type[SPEC_MAX_BUFFERS];
+  reference_init buf_init[SPEC_MAX_BUFFERS]; /* an int range evaluated at the job's problem */
+  reference_check buf_check[SPEC_MAX_BUFFERS];
   int nargs;
   spec_arg_kind arg_kind[SPEC_MAX_ARGS];
   int arg_buffer[SPEC_MAX_ARGS];
   double arg_float[SPEC_MAX_ARGS];
+  int arg_type[SPEC_MAX_ARGS];       /* a typed scalar's reference_type + 1; 0: untyped, as
+                                      * in a zeroed job */
+  /* The reference kernel ("" when the family's CPU reference checks the outputs): its source
+   * (relative to the root, as sources[]), its name and its launch (grid, block, smem, iargs). */
+  char ref_source[SPEC_PATH];
+  char ref_kernel[64];
+  launch_geom ref_geom;
   job_arm arm[ARM_COUNT];
   double tolerance;
   measure_opts measure;

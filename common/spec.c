@@ -278,8 +278,148 @@ static int load_launch(spec *s, const cJSON *root, tf_err *e) {
                         &s->smem, e);
 }
 
+/* An expression that may name only problem sizes (the reference kernel's launch, an init
+ * range): it has one value per problem, whatever the configuration. */
+static int dims_only(const spec *s, const expr *x, const char *k, tf_err *e) {
+  unsigned char used[SPEC_MAX_KNOBS + SPEC_MAX_DIMS] = {0};
+  int rc = expr_slots(x, used, SPEC_MAX_KNOBS + SPEC_MAX_DIMS);
+  for (int i = 0; rc == 0 && i < s->nknobs; i++) rc = used[i] ? -1 : 0;
+  if (rc == 0) return 0;
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' may name only problem sizes, not knobs",
+                 s->path, k);
+}
+
+static int load_role(spec *s, const cJSON *it, const char *k, spec_buffer *b, tf_err *e) {
+  static const char *const roles[] = {"input", "output", "inout", "scratch"};
+  const char *role, *type = "f32";
+  if (jsonio_str(s->path, WHAT, it, k, "role", 1, 16, &role, e) ||
+      jsonio_str(s->path, WHAT, it, k, "type", 0, 16, &type, e))
+    return -1;
+  b->role = -1;
+  for (int r = 0; r < 4; r++)
+    if (!strcmp(role, roles[r])) b->role = r;
+  if (b->role < 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.role' must be \"input\", \"output\", "
+                   "\"inout\" or \"scratch\"", s->path, k);
+  b->output = SPEC_ROLE_CHECKED(b->role);
+  if ((b->type = reference_type_of(type)) < 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.type' must be one of f32, f64, f16, "
+                   "bf16, i8, u8, i32, u32, i64", s->path, k);
+  return 0;
+}
+
+/* [a, b] of two finite numbers into *a, *b; `what` names the form in the message. */
+static int number_pair(const spec *s, const cJSON *v, const char *k, const char *what, double *a,
+                       double *b, tf_err *e) {
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 ||
+      !cJSON_IsNumber(cJSON_GetArrayItem(v, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(v, 1)) ||
+      !isfinite(cJSON_GetArrayItem(v, 0)->valuedouble) ||
+      !isfinite(cJSON_GetArrayItem(v, 1)->valuedouble))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be %s, two finite numbers",
+                   s->path, k, what);
+  *a = cJSON_GetArrayItem(v, 0)->valuedouble;
+  *b = cJSON_GetArrayItem(v, 1)->valuedouble;
+  return 0;
+}
+
+/* {"int": [lo, hi]}: two expressions over the problem sizes, evaluated by spec_launch. */
+static int load_int_range(spec *s, const cJSON *v, const char *k, spec_buffer *b, tf_err *e) {
+  expr **ends[2] = {&b->init_lo, &b->init_hi};
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be [lo, hi], two expressions "
+                   "over the problem sizes", s->path, k);
+  for (int i = 0; i < 2; i++) {
+    const cJSON *x = cJSON_GetArrayItem(v, i);
+    char ki[160];
+    snprintf(ki, sizeof ki, "%s[%d]", k, i);
+    if (cJSON_IsNumber(x)) {
+      if (number_text(s, ki, x, b->init_text[i], sizeof b->init_text[i], e)) return -1;
+    } else if (cJSON_IsString(x) && strlen(x->valuestring) < sizeof b->init_text[i]) {
+      snprintf(b->init_text[i], sizeof b->init_text[i], "%s", x->valuestring);
+    } else {
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
+                     s->path, ki);
+    }
+    if (!(*ends[i] = load_expr(s, b->init_text[i], ki, e)) || dims_only(s, *ends[i], ki, e))
+      return -1;
+  }
+  b->init.kind = REFERENCE_INIT_INT;
+  return 0;
+}
+
+/* "init": one of {"uniform": [lo, hi]}, {"normal": [mean, sd]}, {"int": [lo, hi]},
+ * {"const": v}; only for the buffers a fill writes. */
+static int load_init(spec *s, const cJSON *it, const char *k, spec_buffer *b, tf_err *e) {
+  const cJSON *init = cJSON_GetObjectItemCaseSensitive(it, "init");
+  if (!init) return 0;
+  char ki[96];
+  snprintf(ki, sizeof ki, "%s.init", k);
+  if (!SPEC_ROLE_FILLED(b->role))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': only an input or inout buffer is "
+                   "filled", s->path, ki);
+  if (!cJSON_IsObject(init) || cJSON_GetArraySize(init) != 1)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be one of {\"uniform\": [lo, hi]}, "
+                   "{\"normal\": [mean, sd]}, {\"int\": [lo, hi]}, {\"const\": v}", s->path, ki);
+  const cJSON *v = init->child;
+  char kv[128];
+  snprintf(kv, sizeof kv, "%s.%s", ki, v->string);
+  reference_init *in = &b->init;
+  if (!strcmp(v->string, "uniform")) {
+    in->kind = REFERENCE_INIT_UNIFORM;
+    if (number_pair(s, v, kv, "[lo, hi]", &in->a, &in->b, e)) return -1;
+    if (!(in->a < in->b))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must have lo < hi", s->path, kv);
+  } else if (!strcmp(v->string, "normal")) {
+    in->kind = REFERENCE_INIT_NORMAL;
+    if (number_pair(s, v, kv, "[mean, sd]", &in->a, &in->b, e)) return -1;
+    if (!(in->b > 0))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must have sd > 0", s->path, kv);
+  } else if (!strcmp(v->string, "int")) {
+    return load_int_range(s, v, kv, b, e);
+  } else if (!strcmp(v->string, "const")) {
+    in->kind = REFERENCE_INIT_CONST;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a finite number", s->path, kv);
+    in->a = v->valuedouble;
+  } else {
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' is not one of uniform, normal, int, "
+                   "const", s->path, kv);
+  }
+  return 0;
+}
+
+/* "check": "exact" or {"rtol": r, "atol": a}; "allow_nonfinite": true. Only for the buffers
+ * that are checked. */
+static int load_check(spec *s, const cJSON *it, const char *k, spec_buffer *b, tf_err *e) {
+  static const char *const keys[] = {"rtol", "atol", NULL};
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "check");
+  const cJSON *nf = cJSON_GetObjectItemCaseSensitive(it, "allow_nonfinite");
+  char kc[96];
+  snprintf(kc, sizeof kc, "%s.%s", k, c ? "check" : "allow_nonfinite");
+  if ((c || nf) && !b->output)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': only an output or inout buffer is "
+                   "checked", s->path, kc);
+  if (jsonio_bool(s->path, WHAT, it, k, "allow_nonfinite", 0, &b->check.allow_nonfinite, e))
+    return -1;
+  if (!c) return 0;
+  if (cJSON_IsString(c) && !strcmp(c->valuestring, "exact")) {
+    b->check.kind = REFERENCE_CHECK_EXACT;
+    return 0;
+  }
+  if (!cJSON_IsObject(c) || cJSON_GetArraySize(c) == 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be \"exact\" or {\"rtol\": r, "
+                   "\"atol\": a}", s->path, kc);
+  b->check.kind = REFERENCE_CHECK_TOL;
+  return jsonio_only_keys(s->path, WHAT, c, kc, keys, e) ||
+                 jsonio_num(s->path, WHAT, c, kc, "rtol", 0, 0.0, 1.0, &b->check.rtol, e) ||
+                 jsonio_num(s->path, WHAT, c, kc, "atol", 0, 0.0, 1e300, &b->check.atol, e)
+             ? -1
+             : 0;
+}
+
 static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"name", "count", "role", "clear", NULL};
+  static const char *const keys[] = {"name", "count", "role", "clear", "type", "init", "check",
+                                     "allow_nonfinite", NULL};
   const cJSON *arr, *it;
   if (jsonio_child(s->path, WHAT, root, "", "buffers", 1, cJSON_Array, &arr, e)) return -1;
   int i = 0, outputs = 0;
@@ -293,25 +433,21 @@ static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
     if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
     spec_buffer *b = &s->bufs[s->nbuffers];
-    const char *name, *role;
+    const char *name;
     if (jsonio_str(s->path, WHAT, it, k, "name", 1, 63, &name, e) ||
-        copy_name(s, k, name, b->name, sizeof b->name, e) ||
-        jsonio_str(s->path, WHAT, it, k, "role", 1, 16, &role, e))
+        copy_name(s, k, name, b->name, sizeof b->name, e) || load_role(s, it, k, b, e))
       return -1;
     for (int j = 0; j < s->nbuffers; j++)
       if (strcmp(s->bufs[j].name, b->name) == 0)
         return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.name': '%s' appears more than once",
                        s->path, k, b->name);
-    if (strcmp(role, "input") && strcmp(role, "output"))
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.role' must be \"input\" or \"output\"",
-                     s->path, k);
-    b->output = strcmp(role, "output") == 0;
     outputs += b->output;
     s->nbuffers++; /* counted before its expressions load, so that spec_release frees them */
     if (load_text_expr(s, it, k, "count", 1, NULL, b->count_text, sizeof b->count_text, &b->count,
                        e) ||
         load_text_expr(s, it, k, "clear", 0, NULL, b->clear_text, sizeof b->clear_text, &b->clear,
-                       e))
+                       e) ||
+        load_init(s, it, k, b, e) || load_check(s, it, k, b, e))
       return -1;
   }
   if (outputs == 0)
@@ -325,12 +461,56 @@ static int spec_buffer_index(const spec *s, const char *name) {
   return -1;
 }
 
+#define ARG_FORMS "a name, an expression, {\"float\": x} or {\"name\": n, \"type\": t, \"value\": v}"
+
+/* A float scalar's value: a JSON number or a string holding one ("1e-5"). */
+static int float_value(const spec *s, const cJSON *v, const char *k, double *out, tf_err *e) {
+  char *end = NULL;
+  if (cJSON_IsNumber(v)) *out = v->valuedouble;
+  else if (cJSON_IsString(v)) *out = strtod(v->valuestring, &end);
+  if (!(cJSON_IsNumber(v) || (cJSON_IsString(v) && end != v->valuestring && *end == '\0')) ||
+      !isfinite(*out))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.value' must be a finite number",
+                   s->path, k);
+  return 0;
+}
+
+/* {"name": "eps", "type": "f32", "value": "1e-5"}: a float type takes a number, an integer
+ * type an expression over knobs and problem sizes (or a whole number). */
+static int load_typed_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
+  static const char *const keys[] = {"name", "type", "value", NULL};
+  const char *name, *type;
+  if (jsonio_only_keys(s->path, WHAT, it, k, keys, e) ||
+      jsonio_str(s->path, WHAT, it, k, "name", 1, SPEC_NAME - 1, &name, e) ||
+      copy_name(s, k, name, a->name, sizeof a->name, e) ||
+      jsonio_str(s->path, WHAT, it, k, "type", 1, 16, &type, e))
+    return -1;
+  if ((a->type = reference_type_of(type)) < 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.type' must be one of f32, f64, f16, "
+                   "bf16, i8, u8, i32, u32, i64", s->path, k);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "value");
+  if (!v)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.value' is missing", s->path, k);
+  if (reference_type_is_float(a->type)) {
+    a->kind = SPEC_ARG_FLOAT;
+    if (float_value(s, v, k, &a->f, e)) return -1;
+    if (a->type != REFERENCE_F64 && !(fabs(a->f) <= FLT_MAX))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.value' is beyond a float's range",
+                     s->path, k);
+    return 0;
+  }
+  a->kind = SPEC_ARG_INT;
+  return load_text_expr(s, it, k, "value", 1, NULL, a->text, sizeof a->text, &a->e, e);
+}
+
 static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
+  a->type = -1;
+  if (cJSON_IsObject(it) && cJSON_GetObjectItemCaseSensitive(it, "type"))
+    return load_typed_arg(s, it, k, a, e);
   if (cJSON_IsObject(it)) {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "float");
     if (!f || !cJSON_IsNumber(f) || cJSON_GetArraySize(it) != 1)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a name, an expression or {\"float\": x}",
-                     s->path, k);
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be " ARG_FORMS, s->path, k);
     if (!(fabs(f->valuedouble) <= FLT_MAX)) /* it is passed to the kernel as a float */
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.float' is beyond a float's range",
                      s->path, k);
@@ -339,8 +519,7 @@ static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err
     return 0;
   }
   if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof a->text)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be a name, an expression or {\"float\": x}",
-                   s->path, k);
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be " ARG_FORMS, s->path, k);
   int b = spec_buffer_index(s, it->valuestring);
   if (b >= 0) {
     a->kind = SPEC_ARG_BUFFER;
@@ -367,25 +546,86 @@ static int load_args(spec *s, const cJSON *root, tf_err *e) {
   return 0;
 }
 
-/* The .cu beside the .json; the name may not leave that folder. */
-static int resolve_source(spec *s, const char *src, tf_err *e) {
+/* The .cu beside the .json (the file at key `key`) into out; the name may not leave that
+ * folder. */
+static int resolve_source(spec *s, const char *key, const char *src, char *out, tf_err *e) {
   if (!jsonio_safe_name(src) || strstr(src, ".."))
     return tf_fail(e, TF_EXIT_INPUT,
-                   WHAT " '%s': key 'source': '%s' must be a file name beside the spec, not a path",
-                   s->path, src);
+                   WHAT " '%s': key '%s': '%s' must be a file name beside the spec, not a path",
+                   s->path, key, src);
   char tmp[SPEC_PATH];
   snprintf(tmp, sizeof tmp, "%s", s->path);
-  int n = snprintf(s->source_path, sizeof s->source_path, "%s/%s", dirname(tmp), src);
-  if (n < 0 || (size_t)n >= sizeof s->source_path)
+  int n = snprintf(out, SPEC_PATH, "%s/%s", dirname(tmp), src);
+  if (n < 0 || (size_t)n >= SPEC_PATH)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': path too long", s->path);
-  FILE *f = fopen(s->source_path, "r");
+  FILE *f = fopen(out, "r");
   if (!f)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'source': cannot open '%s'", s->path,
-                   s->source_path);
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': cannot open '%s'", s->path, key, out);
   fclose(f);
   /* no link out of the folder, no #include of anything but the folder's own files */
-  if (compile_check_source(s->source_path, e))
-    return tf_wrap(e, WHAT " '%s': key 'source'", s->path);
+  if (compile_check_source(out, e)) return tf_wrap(e, WHAT " '%s': key '%s'", s->path, key);
+  return 0;
+}
+
+/* "reference": {"kernel": k, "source": "ref.cu", "launch": {"grid": [...], "block": [...],
+ * "smem": x}}: a kernel beside the spec that computes the outputs from the same arguments;
+ * its launch names only problem sizes. */
+static int load_reference(spec *s, const cJSON *root, tf_err *e) {
+  static const char *const keys[] = {"kernel", "source", "launch", NULL};
+  static const char *const lkeys[] = {"grid", "block", "smem", NULL};
+  const cJSON *ref, *launch;
+  const char *kernel, *src;
+  if (jsonio_child(s->path, WHAT, root, "", "reference", 0, cJSON_Object, &ref, e)) return -1;
+  if (!ref) return 0;
+  if (jsonio_only_keys(s->path, WHAT, ref, "reference", keys, e) ||
+      jsonio_str(s->path, WHAT, ref, "reference", "kernel", 1, sizeof s->ref_kernel - 1, &kernel,
+                 e) ||
+      copy_name(s, "reference.kernel", kernel, s->ref_kernel, sizeof s->ref_kernel, e) ||
+      jsonio_str(s->path, WHAT, ref, "reference", "source", 1, 63, &src, e) ||
+      resolve_source(s, "reference.source", src, s->ref_source_path, e) ||
+      jsonio_child(s->path, WHAT, ref, "reference", "launch", 1, cJSON_Object, &launch, e) ||
+      jsonio_only_keys(s->path, WHAT, launch, "reference.launch", lkeys, e))
+    return -1;
+  static const char *const which[2] = {"grid", "block"};
+  for (int w = 0; w < 2; w++) {
+    const cJSON *arr;
+    char (*text)[128] = w ? s->ref_block_text : s->ref_grid_text;
+    expr **x = w ? s->ref_block : s->ref_grid;
+    if (jsonio_child(s->path, WHAT, launch, "reference.launch", which[w], 1, cJSON_Array, &arr, e))
+      return -1;
+    if (cJSON_GetArraySize(arr) != 3)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.launch.%s' must list 3 "
+                     "expressions (x, y, z)", s->path, which[w]);
+    for (int i = 0; i < 3; i++) {
+      const cJSON *it = cJSON_GetArrayItem(arr, i);
+      char k[64];
+      snprintf(k, sizeof k, "reference.launch.%s[%d]", which[w], i);
+      if (cJSON_IsNumber(it)) {
+        if (number_text(s, k, it, text[i], 128, e)) return -1;
+      } else if (cJSON_IsString(it) && strlen(it->valuestring) < 128) {
+        snprintf(text[i], 128, "%s", it->valuestring);
+      } else {
+        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
+                       s->path, k);
+      }
+      if (!(x[i] = load_expr(s, text[i], k, e)) || dims_only(s, x[i], k, e)) return -1;
+    }
+  }
+  return load_text_expr(s, launch, "reference.launch", "smem", 0, "0", s->ref_smem_text,
+                        sizeof s->ref_smem_text, &s->ref_smem, e) ||
+                 dims_only(s, s->ref_smem, "reference.launch.smem", e)
+             ? -1
+             : 0;
+}
+
+/* With a reference kernel the integer arguments name only problem sizes: the reference is
+ * launched once per problem, with no configuration. */
+static int check_reference_args(const spec *s, tf_err *e) {
+  for (int a = 0; s->ref_kernel[0] && a < s->nargs; a++) {
+    char k[32];
+    snprintf(k, sizeof k, "args[%d]", a);
+    if (s->args[a].kind == SPEC_ARG_INT && dims_only(s, s->args[a].e, k, e)) return -1;
+  }
   return 0;
 }
 
@@ -422,9 +662,24 @@ static int check_name_length(const spec *s, tf_err *e) {
   return 0;
 }
 
-/* The family names the CPU reference every output is checked against: refused here, on every
- * path that loads a spec, when that reference cannot check this kernel. */
+/* What every output is checked against: the CPU reference of "family" or the kernel of
+ * "reference", exactly one. A family's reference reads and writes float32 by name: refused
+ * here, on every path that loads a spec, when it cannot check this kernel. */
 static int check_family(const spec *s, tf_err *e) {
+  if (s->family[0] && s->ref_kernel[0])
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': a spec names 'family' (a CPU "
+                   "reference) or 'reference' (a kernel), not both", s->path);
+  if (!s->family[0] && !s->ref_kernel[0])
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': no reference checks the "
+                   "outputs: name a reference kernel ('reference') or a CPU reference ('family')",
+                   s->path);
+  if (s->ref_kernel[0]) return 0;
+  for (int b = 0; b < s->nbuffers; b++)
+    if (s->bufs[b].type != REFERENCE_F32 || s->bufs[b].role == SPEC_ROLE_INOUT ||
+        s->bufs[b].check.kind != REFERENCE_CHECK_L2)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers[%d]': family '%s' checks float32 "
+                     "inputs and outputs by its tolerance; a type, an inout role or a check of "
+                     "its own needs a reference kernel ('reference')", s->path, b, s->family);
   const char *dims[SPEC_MAX_DIMS], *bufs[SPEC_MAX_BUFFERS], *key;
   int outputs[SPEC_MAX_BUFFERS];
   for (int d = 0; d < s->ndims; d++) dims[d] = s->dims[d].name;
@@ -435,25 +690,25 @@ static int check_family(const spec *s, tf_err *e) {
 }
 
 static int load_root(spec *s, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "problem",
-                                     "knobs", "constraints", "launch", "buffers", "args",
-                                     "tolerance", "flops", "bytes", NULL};
-  const char *name, *src, *kernel, *family, *doc;
+  static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "reference",
+                                     "problem", "knobs", "constraints", "launch", "buffers",
+                                     "args", "tolerance", "flops", "bytes", NULL};
+  const char *name, *src, *kernel, *family = NULL, *doc;
   if (jsonio_only_keys(s->path, WHAT, root, "", keys, e) ||
       jsonio_str(s->path, WHAT, root, "", "name", 1, 63, &name, e) || check_name(s, name, e) ||
       jsonio_str(s->path, WHAT, root, "", "doc", 0, 8192, &doc, e) ||
       jsonio_str(s->path, WHAT, root, "", "source", 1, 63, &src, e) ||
-      resolve_source(s, src, e) ||
+      resolve_source(s, "source", src, s->source_path, e) ||
       jsonio_str(s->path, WHAT, root, "", "kernel", 1, sizeof s->kernel - 1, &kernel, e) ||
       copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e) ||
-      jsonio_str(s->path, WHAT, root, "", "family", 1, sizeof s->family - 1, &family, e) ||
-      copy_name(s, "family", family, s->family, sizeof s->family, e))
+      jsonio_str(s->path, WHAT, root, "", "family", 0, sizeof s->family - 1, &family, e) ||
+      (family && copy_name(s, "family", family, s->family, sizeof s->family, e)))
     return -1;
   s->tolerance = 1e-5;
   if (load_dims(s, root, e) || load_knobs(s, root, e) || check_name_length(s, e) ||
       load_constraints(s, root, e) ||
-      load_launch(s, root, e) || load_buffers(s, root, e) || check_family(s, e) ||
-      load_args(s, root, e) ||
+      load_launch(s, root, e) || load_buffers(s, root, e) || load_reference(s, root, e) ||
+      check_family(s, e) || load_args(s, root, e) || check_reference_args(s, e) ||
       jsonio_num(s->path, WHAT, root, "", "tolerance", 0, 0.0, 1.0, &s->tolerance, e) ||
       load_text_expr(s, root, "", "flops", 0, NULL, s->flops_text, sizeof s->flops_text,
                      &s->flops, e) ||
@@ -486,7 +741,14 @@ void spec_release(spec *s) {
   for (int i = 0; i < s->nbuffers; i++) {
     expr_free(s->bufs[i].count);
     expr_free(s->bufs[i].clear);
+    expr_free(s->bufs[i].init_lo);
+    expr_free(s->bufs[i].init_hi);
   }
+  for (int i = 0; i < 3; i++) {
+    expr_free(s->ref_grid[i]);
+    expr_free(s->ref_block[i]);
+  }
+  expr_free(s->ref_smem);
   for (int i = 0; i < s->nargs; i++) expr_free(s->args[i].e);
   expr_free(s->flops);
   expr_free(s->bytes);
@@ -654,9 +916,13 @@ int spec_launch_values(const spec *s, spec_launch_value *out) {
       out[n++] = (spec_launch_value){SPEC_VALUE_CLEAR, b, s->bufs[b].clear, LLONG_MIN, LLONG_MAX};
   }
   for (int a = 0; a < s->nargs; a++)
-    if (s->args[a].kind == SPEC_ARG_INT)
-      out[n++] = (spec_launch_value){SPEC_VALUE_ARG, a, s->args[a].e, -2147483647LL - 1,
-                                     2147483647LL};
+    if (s->args[a].kind == SPEC_ARG_INT) {
+      double lo = -2147483648.0, hi = 2147483647.0; /* untyped: an int */
+      if (s->args[a].type >= 0) reference_type_range(s->args[a].type, &lo, &hi);
+      if (s->args[a].type == REFERENCE_I64) lo = (double)LLONG_MIN, hi = 9.2e18;
+      out[n++] = (spec_launch_value){SPEC_VALUE_ARG, a, s->args[a].e, (long long)lo,
+                                     (long long)hi};
+    }
   return n;
 }
 
@@ -713,7 +979,10 @@ int spec_launch_value_eval(const spec *s, const spec_launch_value *v, const long
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' gives %lld elements, outside [1, 2^32]",
                    s->path, k, *out);
   if (v->kind == SPEC_VALUE_ARG)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' does not fit an int", s->path, k);
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' does not fit %s (it gives %lld)",
+                   s->path, k,
+                   s->args[v->index].type >= 0 ? reference_type_name(s->args[v->index].type)
+                                               : "an int", *out);
   return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' evaluates to %lld, outside [%lld, %lld]",
                  s->path, k, *out, v->lo, v->hi);
 }
@@ -731,6 +1000,28 @@ static void store(launch_geom *g, const spec_launch_value *v, long long x) {
   }
 }
 
+/* The integer ranges of the inputs filled with {"int": [lo, hi]}, at this problem: lo <= hi,
+ * both within the buffer's type. */
+static int init_ranges(const spec *s, const long long *dims, launch_geom *g, tf_err *e) {
+  for (int b = 0; b < s->nbuffers; b++) {
+    const spec_buffer *x = &s->bufs[b];
+    if (x->init.kind != REFERENCE_INIT_INT) continue;
+    char k[64];
+    snprintf(k, sizeof k, "buffers[%d].init.int", b);
+    if (eval(s, x->init_lo, dims, NULL, k, &g->init_lo[b], e) ||
+        eval(s, x->init_hi, dims, NULL, k, &g->init_hi[b], e))
+      return -1;
+    double lo, hi;
+    reference_type_range(x->type, &lo, &hi);
+    if (reference_type_is_float(x->type)) lo = -9007199254740992.0, hi = 9007199254740992.0;
+    if (g->init_lo[b] > g->init_hi[b] || (double)g->init_lo[b] < lo || (double)g->init_hi[b] > hi)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' gives [%lld, %lld]: it must be lo <= "
+                     "hi, within %s", s->path, k, g->init_lo[b], g->init_hi[b],
+                     reference_type_name(x->type));
+  }
+  return 0;
+}
+
 int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e) {
   spec_launch_value vals[SPEC_LAUNCH_VALUES];
   int n = spec_launch_values(s, vals);
@@ -744,7 +1035,39 @@ int spec_launch(const spec *s, const long long *dims, const config *c, launch_ge
     if (spec_launch_value_eval(s, &vals[i], dims, c, &x, e)) return -1;
     store(g, &vals[i], x);
   }
-  return 0;
+  return init_ranges(s, dims, g, e);
+}
+
+int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, tf_err *e) {
+  static const long long gmax[3] = {2147483647LL, 65535, 65535};
+  memset(g, 0, sizeof *g);
+  if (!s->ref_kernel[0])
+    return tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': no reference kernel", s->path);
+  spec_launch_value vals[SPEC_LAUNCH_VALUES];
+  int n = 0;
+  for (int i = 0; i < 3; i++) {
+    vals[n++] = (spec_launch_value){SPEC_VALUE_GRID, i, s->ref_grid[i], 1, gmax[i]};
+    vals[n++] = (spec_launch_value){SPEC_VALUE_BLOCK, i, s->ref_block[i], 1, 1024};
+  }
+  vals[n++] = (spec_launch_value){SPEC_VALUE_SMEM, 0, s->ref_smem, 0, 232448};
+  spec_launch_value all[SPEC_LAUNCH_VALUES];
+  int m = spec_launch_values(s, all);
+  for (int i = 0; i < m; i++)
+    if (all[i].kind == SPEC_VALUE_ARG) vals[n++] = all[i];
+  for (int i = 0; i < n; i++) {
+    long long x;
+    char buf[32];
+    if (eval(s, vals[i].x, dims, NULL, "reference.launch", &x, e)) return -1;
+    if (x < vals[i].lo || x > vals[i].hi)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s%s' evaluates to %lld, outside "
+                     "[%lld, %lld]", s->path, vals[i].kind == SPEC_VALUE_ARG ? "" : "reference.",
+                     spec_launch_value_key(&vals[i], buf, sizeof buf), x, vals[i].lo, vals[i].hi);
+    store(g, &vals[i], x);
+  }
+  if ((long long)g->block[0] * g->block[1] * g->block[2] > 1024)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.launch.block': more than 1024 "
+                   "threads", s->path);
+  return init_ranges(s, dims, g, e);
 }
 
 /* Appends the n bytes at p to buf (holding *at of len bytes, NUL-terminated); 0, or -1 and

@@ -19,6 +19,7 @@
 
 #include "common/err.h"
 #include "common/expr.h"
+#include "kernels/reference.h" /* defines: reference_type, reference_init, reference_check */
 
 #define SPEC_MAX_KNOBS 16
 #define SPEC_MAX_VALUES 16
@@ -54,10 +55,26 @@ typedef struct spec_dim {
   long long lo, hi; /* allowed range of the problem size */
 } spec_dim;
 
+/* What a kernel does with a buffer: reads it (filled from the seed), writes it (checked),
+ * both (filled, then checked), or uses it for itself (zeroed once, never checked). */
+typedef enum { SPEC_ROLE_INPUT = 0, SPEC_ROLE_OUTPUT, SPEC_ROLE_INOUT, SPEC_ROLE_SCRATCH } spec_role;
+
+/* 1 for the roles whose buffer is filled from the seed, and for those checked. */
+#define SPEC_ROLE_FILLED(r) ((r) == SPEC_ROLE_INPUT || (r) == SPEC_ROLE_INOUT)
+#define SPEC_ROLE_CHECKED(r) ((r) == SPEC_ROLE_OUTPUT || (r) == SPEC_ROLE_INOUT)
+
 typedef struct spec_buffer {
   char name[SPEC_NAME];
-  int output;           /* 1: written by the kernel, checked against the reference */
-  char count_text[256]; /* elements (float32), an expression */
+  int output;           /* 1: written by the kernel, checked against the reference (the
+                         * roles output and inout) */
+  int role;             /* spec_role */
+  int type;             /* reference_type: the element type, f32 unless "type" says */
+  reference_init init;  /* how it is filled (REFERENCE_INIT_INT: a and b come from
+                         * init_lo/init_hi at each problem, spec_launch) */
+  char init_text[2][128];
+  expr *init_lo, *init_hi;
+  reference_check check; /* how it is compared (REFERENCE_CHECK_L2: against "tolerance") */
+  char count_text[256]; /* elements, an expression */
   expr *count;
   char clear_text[128]; /* "" or an expression: non-zero means zero the buffer before each launch */
   expr *clear;
@@ -67,6 +84,9 @@ typedef enum { SPEC_ARG_BUFFER, SPEC_ARG_INT, SPEC_ARG_FLOAT } spec_arg_kind;
 
 typedef struct spec_arg {
   spec_arg_kind kind;
+  int type;        /* the scalar's reference_type, or -1: untyped ({"float": x} and plain
+                    * expressions), passed as the kernel's parameter size says */
+  char name[SPEC_NAME]; /* a typed scalar's name, for messages; "" otherwise */
   int buffer;      /* SPEC_ARG_BUFFER: index into buffers */
   char text[128];  /* SPEC_ARG_INT: expression text */
   expr *e;         /* SPEC_ARG_INT */
@@ -77,7 +97,13 @@ typedef struct spec {
   char path[SPEC_PATH];        /* the .json file as given */
   char source_path[SPEC_PATH]; /* the .cu file, resolved beside the .json */
   char name[64];
-  char family[32]; /* selects the CPU reference: "matmul", "layernorm" */
+  char family[32]; /* selects the CPU reference: "matmul", "layernorm"; "" with a reference kernel */
+  /* The reference kernel ("reference"): a kernel beside the spec taking the same arguments,
+   * run once per input set into outputs of its own. ref_kernel "" when there is none. */
+  char ref_kernel[64];
+  char ref_source_path[SPEC_PATH];
+  char ref_grid_text[3][128], ref_block_text[3][128], ref_smem_text[128];
+  expr *ref_grid[3], *ref_block[3], *ref_smem;
   char kernel[64];
   int nknobs;
   spec_knob knobs[SPEC_MAX_KNOBS];
@@ -109,6 +135,7 @@ typedef struct launch_geom {
   long long count[SPEC_MAX_BUFFERS];   /* elements per buffer */
   int clear[SPEC_MAX_BUFFERS];
   long long iarg[SPEC_MAX_ARGS];       /* values of SPEC_ARG_INT arguments */
+  long long init_lo[SPEC_MAX_BUFFERS], init_hi[SPEC_MAX_BUFFERS]; /* REFERENCE_INIT_INT ranges */
 } launch_geom;
 
 int spec_load(spec *s, const char *path, tf_err *e);
@@ -157,6 +184,10 @@ typedef struct spec_launch_value {
 } spec_launch_value;
 
 #define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS)
+
+/* The reference kernel's launch at a problem: grid, block, dynamic shared memory and the
+ * integer arguments (which name only problem sizes when there is a reference kernel). */
+int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, tf_err *e);
 
 /* The values spec_launch computes, in the order it computes them, into out
  * (SPEC_LAUNCH_VALUES at most); returns their number. */

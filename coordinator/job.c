@@ -27,12 +27,27 @@ static void update_nsources(job *j) {
   if (j->nsources == 1) j->sources[1][0] = j->specs[1][0] = '\0';
 }
 
+/* What the template's expressions give at the job's problem whatever the configuration: the
+ * int ranges of the inputs' fills (spec_launch evaluated them into g) and the reference
+ * kernel's launch. */
+static int set_problem_values(job *j, const campaign *c, const launch_geom *g, tf_err *e) {
+  const spec *s = &c->tmpl;
+  for (int b = 0; b < s->nbuffers; b++)
+    if (s->bufs[b].init.kind == REFERENCE_INIT_INT)
+      j->buf_init[b] = (reference_init){REFERENCE_INIT_INT, (double)g->init_lo[b],
+                                        (double)g->init_hi[b]};
+  if (!s->ref_kernel[0]) return 0;
+  snprintf(j->ref_kernel, sizeof j->ref_kernel, "%s", s->ref_kernel);
+  campaign_rel_path(c, s->ref_source_path, j->ref_source, SPEC_PATH);
+  return spec_reference_launch(s, c->dims, &j->ref_geom, e);
+}
+
 int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e) {
   if (!cfg) return tf_fail(e, TF_EXIT_FAIL, "job %lld: arm '%s' has no configuration", j->id,
                            arm_names[arm]);
   if (build_arm(&j->arm[arm], c, &c->tmpl, cfg, e)) return -1;
   update_nsources(j);
-  return 0;
+  return set_problem_values(j, c, &j->arm[arm].geom, e);
 }
 
 static void build_layout(job *j, const campaign *c) {
@@ -46,12 +61,17 @@ static void build_layout(job *j, const campaign *c) {
   for (int b = 0; b < s->nbuffers; b++) {
     snprintf(j->buf_names[b], SPEC_NAME, "%s", s->bufs[b].name);
     j->buf_output[b] = s->bufs[b].output;
+    j->buf_role[b] = s->bufs[b].role;
+    j->buf_type[b] = s->bufs[b].type;
+    j->buf_init[b] = s->bufs[b].init; /* an int range's ends: job_set_template_arm */
+    j->buf_check[b] = s->bufs[b].check;
   }
   j->nargs = s->nargs;
   for (int a = 0; a < s->nargs; a++) {
     j->arg_kind[a] = s->args[a].kind;
     j->arg_buffer[a] = s->args[a].buffer;
     j->arg_float[a] = s->args[a].f;
+    j->arg_type[a] = s->args[a].type + 1;
   }
 }
 
@@ -63,9 +83,10 @@ static int check_kernel_layout(const campaign *c, const spec *k, tf_err *e) {
              t->nbuffers == k->nbuffers && t->nargs == k->nargs;
   for (int d = 0; same && d < t->ndims; d++) same = strcmp(t->dims[d].name, k->dims[d].name) == 0;
   for (int b = 0; same && b < t->nbuffers; b++)
-    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0;
+    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0 && t->bufs[b].type == k->bufs[b].type &&
+           t->bufs[b].role == k->bufs[b].role;
   for (int a = 0; same && a < t->nargs; a++)
-    same = t->args[a].kind == k->args[a].kind &&
+    same = t->args[a].kind == k->args[a].kind && t->args[a].type == k->args[a].type &&
            (t->args[a].kind != SPEC_ARG_BUFFER || t->args[a].buffer == k->args[a].buffer);
   if (!same)
     return tf_fail(e, TF_EXIT_INPUT,

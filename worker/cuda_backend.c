@@ -78,6 +78,7 @@ typedef union cb_arg {
   long long ll;
   float f;
   double d;
+  unsigned char raw[8]; /* a typed scalar's bytes (job.arg_type) */
 } cb_arg;
 
 /* Everything cudaLaunchKernel needs for one arm on one input set. */
@@ -98,6 +99,11 @@ typedef struct cb_shape {
   int nbuffers;
   char buf_names[SPEC_MAX_BUFFERS][SPEC_NAME];
   int buf_output[SPEC_MAX_BUFFERS];
+  int buf_role[SPEC_MAX_BUFFERS];
+  int buf_type[SPEC_MAX_BUFFERS];
+  reference_init buf_init[SPEC_MAX_BUFFERS];
+  char ref_kernel[64];       /* the reference kernel, "" for the family's CPU reference */
+  char ref_source[SPEC_PATH];
   long long count[SPEC_MAX_BUFFERS]; /* the largest count of any arm */
   unsigned long long seed;
   int nsets;
@@ -109,11 +115,14 @@ typedef struct cb_shape {
 typedef struct cb_host {
   int valid;
   cb_shape shape;
-  float *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; inputs page-locked, outputs zeros */
-  double *ref[CB_MAX_SETS];                  /* the reference's output per set */
-  int out;                                   /* the buffer the reference writes */
-  float *out_host; /* one arm's output, copied back (page-locked) */
-  float *in_host;  /* one input, read back after a check (page-locked) */
+  void *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; the filled ones (input, inout)
+                                             * page-locked, the others zeros */
+  double *ref[CB_MAX_SETS];                  /* the family's CPU reference output per set */
+  void *kref[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* the reference kernel's outputs per set */
+  int out;                                   /* the family's output; with a reference kernel
+                                              * the first checked buffer ("wrong" halves it) */
+  void *out_host;  /* one arm's output, copied back (page-locked) */
+  void *in_host;   /* one input, read back after a check (page-locked) */
 } cb_host;
 
 /* The device buffers, kept from job to job while what sizes them stays the same. */
@@ -122,7 +131,7 @@ typedef struct cb_bufs {
   cb_shape shape;   /* the counts of every buffer */
   int nsets, nslots;
   size_t flush_bytes; /* 0: no L2 flush */
-  float *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
+  void *dev[CB_MAX_SETS][PLACEMENT_MAX_SLOTS][SPEC_MAX_BUFFERS];
   void *flush;
 } cb_bufs;
 
@@ -138,6 +147,7 @@ typedef struct cb_job {
   int ncopies, nslots; /* what the job needs (worker/placement.h) */
   cudaKernel_t kern[PLACEMENT_MAX_COPIES][ARM_COUNT];
   size_t param_size[ARM_COUNT][SPEC_MAX_ARGS]; /* 0: unknown */
+  int told[ARM_COUNT]; /* the arm's failing output was named on stderr in this job */
   sample_pool pool; /* events and scratch, kept for the job; kern: CB_MAX_KERNELS_PER_CALL
                      * records per sample */
   long long mnk[3];  /* the SGEMM arm's M, N, K */
@@ -305,13 +315,19 @@ static void *cb_host_alloc(size_t bytes, const char *what, tf_err *e) {
   return p;
 }
 
+/* Bytes of buffer b at the shape's count: elements of its type (f32 unless the spec says). */
+static size_t cb_bytes(const cb_shape *sh, int b) {
+  return (size_t)sh->count[b] * reference_type_size(sh->buf_type[b]);
+}
+
 static void cb_host_release(cb_host *h) {
   for (int set = 0; set < CB_MAX_SETS; set++) {
     for (int b = 0; b < SPEC_MAX_BUFFERS; b++) {
-      if (h->shape.buf_output[b])
+      if (!SPEC_ROLE_FILLED(h->shape.buf_role[b]))
         free(h->buf[set][b]);
       else if (h->buf[set][b])
         (void)cudaFreeHost(h->buf[set][b]);
+      free(h->kref[set][b]);
     }
     free(h->ref[set]);
   }
@@ -415,7 +431,11 @@ static int cb_param_sizes(cuda_backend *s, int k, tf_err *e) {
     if (r != cudaSuccess)
       return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): the kernel takes %d arguments, the spec "
                      "lists %d", arm_names[k], b->j.arm[k].name_expr, a, b->j.nargs);
-    int ok = b->j.arg_kind[a] == SPEC_ARG_BUFFER ? size == sizeof(void *) : (size == 4 || size == 8);
+    /* a typed scalar is exactly its type's size; an untyped one an int, a long long, a float
+     * or a double */
+    int ok = b->j.arg_kind[a] == SPEC_ARG_BUFFER ? size == sizeof(void *)
+             : b->j.arg_type[a] > 0              ? size == reference_type_size(b->j.arg_type[a] - 1)
+                                                 : (size == 4 || size == 8);
     if (!ok)
       return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): kernel parameter %d is %zu bytes, which "
                      "does not fit the spec's %s argument", arm_names[k], b->j.arm[k].name_expr,
@@ -500,17 +520,24 @@ static void cb_shape_of(const job *j, cb_shape *sh) {
     memcpy(sh->buf_names[b], j->buf_names[b], SPEC_NAME);
     sh->buf_names[b][SPEC_NAME - 1] = '\0';
     sh->buf_output[b] = j->buf_output[b];
+    /* a job built with "output" alone (a zeroed role) has an output's role */
+    sh->buf_role[b] = j->buf_output[b] && !SPEC_ROLE_CHECKED(j->buf_role[b]) ? SPEC_ROLE_OUTPUT
+                                                                             : j->buf_role[b];
+    sh->buf_type[b] = j->buf_type[b];
+    sh->buf_init[b] = j->buf_init[b];
     for (int k = 0; k < ARM_COUNT; k++)
       if (j->arm[k].geom.count[b] > sh->count[b]) sh->count[b] = j->arm[k].geom.count[b];
   }
   sh->seed = j->measure.seed;
   sh->nsets = j->measure.input_sets;
+  snprintf(sh->ref_kernel, sizeof sh->ref_kernel, "%s", j->ref_kernel);
+  snprintf(sh->ref_source, sizeof sh->ref_source, "%s", j->ref_source);
 }
 
 static int cb_host_reference(cb_host *h, int set, tf_err *e) {
   const cb_shape *sh = &h->shape;
   const char *dim_names[SPEC_MAX_DIMS], *buf_names[SPEC_MAX_BUFFERS];
-  const float *bufs[SPEC_MAX_BUFFERS];
+  const float *bufs[SPEC_MAX_BUFFERS]; /* a family's buffers are float32 (spec_load) */
   for (int d = 0; d < sh->ndims; d++) dim_names[d] = sh->dim_names[d];
   for (int b = 0; b < sh->nbuffers; b++) {
     buf_names[b] = sh->buf_names[b];
@@ -529,6 +556,121 @@ static int cb_host_reference(cb_host *h, int set, tf_err *e) {
   return 0;
 }
 
+/* The job's reference kernel compiled through the cubin cache (the arms' path, one kernel)
+ * and loaded: *lib and *kern; compile_release(cr) after unloading. */
+static int cb_ref_load(cuda_backend *s, compile_result *cr, cudaLibrary_t *lib, cudaKernel_t *kern,
+                       tf_err *e) {
+  const job *j = &s->job.j;
+  char path[2 * SPEC_PATH + 2];
+  program_source_path(j->root, j->ref_source, path, sizeof path);
+  const char *srcs[1] = {path}, *exprs[1] = {j->ref_kernel};
+  const compile_req req = {.source_paths = srcs, .nsources = 1, .name_exprs = exprs, .nexprs = 1,
+                           .arch = s->dev.arch,
+                           .cache_dir = s->cache_dir[0] ? s->cache_dir : NULL};
+  if (compile_program(&req, cr, e)) {
+    if (e && e->code == TF_COMPILE_REFUSED) {
+      char excerpt[CB_LOG_EXCERPT + 1];
+      snprintf(excerpt, sizeof excerpt, "%s", cr->log ? cr->log : "(no log)");
+      return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the reference kernel '%s' for %s: %s",
+                     j->ref_kernel, s->dev.arch, excerpt);
+    }
+    return tf_wrap(e, "reference kernel '%s'", j->ref_kernel);
+  }
+  if (CUDA_CHECK(cudaLibraryLoadData(lib, cr->cubin, NULL, NULL, 0, NULL, NULL, 0), e))
+    return tf_wrap(e, "reference kernel '%s'", j->ref_kernel);
+  if (CUDA_CHECK(cudaLibraryGetKernel(kern, *lib, cr->lowered[0]), e)) {
+    (void)cudaLibraryUnload(*lib);
+    return tf_wrap(e, "reference kernel '%s'", j->ref_kernel);
+  }
+  return 0;
+}
+
+/* One scalar argument of the job into v, as the kernel's parameter of `size` bytes (0:
+ * unknown) takes it: a typed scalar in its type's bytes, an untyped one as the size says. */
+static int cb_scalar(const job *j, int a, long long iarg, size_t size, cb_arg *v, tf_err *e) {
+  const int t = j->arg_type[a] - 1;
+  if (t >= 0) {
+    const double x = j->arg_kind[a] == SPEC_ARG_FLOAT ? j->arg_float[a] : (double)iarg;
+    if (j->arg_kind[a] == SPEC_ARG_INT && t == REFERENCE_I64) v->ll = iarg; /* exact */
+    else if (j->arg_kind[a] == SPEC_ARG_INT && t == REFERENCE_U32) {
+      const unsigned u = (unsigned)iarg; /* spec_launch checked the range */
+      memcpy(v->raw, &u, sizeof u);
+    } else reference_put(t, v->raw, 0, x);
+    return 0;
+  }
+  if (j->arg_kind[a] == SPEC_ARG_FLOAT) {
+    if (size == 8) v->d = j->arg_float[a];
+    else v->f = (float)j->arg_float[a];
+  } else if (size == 8) {
+    v->ll = iarg;
+  } else if (iarg < INT_MIN || iarg > INT_MAX) {
+    return tf_fail(e, TF_EXIT_FAIL, "argument %d is %lld, beyond the kernel's int", a, iarg);
+  } else {
+    v->i = (int)iarg;
+  }
+  return 0;
+}
+
+/* The reference kernel on input set `set`: its own device buffers (filled ones uploaded, the
+ * others zeroed), one launch, its checked outputs copied into h->kref[set]. */
+static int cb_ref_run(cuda_backend *s, cudaKernel_t kern, int set, tf_err *e) {
+  cb_host *h = &s->host;
+  const cb_shape *sh = &h->shape;
+  const job *j = &s->job.j;
+  const launch_geom *g = &j->ref_geom;
+  void *dev[SPEC_MAX_BUFFERS] = {0};
+  cb_arg store[SPEC_MAX_ARGS];
+  void *argv[SPEC_MAX_ARGS];
+  int rc = 0;
+  for (int b = 0; b < sh->nbuffers && rc == 0; b++) {
+    size_t bytes = cb_bytes(sh, b);
+    rc = CUDA_CHECK(cudaMalloc(&dev[b], bytes), e);
+    if (rc == 0)
+      rc = SPEC_ROLE_FILLED(sh->buf_role[b])
+               ? CUDA_CHECK(cudaMemcpyAsync(dev[b], h->buf[set][b], bytes, cudaMemcpyHostToDevice,
+                                            s->stream), e)
+               : CUDA_CHECK(cudaMemsetAsync(dev[b], 0, bytes, s->stream), e);
+  }
+  for (int a = 0; a < j->nargs && rc == 0; a++) {
+    memset(&store[a], 0, sizeof store[a]);
+    argv[a] = &store[a];
+    if (j->arg_kind[a] == SPEC_ARG_BUFFER) store[a].p = dev[j->arg_buffer[a]];
+    else rc = cb_scalar(j, a, g->iarg[a], 0, &store[a], e);
+  }
+  dim3 grid = {g->grid[0], g->grid[1], g->grid[2]}, block = {g->block[0], g->block[1], g->block[2]};
+  if (rc == 0)
+    rc = CUDA_CHECK(cudaLaunchKernel((const void *)kern, grid, block, argv, g->smem, s->stream), e);
+  for (int b = 0; b < sh->nbuffers && rc == 0; b++) {
+    if (!sh->buf_output[b]) continue;
+    if (!(h->kref[set][b] = malloc(cb_bytes(sh, b) ? cb_bytes(sh, b) : 1)))
+      rc = tf_fail(e, TF_EXIT_FAIL, "out of memory for the reference of '%s'", sh->buf_names[b]);
+    else
+      rc = CUDA_CHECK(cudaMemcpyAsync(h->kref[set][b], dev[b], cb_bytes(sh, b),
+                                      cudaMemcpyDeviceToHost, s->stream), e);
+  }
+  if (rc == 0) rc = CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
+  if (!(rc && e->code == TF_STICKY))
+    for (int b = 0; b < sh->nbuffers; b++) (void)cudaFree(dev[b]);
+  return rc ? tf_wrap(e, "reference kernel '%s', input set %d", j->ref_kernel, set) : 0;
+}
+
+/* The reference kernel's outputs for every input set. */
+static int cb_kernel_reference(cuda_backend *s, tf_err *e) {
+  cb_host *h = &s->host;
+  compile_result cr;
+  memset(&cr, 0, sizeof cr);
+  cudaLibrary_t lib;
+  cudaKernel_t kern;
+  int rc = cb_ref_load(s, &cr, &lib, &kern, e);
+  for (int set = 0; rc == 0 && set < h->shape.nsets; set++) rc = cb_ref_run(s, kern, set, e);
+  if (rc == 0 || e->code != TF_STICKY) (void)cudaLibraryUnload(lib);
+  compile_release(&cr);
+  h->out = -1;
+  for (int b = h->shape.nbuffers - 1; b >= 0; b--)
+    if (h->shape.buf_output[b]) h->out = b;
+  return rc;
+}
+
 /* Host inputs and references for the job's shape; reused when the shape did not change. */
 static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   cb_host *h = &s->host;
@@ -537,24 +679,27 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   if (h->valid && memcmp(&h->shape, &sh, sizeof sh) == 0) return 0;
   cb_host_release(h);
   h->shape = sh;
-  size_t in_max = 0;
+  size_t in_max = 0, out_max = 0;
   for (int set = 0; set < sh.nsets; set++) {
     for (int b = 0; b < sh.nbuffers; b++) {
-      size_t n = (size_t)sh.count[b];
-      if (sh.buf_output[b]) {
-        h->buf[set][b] = calloc(n ? n : 1, sizeof(float));
+      size_t n = (size_t)sh.count[b], bytes = cb_bytes(&sh, b);
+      if (sh.buf_output[b] && bytes > out_max) out_max = bytes;
+      if (!SPEC_ROLE_FILLED(sh.buf_role[b])) {
+        h->buf[set][b] = calloc(bytes ? bytes : 1, 1);
         if (!h->buf[set][b])
-          return tf_fail(e, TF_EXIT_FAIL, "out of memory for buffer '%s' (%zu floats)",
-                         sh.buf_names[b], n);
+          return tf_fail(e, TF_EXIT_FAIL, "out of memory for buffer '%s' (%zu bytes)",
+                         sh.buf_names[b], bytes);
         continue;
       }
-      if (n * sizeof(float) > in_max) in_max = n * sizeof(float);
-      if (!(h->buf[set][b] = cb_host_alloc(n * sizeof(float), sh.buf_names[b], e))) return -1;
-      reference_fill(h->buf[set][b], n, reference_input_seed(sh.seed, set, b));
+      if (bytes > in_max) in_max = bytes;
+      if (!(h->buf[set][b] = cb_host_alloc(bytes, sh.buf_names[b], e))) return -1;
+      reference_fill_typed(h->buf[set][b], sh.buf_type[b], n, &sh.buf_init[b],
+                           reference_input_seed(sh.seed, set, b));
     }
-    if (cb_host_reference(h, set, e)) return -1;
+    if (!sh.ref_kernel[0] && cb_host_reference(h, set, e)) return -1;
   }
-  if (!(h->out_host = cb_host_alloc((size_t)sh.count[h->out] * sizeof(float), "the output", e)) ||
+  if (sh.ref_kernel[0] && cb_kernel_reference(s, e)) return -1;
+  if (!(h->out_host = cb_host_alloc(out_max, "the output", e)) ||
       !(h->in_host = cb_host_alloc(in_max, "an input", e)))
     return -1;
   h->valid = 1;
@@ -593,8 +738,8 @@ static int cb_bufs_ready(cuda_backend *s, tf_err *e) {
   for (int set = 0; set < d->nsets; set++)
     for (int slot = 0; slot < d->nslots; slot++)
       for (int i = 0; i < b->j.nbuffers; i++) {
-        size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
-        if (CUDA_CHECK(cudaMalloc((void **)&d->dev[set][slot][i], bytes), e))
+        size_t bytes = cb_bytes(&h->shape, i);
+        if (CUDA_CHECK(cudaMalloc(&d->dev[set][slot][i], bytes), e))
           return tf_wrap(e, "buffer '%s', slot %d, set %d", b->j.buf_names[i], slot, set);
       }
   if (flush_bytes && CUDA_CHECK(cudaMalloc(&d->flush, flush_bytes), e))
@@ -608,20 +753,22 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   cb_job *b = &s->job;
   const cb_host *h = &s->host;
   for (int k = 0; k < ARM_COUNT; k++)
-    if (b->j.arm[k].geom.count[h->out] != h->shape.count[h->out])
-      return tf_fail(e, TF_EXIT_FAIL, "arm '%s': output '%s' has %lld elements, another arm has "
-                     "%lld: the arms must share the output's shape", arm_names[k],
-                     h->shape.buf_names[h->out], b->j.arm[k].geom.count[h->out],
-                     h->shape.count[h->out]);
+    for (int o = 0; o < h->shape.nbuffers; o++)
+      if ((o == h->out || (h->shape.ref_kernel[0] && h->shape.buf_output[o])) &&
+          b->j.arm[k].geom.count[o] != h->shape.count[o])
+        return tf_fail(e, TF_EXIT_FAIL, "arm '%s': output '%s' has %lld elements, another arm "
+                       "has %lld: the arms must share the output's shape", arm_names[k],
+                       h->shape.buf_names[o], b->j.arm[k].geom.count[o], h->shape.count[o]);
   if (cb_bufs_ready(s, e)) return -1;
   for (int set = 0; set < b->j.measure.input_sets; set++)
     for (int slot = 0; slot < b->nslots; slot++)
       for (int i = 0; i < b->j.nbuffers; i++) {
-        size_t bytes = (size_t)h->shape.count[i] * sizeof(float);
+        size_t bytes = cb_bytes(&h->shape, i);
         void *p = s->bufs.dev[set][slot][i];
-        if (h->shape.buf_output[i] ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
-                                   : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes,
-                                                                cudaMemcpyHostToDevice, s->stream), e))
+        if (!SPEC_ROLE_FILLED(h->shape.buf_role[i])
+                ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
+                : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes, cudaMemcpyHostToDevice,
+                                             s->stream), e))
           return -1;
       }
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
@@ -642,19 +789,10 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
     size_t size = b->param_size[k][a];
     memset(v, 0, sizeof *v);
     L->argv[a] = v;
-    if (b->j.arg_kind[a] == SPEC_ARG_BUFFER) {
+    if (b->j.arg_kind[a] == SPEC_ARG_BUFFER)
       v->p = s->bufs.dev[set][p->bufs][b->j.arg_buffer[a]];
-    } else if (b->j.arg_kind[a] == SPEC_ARG_FLOAT) {
-      if (size == 8) v->d = b->j.arg_float[a];
-      else v->f = (float)b->j.arg_float[a];
-    } else if (size == 8) {
-      v->ll = g->iarg[a];
-    } else if (g->iarg[a] < INT_MIN || g->iarg[a] > INT_MAX) {
-      return tf_fail(e, TF_EXIT_FAIL, "arm '%s': argument %d is %lld, beyond the kernel's int",
-                     arm_names[k], a, g->iarg[a]);
-    } else {
-      v->i = (int)g->iarg[a];
-    }
+    else if (cb_scalar(&b->j, a, g->iarg[a], size, v, e))
+      return tf_wrap(e, "arm '%s'", arm_names[k]);
   }
   return 0;
 }
@@ -732,7 +870,7 @@ fail:
  * behind: it is classified as the runtime does, so that nothing touches the device again. */
 static int cb_sgemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
-  float *const *dev = s->bufs.dev[set][p->bufs];
+  void *const *dev = s->bufs.dev[set][p->bufs];
   if (cublas_sgemm_rowmajor(&s->blas, s->blas_handle, b->mnk[0], b->mnk[1], b->mnk[2],
                             dev[b->abc[0]], dev[b->abc[1]], dev[b->abc[2]], e) == 0)
     return 0;
@@ -754,8 +892,10 @@ static int cb_clears(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
   const launch_geom *g = &b->j.arm[p->arm].geom;
   for (int i = 0; i < b->j.nbuffers; i++)
-    if (g->clear[i] && CUDA_CHECK(cudaMemsetAsync(s->bufs.dev[set][p->bufs][i], 0,
-                                                  (size_t)g->count[i] * sizeof(float), s->stream), e))
+    if (g->clear[i] &&
+        CUDA_CHECK(cudaMemsetAsync(s->bufs.dev[set][p->bufs][i], 0,
+                                   (size_t)g->count[i] * reference_type_size(s->host.shape.buf_type[i]),
+                                   s->stream), e))
       return -1;
   return 0;
 }
@@ -790,11 +930,16 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
   cb_job *b = &s->job;
   int k = p->arm;
   const launch_geom *g = &b->j.arm[k].geom;
-  float *const *dev = s->bufs.dev[set][p->bufs];
+  void *const *dev = s->bufs.dev[set][p->bufs];
+  const cb_shape *sh = &s->host.shape;
   for (int i = 0; i < b->j.nbuffers; i++) {
-    size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
-    int err = s->host.shape.buf_output[i]
+    /* outputs poisoned (0xFF bytes: NaN floats, -1 integers), inputs and inouts uploaded,
+     * scratch zeroed */
+    size_t bytes = cb_bytes(sh, i);
+    int err = sh->buf_role[i] == SPEC_ROLE_OUTPUT
                   ? CUDA_CHECK(cudaMemsetAsync(dev[i], 0xFF, bytes, s->stream), e)
+              : sh->buf_role[i] == SPEC_ROLE_SCRATCH
+                  ? CUDA_CHECK(cudaMemsetAsync(dev[i], 0, bytes, s->stream), e)
                   : CUDA_CHECK(cudaMemcpyAsync(dev[i], s->host.buf[set][i], bytes,
                                                cudaMemcpyHostToDevice, s->stream), e);
     if (err) return -1;
@@ -805,7 +950,7 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
   if (cb_inject(s, p, set, &L, &replaced, e)) return -1;
   if (!replaced && cb_run(s, p, set, &L, e)) return -1;
   if (!strcmp(b->j.arm[k].fault, "wrong")) {
-    size_t half = (size_t)g->count[s->host.out] / 2 * sizeof(float);
+    size_t half = (size_t)g->count[s->host.out] / 2 * reference_type_size(sh->buf_type[s->host.out]);
     if (CUDA_CHECK(cudaMemsetAsync(dev[s->host.out], 0, half, s->stream), e)) return -1;
   }
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
@@ -829,8 +974,8 @@ static int same_bytes(const void *a, const void *b, size_t n) {
 static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
   for (int i = 0; i < b->j.nbuffers; i++) {
-    if (s->host.shape.buf_output[i]) continue;
-    size_t bytes = (size_t)s->host.shape.count[i] * sizeof(float);
+    if (s->host.shape.buf_role[i] != SPEC_ROLE_INPUT) continue; /* written by the kernel */
+    size_t bytes = cb_bytes(&s->host.shape, i);
     if (CUDA_CHECK(cudaMemcpyAsync(s->host.in_host, s->bufs.dev[set][p->bufs][i], bytes,
                                    cudaMemcpyDeviceToHost, s->stream), e) ||
         CUDA_CHECK(cudaStreamSynchronize(s->stream), e))
@@ -845,22 +990,58 @@ static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err
   return 1;
 }
 
+/* Output o of the slot copied back into out_host. */
+static int cb_copy_back(cuda_backend *s, const placement *p, int set, int o, tf_err *e) {
+  return CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, s->bufs.dev[set][p->bufs][o],
+                                    cb_bytes(&s->host.shape, o), cudaMemcpyDeviceToHost,
+                                    s->stream), e) ||
+                 CUDA_CHECK(cudaStreamSynchronize(s->stream), e)
+             ? -1
+             : 0;
+}
+
+/* The arm's error against the reference kernel's outputs: the worst over the checked outputs
+ * of each one's error under its own check (reference_verdict_error); the first failing
+ * output of the arm is named on stderr once per job. */
+static int cb_kernel_check(cuda_backend *s, const placement *p, int set, double *err, tf_err *e) {
+  const cb_shape *sh = &s->host.shape;
+  cb_job *b = &s->job;
+  *err = 0.0;
+  for (int o = 0; o < sh->nbuffers; o++) {
+    if (!sh->buf_output[o]) continue;
+    if (cb_copy_back(s, p, set, o, e)) return -1;
+    reference_verdict v;
+    reference_compare(s->host.out_host, sh->buf_type[o], s->host.kref[set][o], sh->buf_type[o],
+                      (size_t)sh->count[o], &b->j.buf_check[o], b->j.tolerance, &v);
+    double x = reference_verdict_error(&v, b->j.tolerance);
+    if (!(x <= *err)) *err = x; /* NaN propagates */
+    if (!v.pass && !b->told[p->arm]) {
+      char text[512];
+      reference_verdict_text(&v, sh->buf_names[o], text, sizeof text);
+      fprintf(stderr, "tunefarm (cuda, device %d): arm '%s' (%s), input set %d: %s\n",
+              s->ordinal, arm_names[p->arm], b->j.arm[p->arm].name_expr, set, text);
+      b->told[p->arm] = 1;
+    }
+  }
+  return 0;
+}
+
 static int cb_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
   cuda_backend *s = self;
   if (cb_usable(s, p, set, e)) return -1;
   cb_job *b = &s->job;
-  int arm = p->arm, intact = 0;
+  int arm = p->arm, intact = 0, kernel_ref = s->host.shape.ref_kernel[0] != '\0';
   size_t n = (size_t)s->host.shape.count[s->host.out];
+  double err = 0.0;
   if (cb_check_launch(s, p, set, e) ||
-      CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, s->bufs.dev[set][p->bufs][s->host.out],
-                                 n * sizeof(float), cudaMemcpyDeviceToHost, s->stream), e) ||
-      CUDA_CHECK(cudaStreamSynchronize(s->stream), e) ||
+      (kernel_ref ? cb_kernel_check(s, p, set, &err, e) : cb_copy_back(s, p, set, s->host.out, e)) ||
       (intact = cb_inputs_intact(s, p, set, e)) < 0) {
     cb_failed(s, e);
     return tf_wrap(e, "check of arm '%s' (%s), input set %d", arm_names[arm],
                    b->j.arm[arm].name_expr, set);
   }
-  *rel_err = intact ? reference_rel_err(s->host.out_host, s->host.ref[set], n) : INFINITY;
+  if (!kernel_ref) err = reference_rel_err(s->host.out_host, s->host.ref[set], n);
+  *rel_err = intact ? err : INFINITY;
   return 0;
 }
 

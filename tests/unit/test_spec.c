@@ -374,7 +374,7 @@ static const bad_case bad_cases[] = {
      {"key 'name'", "must match the file name"}},
     {"no output buffer", "\"role\": \"output\"", "\"role\": \"input\"",
      {"key 'buffers' has no output buffer", NULL}},
-    {"unknown buffer role", "\"role\": \"output\"", "\"role\": \"inout\"",
+    {"unknown buffer role", "\"role\": \"output\"", "\"role\": \"bogus\"",
      {"key 'buffers[1].role'", NULL}},
     {"launch with two expressions", "\"grid\": [\"ceil_div(N, T*U)\", \"1\", \"1\"]",
      "\"grid\": [\"ceil_div(N, T*U)\", \"1\"]", {"key 'launch.grid' must list 3 expressions", NULL}},
@@ -874,9 +874,206 @@ static void spec_config_from_json_should_fill_a_missing_knob_from_its_default(vo
     fail_msg("message: %s", e.msg);
 }
 
+/* ------------------------------------------------------------------ typed buffers, reference kernel */
+
+/* The toy with a reference kernel instead of the family, buffers of several types, roles,
+ * fills and checks, and typed scalars. */
+static char *typed_json(void) {
+  char *a = subst(toy_json, "\"family\": \"scale2\"",
+                  "\"reference\": {\"kernel\": \"toy_ref\", \"source\": \"toy_ref.cu\", "
+                  "\"launch\": {\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]}}");
+  char *b = subst(a,
+                  "    {\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
+                  "    {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\", \"clear\": \"U > 1\"}\n",
+                  "    {\"name\": \"x\", \"count\": \"N\", \"role\": \"input\", \"type\": \"f16\", "
+                  "\"init\": {\"normal\": [0, 2]}},\n"
+                  "    {\"name\": \"idx\", \"count\": \"N\", \"role\": \"input\", \"type\": \"i32\", "
+                  "\"init\": {\"int\": [\"0\", \"N - 1\"]}},\n"
+                  "    {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\", \"type\": \"bf16\", "
+                  "\"check\": {\"rtol\": 1e-2, \"atol\": 0}},\n"
+                  "    {\"name\": \"z\", \"count\": \"N\", \"role\": \"inout\", \"type\": \"f64\", "
+                  "\"check\": \"exact\", \"allow_nonfinite\": true, \"init\": {\"const\": 3}},\n"
+                  "    {\"name\": \"w\", \"count\": \"N\", \"role\": \"scratch\", \"type\": \"u8\"}\n");
+  char *c = subst(b, "\"args\": [\"x\", \"y\", \"N\", \"T*U\", {\"float\": 0.5}]",
+                  "\"args\": [\"x\", \"y\", \"N\", \"N\", {\"float\": 0.5}, "
+                  "{\"name\": \"eps\", \"type\": \"f32\", \"value\": \"1e-5\"}, "
+                  "{\"name\": \"n2\", \"type\": \"i64\", \"value\": \"N*N\"}]");
+  free(a);
+  free(b);
+  return c;
+}
+
+static int load_typed(fixture *f, const char *json, spec *s, tf_err *e) {
+  write_file(f->dir, "toy_ref.cu", "__global__ void toy_ref(const float *x, float *y) {}\n");
+  return load_text(f, json, s, e);
+}
+
+static void spec_should_load_typed_buffers_fills_checks_and_a_reference_kernel(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e;
+  char *json = typed_json();
+  int rc = load_typed(f, json, &s, &e);
+  free(json);
+  if (rc) fail_msg("typed spec did not load: %s", e.msg);
+  assert_string_equal(s.family, "");
+  assert_string_equal(s.ref_kernel, "toy_ref");
+  assert_non_null(strstr(s.ref_source_path, "toy_ref.cu"));
+  assert_int_equal(s.nbuffers, 5);
+  assert_int_equal(s.bufs[0].type, REFERENCE_F16);
+  assert_int_equal(s.bufs[0].init.kind, REFERENCE_INIT_NORMAL);
+  assert_true(s.bufs[0].init.a == 0 && s.bufs[0].init.b == 2);
+  assert_int_equal(s.bufs[1].init.kind, REFERENCE_INIT_INT);
+  assert_int_equal(s.bufs[2].type, REFERENCE_BF16);
+  assert_int_equal(s.bufs[2].check.kind, REFERENCE_CHECK_TOL);
+  assert_true(s.bufs[2].check.rtol == 1e-2 && s.bufs[2].output);
+  assert_int_equal(s.bufs[3].role, SPEC_ROLE_INOUT);
+  assert_true(s.bufs[3].output && s.bufs[3].check.allow_nonfinite);
+  assert_int_equal(s.bufs[3].check.kind, REFERENCE_CHECK_EXACT);
+  assert_int_equal(s.bufs[3].init.kind, REFERENCE_INIT_CONST);
+  assert_int_equal(s.bufs[4].role, SPEC_ROLE_SCRATCH);
+  assert_false(s.bufs[4].output);
+  assert_int_equal(s.args[4].type, -1); /* {"float": x} stays untyped */
+  assert_int_equal(s.args[5].kind, SPEC_ARG_FLOAT);
+  assert_int_equal(s.args[5].type, REFERENCE_F32);
+  assert_true(s.args[5].f == 1e-5);
+  assert_int_equal(s.args[6].kind, SPEC_ARG_INT);
+  assert_int_equal(s.args[6].type, REFERENCE_I64);
+  launch_geom g;
+  long long dims[1] = {100000};
+  config c = cfg2(64, 1);
+  if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("launch: %s", e.msg);
+  assert_int_equal(g.init_lo[1], 0);
+  assert_int_equal(g.init_hi[1], 99999);
+  assert_int_equal(g.iarg[6], 10000000000LL); /* beyond an int: an i64 holds it */
+  if (spec_reference_launch(&s, dims, &g, &e)) fail_msg("reference launch: %s", e.msg);
+  assert_int_equal(g.grid[0], 100000);
+  assert_int_equal(g.block[0], 1);
+  assert_int_equal(g.iarg[2], 100000);
+  spec_release(&s);
+}
+
+static void spec_launch_should_refuse_an_int_fill_beyond_its_type(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e;
+  char *json = typed_json(), *bad = subst(json, "\"type\": \"i32\"", "\"type\": \"i8\"");
+  int rc = load_typed(f, bad, &s, &e);
+  free(json);
+  free(bad);
+  if (rc) fail_msg("did not load: %s", e.msg);
+  launch_geom g;
+  long long dims[1] = {100};
+  config c = cfg2(64, 1);
+  assert_int_equal(spec_launch(&s, dims, &c, &g, &e), 0); /* [0, 99] fits i8 */
+  dims[0] = 1000;
+  assert_int_equal(spec_launch(&s, dims, &c, &g, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_non_null(strstr(e.msg, "key 'buffers[1].init.int' gives [0, 999]"));
+  spec_release(&s);
+}
+
+static const bad_case typed_bad_cases[] = {
+    {"unknown type", "\"type\": \"f16\"", "\"type\": \"f15\"", {"key 'buffers[0].type' must be one of", NULL}},
+    {"type not a string", "\"type\": \"f16\"", "\"type\": 16", {"key 'buffers[0].type' must be a string", NULL}},
+    {"init on an output", "\"type\": \"bf16\",", "\"type\": \"bf16\", \"init\": {\"const\": 1},",
+     {"key 'buffers[2].init': only an input or inout buffer is filled", NULL}},
+    {"init on scratch", "\"type\": \"u8\"}", "\"type\": \"u8\", \"init\": {\"const\": 1}}",
+     {"key 'buffers[4].init': only an input", NULL}},
+    {"unknown init", "{\"normal\": [0, 2]}", "{\"poisson\": [0, 2]}", {"key 'buffers[0].init.poisson' is not one of", NULL}},
+    {"two inits", "{\"normal\": [0, 2]}", "{\"normal\": [0, 2], \"const\": 1}", {"key 'buffers[0].init' must be one of", NULL}},
+    {"normal without a spread", "{\"normal\": [0, 2]}", "{\"normal\": [0, 0]}", {"key 'buffers[0].init.normal' must have sd > 0", NULL}},
+    {"uniform the wrong way round", "{\"normal\": [0, 2]}", "{\"uniform\": [1, -1]}", {"key 'buffers[0].init.uniform' must have lo < hi", NULL}},
+    {"uniform of one number", "{\"normal\": [0, 2]}", "{\"uniform\": [1]}", {"key 'buffers[0].init.uniform' must be [lo, hi]", NULL}},
+    {"int range naming a knob", "\"N - 1\"", "\"T - 1\"", {"key 'buffers[1].init.int[1]' may name only problem sizes", NULL}},
+    {"int range of an unknown name", "\"N - 1\"", "\"Q - 1\"", {"key 'buffers[1].init.int[1]'", "unknown name 'Q'"}},
+    {"const not a number", "{\"const\": 3}", "{\"const\": \"3\"}", {"key 'buffers[3].init.const' must be a finite number", NULL}},
+    {"check on an input", "\"init\": {\"normal\": [0, 2]}", "\"init\": {\"normal\": [0, 2]}, \"check\": \"exact\"",
+     {"key 'buffers[0].check': only an output or inout buffer is checked", NULL}},
+    {"allow_nonfinite on scratch", "\"type\": \"u8\"}", "\"type\": \"u8\", \"allow_nonfinite\": true}",
+     {"key 'buffers[4].allow_nonfinite': only an output", NULL}},
+    {"unknown check word", "\"check\": \"exact\"", "\"check\": \"close\"", {"key 'buffers[3].check' must be \"exact\"", NULL}},
+    {"unknown check key", "{\"rtol\": 1e-2, \"atol\": 0}", "{\"rtol\": 1e-2, \"ulps\": 2}", {"unknown key 'buffers[2].check.ulps'", NULL}},
+    {"negative rtol", "{\"rtol\": 1e-2, \"atol\": 0}", "{\"rtol\": -1e-2}", {"key 'buffers[2].check.rtol'", NULL}},
+    {"allow_nonfinite not a bool", "\"allow_nonfinite\": true", "\"allow_nonfinite\": 1", {"key 'buffers[3].allow_nonfinite' must be", NULL}},
+    {"unknown scalar type", "\"type\": \"f32\", \"value\"", "\"type\": \"float\", \"value\"", {"key 'args[5].type' must be one of", NULL}},
+    {"float scalar not a number", "\"value\": \"1e-5\"", "\"value\": \"1e-5x\"", {"key 'args[5].value' must be a finite number", NULL}},
+    {"scalar without a value", ", \"value\": \"1e-5\"", "", {"key 'args[5].value' is missing", NULL}},
+    {"scalar without a name", "\"name\": \"eps\", ", "", {"key 'args[5].name' is missing", NULL}},
+    {"unknown scalar key", "\"name\": \"eps\",", "\"name\": \"eps\", \"unit\": 1,", {"unknown key 'args[5].unit'", NULL}},
+    {"int argument naming a knob", "\"N\", \"N\", {\"float\"", "\"N\", \"T*U\", {\"float\"",
+     {"key 'args[3]' may name only problem sizes", NULL}},
+    {"family and reference", "\"reference\":", "\"family\": \"scale2\", \"reference\":", {"key 'reference'", "not both"}},
+    {"reference source as a path", "\"source\": \"toy_ref.cu\"", "\"source\": \"../toy_ref.cu\"", {"key 'reference.source'", "not a path"}},
+    {"reference source missing", "\"source\": \"toy_ref.cu\"", "\"source\": \"nosuch.cu\"", {"key 'reference.source': cannot open", NULL}},
+    {"reference kernel not a name", "\"kernel\": \"toy_ref\"", "\"kernel\": \"toy ref\"", {"key 'reference.kernel'", NULL}},
+    {"reference without a launch", ", \"launch\": {\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]}", "", {"key 'reference.launch' is missing", NULL}},
+    {"reference grid naming a knob", "\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]", "\"grid\": [\"N/T\", \"1\", \"1\"], \"block\": [1, 1, 1]",
+     {"key 'reference.launch.grid[0]' may name only problem sizes", NULL}},
+    {"reference block of two", "\"block\": [1, 1, 1]", "\"block\": [1, 1]", {"key 'reference.launch.block' must list 3", NULL}},
+    {"unknown reference key", "\"kernel\": \"toy_ref\",", "\"kernel\": \"toy_ref\", \"tolerance\": 1,", {"unknown key 'reference.tolerance'", NULL}},
+};
+
+static void spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key(void **state) {
+  fixture *f = *state;
+  char *good = typed_json();
+  for (size_t i = 0; i < sizeof typed_bad_cases / sizeof typed_bad_cases[0]; i++) {
+    const bad_case *b = &typed_bad_cases[i];
+    static spec s;
+    tf_err e;
+    if (!strstr(good, b->from)) fail_msg("%s: '%s' is not in the typed spec", b->what, b->from);
+    char *text = subst(good, b->from, b->to);
+    int rc = load_typed(f, text, &s, &e);
+    free(text);
+    if (rc == 0) {
+      spec_release(&s);
+      fail_msg("%s: the spec loaded", b->what);
+    }
+    if (e.code != TF_EXIT_INPUT) fail_msg("%s: code %d, not bad input: %s", b->what, e.code, e.msg);
+    if (!strstr(e.msg, f->path)) fail_msg("%s: the message does not name the file: %s", b->what, e.msg);
+    for (int w = 0; w < 2; w++)
+      if (b->want[w] && !strstr(e.msg, b->want[w]))
+        fail_msg("%s: the message lacks \"%s\": %s", b->what, b->want[w], e.msg);
+  }
+  free(good);
+}
+
+static void spec_should_refuse_no_reference_and_typed_family_buffers(void **state) {
+  fixture *f = *state;
+  static const struct { const char *from, *to, *want; } cases[] = {
+      {"\"family\": \"scale2\"", "\"doc2\": 1", "unknown key 'doc2'"},
+      {"  \"family\": \"scale2\",\n", "", "key 'reference': no reference checks the outputs"},
+      {"\"count\": \"N\", \"role\": \"input\"}", "\"count\": \"N\", \"role\": \"input\", \"type\": \"f16\"}",
+       "key 'buffers[0]': family 'scale2' checks float32"},
+      {"\"clear\": \"U > 1\"}", "\"clear\": \"U > 1\", \"check\": \"exact\"}", "key 'buffers[1]': family"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    static spec s;
+    tf_err e;
+    char *text = subst(toy_json, cases[i].from, cases[i].to);
+    int rc = load_text(f, text, &s, &e);
+    free(text);
+    if (rc == 0) {
+      spec_release(&s);
+      fail_msg("case %zu: the spec loaded", i);
+    }
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    if (!strstr(e.msg, cases[i].want) || !strstr(e.msg, f->path))
+      fail_msg("case %zu: message lacks \"%s\": %s", i, cases[i].want, e.msg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_should_load_the_matmul_template),
+      cmocka_unit_test_setup_teardown(spec_should_load_typed_buffers_fills_checks_and_a_reference_kernel,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_launch_should_refuse_an_int_fill_beyond_its_type, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_should_refuse_no_reference_and_typed_family_buffers, setup,
+                                      teardown),
       cmocka_unit_test(spec_should_load_the_layernorm_template),
       cmocka_unit_test(spec_should_load_every_committed_kernel_without_knobs),
       cmocka_unit_test_setup_teardown(spec_should_load_every_key_of_a_minimal_spec, setup, teardown),
