@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/compile.h"
+#include "common/iface.h"
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
@@ -111,6 +112,95 @@ static int load(const audit_opts *o, const char *cmd, campaign *c, int say) {
   if (campaign_load(c, o->campaign, &e) == 0) return 0;
   if (say) fprintf(stderr, "tunefarm %s: %s\n", cmd, e.msg);
   return tf_exit_status(&e);
+}
+
+/* ---- the kernels' interfaces against their specs (common/iface.h) ----
+ *
+ * NVRTC lowers each kernel's name expression to its mangled name, which holds the template
+ * argument count and the parameter types: the start configuration's instantiation of the
+ * template (the other configurations take the same arguments unless a knob changes a type:
+ * audit checks each one it compiles), the reference kernel and a committed control kernel,
+ * each compiled through the cubin cache as `run` and `audit` compile them. */
+
+/* The first line of NVRTC's log that says "error", else its first line. */
+static void log_error_line(const char *log, char *out, size_t len) {
+  const char *at = log ? strstr(log, "error") : NULL;
+  if (!log) log = "";
+  if (at)
+    while (at > log && at[-1] != '\n') at--;
+  else
+    at = log;
+  size_t n = strcspn(at, "\n");
+  snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), at);
+}
+
+/* Kernel `expr` of source `src` compiled for arch, its lowered name read and compared with s.
+ * A refusal is s's defect (TF_EXIT_INPUT) unless quiet_refusal (audit reports those with
+ * their log); a lowered name the parser cannot read leaves the kernel unchecked, with a
+ * warning on `warn` (NULL: none). */
+static int iface_kernel(const spec *s, const char *src, const char *name_expr, int reference,
+                        const char *arch, int quiet_refusal, FILE *warn, tf_err *e) {
+  const char *srcs[1] = {src};
+  compile_req req = {.source_paths = srcs, .nsources = 1, .name_exprs = &name_expr, .nexprs = 1,
+                     .arch = arch};
+  compile_result r;
+  memset(&r, 0, sizeof r);
+  int rc = compile_program(&req, &r, e);
+  if (rc && e->code == TF_COMPILE_REFUSED) {
+    char line[400];
+    log_error_line(r.log, line, sizeof line);
+    compile_release(&r);
+    if (quiet_refusal) return 0;
+    return tf_fail(e, TF_EXIT_INPUT, "spec '%s': key '%s': NVRTC refuses '%s' for %s (`tunefarm "
+                   "audit` prints the whole log): %s", s->path,
+                   reference ? "reference.kernel" : "kernel", name_expr, arch, line);
+  }
+  if (rc) {
+    compile_release(&r);
+    return -1;
+  }
+  iface_sig sig;
+  char why[600];
+  if (iface_demangle(r.lowered[0], &sig, why, sizeof why)) {
+    if (warn)
+      fprintf(warn, "tunefarm: warning: spec '%s': the interface of '%s' is not checked: %s\n",
+              s->path, name_expr, why);
+    rc = 0;
+  } else {
+    rc = iface_check(s, &sig, name_expr, reference, e);
+  }
+  compile_release(&r);
+  return rc;
+}
+
+/* The template's knob names against its kernel's template parameters, where its source
+ * declares them plainly. */
+static int iface_knob_names(const spec *s, tf_err *e) {
+  char names[SPEC_MAX_KNOBS + 1][SPEC_NAME];
+  int n = iface_template_params(s->source_path, s->kernel, names, SPEC_MAX_KNOBS + 1, e);
+  if (n < 0) return -1;
+  return n == 0 || s->nknobs == 0 ? 0 : iface_check_knob_names(s, names, n, e);
+}
+
+/* Every kernel of the campaign against its spec: the start's instantiation, the reference
+ * kernel, a committed control kernel. */
+static int iface_campaign(const campaign *c, const char *arch, int quiet_refusal, FILE *warn,
+                          tf_err *e) {
+  const spec *s = &c->tmpl;
+  char name[512];
+  if (spec_name_expr(s, &c->start, name, sizeof name))
+    return tf_fail(e, TF_EXIT_INPUT, "spec '%s': the start's name expression is too long", s->path);
+  if (iface_knob_names(s, e) ||
+      iface_kernel(s, s->source_path, name, 0, arch, quiet_refusal, warn, e))
+    return -1;
+  if (s->ref_kernel[0] &&
+      iface_kernel(s, s->ref_source_path, s->ref_kernel, 1, arch, quiet_refusal, warn, e))
+    return -1;
+  if (c->control_is_kernel) {
+    const spec *k = &c->control_kernel;
+    if (iface_kernel(k, k->source_path, k->kernel, 0, arch, quiet_refusal, warn, e)) return -1;
+  }
+  return 0;
 }
 
 /* ---- check: configurations that cannot launch ----
@@ -216,6 +306,7 @@ static int check_campaign(campaign *c) {
   space_view v = {0};
   search_config sc; /* what `run` would refuse: a proposer there is none of */
   int rc = search_config_of(c, 0, &sc, &e);
+  if (rc == 0) rc = iface_campaign(c, "sm_90", 0, stderr, &e);
   if (rc == 0) rc = space_enumerate(c, &v, &e);
   if (rc == 0) print_space(stdout, c, &v);
   if (rc == 0) rc = check_launch(c, &v, &e);
@@ -275,6 +366,16 @@ static int compile_names(const char *const *sources, int nsrc, const char *const
   return rc;
 }
 
+/* A configuration whose parameters (a knob may change a type) do not fit the spec's
+ * arguments is a failure; a name the parser cannot read was reported for the start. */
+static void batch_iface(const spec *s, const char *name, const char *lowered, audit_tally *t) {
+  iface_sig sig;
+  char why[600];
+  tf_err e = {0};
+  if (iface_demangle(lowered, &sig, why, sizeof why) == 0 && iface_check(s, &sig, name, 0, &e))
+    add_failure(t, name, e.msg, "");
+}
+
 /* One batch; on a refusal, compile its members one by one to name the culprits. */
 static int audit_batch(const campaign *c, const space_view *v, int first, int n,
                        const char *arch, audit_tally *t) {
@@ -292,6 +393,7 @@ static int audit_batch(const campaign *c, const space_view *v, int first, int n,
   tf_err e = {0};
   if (compile_names(src, 1, ptrs, n, arch, t, &r, &e) == 0) {
     t->compiled += n;
+    for (int i = 0; i < n; i++) batch_iface(&c->tmpl, names[i], r.lowered[i], t);
     compile_release(&r);
     return 0;
   }
@@ -299,7 +401,7 @@ static int audit_batch(const campaign *c, const space_view *v, int first, int n,
   for (int i = 0; i < n; i++) {
     tf_err e1 = {0};
     if (compile_names(src, 1, &ptrs[i], 1, arch, t, &r, &e1) == 0)
-      t->compiled++;
+      t->compiled++, batch_iface(&c->tmpl, names[i], r.lowered[0], t);
     else
       add_failure(t, names[i], e1.msg, r.log);
     compile_release(&r);
@@ -578,6 +680,11 @@ static int audit_campaign(const audit_opts *o, campaign *c, int inited, int rank
     }
     space_release(&v);
     return 0;
+  }
+  if (iface_campaign(c, o->arch, 1, rank == 0 ? stderr : NULL, &e)) {
+    if (rank == 0) fprintf(stderr, "tunefarm audit: %s\n", e.msg);
+    space_release(&v);
+    return tf_exit_status(&e);
   }
   if (rank == 0) print_space(stdout, c, &v);
   if (rank == 0 && o->where) printf("  --where:    %d of them: %s\n", v.nreachable, o->where);
