@@ -168,9 +168,11 @@ static int nested_name(dm *d, iface_type *t, int is_type, int *ntargs) {
   d->p++; /* N */
   while (*d->p == 'r' || *d->p == 'V' || *d->p == 'K') d->p++; /* a member function's cv */
   memset(t, 0, sizeof *t);
-  int parts = 0;
+  int parts = 0, subst = 0; /* subst: the prefix so far is a substitution, a candidate already */
   while (*d->p != 'E') {
-    if (parts && *d->p != 'I') add_sub(d, t); /* the prefix so far */
+    int was_subst = subst;
+    subst = *d->p == 'S';
+    if (parts && *d->p != 'I' && !was_subst) add_sub(d, t); /* the prefix so far */
     if (*d->p == 'S') {
       if (parts) return dm_fail(d, "a substitution inside a nested name");
       if (substitution(d, t)) return -1;
@@ -178,7 +180,7 @@ static int nested_name(dm *d, iface_type *t, int is_type, int *ntargs) {
       if ((parts && append(d, t->base, "::", 2)) || source_name(d, t->base)) return -1;
     } else if (*d->p == 'I') {
       if (!parts) return dm_fail(d, "template arguments of nothing");
-      add_sub(d, t); /* the template's name */
+      if (!was_subst) add_sub(d, t); /* the template's name */
       int n, fn = !is_type && ntargs; /* the function's own: the last part's */
       if (template_args(d, fn ? d->targs : NULL, &n, t->base)) return -1;
       if (fn) *ntargs = n, d->ntargs = n < IFACE_MAX_TARGS ? n : IFACE_MAX_TARGS;
