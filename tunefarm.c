@@ -49,7 +49,7 @@ static void usage(FILE *f) {
           "  run CAMPAIGN       tune on every GPU of the node (mpirun -np G+1, which run\n"
           "                     starts itself when no MPI launcher started it)\n"
           "  audit CAMPAIGN     compile every reachable configuration (mpirun spreads it)\n"
-          "  check CAMPAIGN     validate a campaign and count its space, compiling nothing\n"
+          "  check CAMPAIGN     validate a campaign, its kernels' interfaces and count its space\n"
           "  report LEDGER|DIR  per-GPU markdown tables of what the searches kept\n"
           "  verify LEDGER...   recompute every decision from its own recorded rounds\n"
           "  bench CAMPAIGN     farm best, start, committed kernels and cuBLAS side by side\n"

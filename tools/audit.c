@@ -96,9 +96,12 @@ static void print_space(FILE *out, const campaign *c, const space_view *v) {
 
 static void check_usage(FILE *f) {
   fprintf(f, "usage: tunefarm check CAMPAIGN\n\n"
-             "Load and validate a campaign and its template without compiling anything; print\n"
-             "the size of the knob space, how many configurations are accepted and reachable,\n"
-             "and how many each constraint refuses. A launch value (grid, block, shared memory,\n"
+             "Load and validate a campaign and its template; compile the start configuration,\n"
+             "the reference kernel and a committed control kernel with NVRTC for sm_90 (through\n"
+             "the cubin cache) and compare each one's parameters and template parameters with\n"
+             "the spec's arguments and knobs (docs/TEMPLATES.md); print the size of the knob\n"
+             "space, how many configurations are accepted and reachable, and how many each\n"
+             "constraint refuses. A launch value (grid, block, shared memory,\n"
              "a buffer's size, an argument) that cannot be computed at some accepted\n"
              "configurations gets a warning line on stderr: its key, how many, the first and\n"
              "why (`run` refuses such a candidate).\n"

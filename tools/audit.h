@@ -1,13 +1,14 @@
 /* audit: `tunefarm check` and `tunefarm audit`, the static view of a campaign.
  *
- * check: load and validate the campaign and its template (no compiling);
- *   print the size of the knob space, how many configurations every
+ * check: load and validate the campaign and its template; compile the start's instantiation,
+ *   the reference kernel and a committed control kernel (cubin cache) to compare their
+ *   parameters with the specs (common/iface.h), a mismatch is bad input; print the size of the knob space, how many configurations every
  *   constraint accepts, how many are reachable from the start by one- and
  *   two-knob moves through accepted configurations (what a search can visit),
  *   and how many each constraint refuses; warn, per launch value (grid, block,
  *   shared memory, buffer size, argument), of the accepted configurations where
  *   it cannot be computed (division by zero, overflow, out of its range).
- * audit: the same enumeration, then render and compile every reachable
+ * audit: the same interface check and enumeration, then render and compile every reachable
  *   configuration with NVRTC (through the cubin cache, in batches of several
  *   instantiations per program), print counts and every failure with its
  *   NVRTC log, and fail if any accepted configuration does not compile. Under
