@@ -174,12 +174,62 @@ static void dim_params(FILE *f, const spec *s, int define) {
   }
 }
 
+/* ---- element and scalar types ----
+ *
+ * A buffer is a pointer to its element type's C type, const where the kernel only reads it
+ * (role input). NAME.h is C as well as C++ (extern "C"), and cuda_fp16.h and cuda_bf16.h
+ * declare __half and __nv_bfloat16 for C++ alone: an f16 or bf16 buffer is a void pointer
+ * in the launcher's signature, so that NAME.h includes nothing but cuda_runtime.h and builds
+ * in a C file; NAME.cu includes those headers and passes the kernel typed pointers. */
+
+static const char *c_type(int type) {
+  static const char *const names[REFERENCE_NTYPES] = {
+      [REFERENCE_F32] = "float", [REFERENCE_F64] = "double", [REFERENCE_F16] = "__half",
+      [REFERENCE_BF16] = "__nv_bfloat16", [REFERENCE_I8] = "signed char",
+      [REFERENCE_U8] = "unsigned char", [REFERENCE_I32] = "int", [REFERENCE_U32] = "unsigned int",
+      [REFERENCE_I64] = "long long"};
+  return type >= 0 && type < REFERENCE_NTYPES ? names[type] : "float";
+}
+
+/* Buffer b's pointee in the launcher's signature: its C type, or void for f16 and bf16,
+ * const for an input. */
+static void param_type(const spec_buffer *b, char *buf, size_t len) {
+  int half = b->type == REFERENCE_F16 || b->type == REFERENCE_BF16;
+  snprintf(buf, len, "%s%s", b->role == SPEC_ROLE_INPUT ? "const " : "",
+           half ? "void" : c_type(b->type));
+}
+
+/* Whether any buffer or scalar of s has the type t (NAME.cu then includes its header). */
+static int uses_type(const spec *s, int t) {
+  for (int b = 0; b < s->nbuffers; b++)
+    if (s->bufs[b].type == t) return 1;
+  for (int a = 0; a < s->nargs; a++)
+    if (s->args[a].kind != SPEC_ARG_BUFFER && s->args[a].type == t) return 1;
+  return 0;
+}
+
 static void buffer_params(FILE *f, const spec *s, int define) {
   for (int b = 0; b < s->nbuffers; b++) {
-    fprintf(f, "%s *", s->bufs[b].output ? "float" : "const float");
+    char t[32];
+    param_type(&s->bufs[b], t, sizeof t);
+    fprintf(f, "%s *", t);
     if (define) fprintf(f, EXPORT_PARAM "%s, ", s->bufs[b].name);
     else fputs(" /* ", f), c_comment_text(f, s->bufs[b].name), fputs(" */, ", f);
   }
+}
+
+/* The header's list of the buffers: each one's element type and role. */
+static void buffer_list(FILE *f, const spec *s) {
+  static const char *const roles[] = {"input", "output", "inout", "scratch"};
+  fputs(" * Buffers are device pointers in the template's order (const: read only; f16 and bf16\n"
+        " * elements, __half of cuda_fp16.h and __nv_bfloat16 of cuda_bf16.h, as void pointers):\n", f);
+  for (int b = 0; b < s->nbuffers; b++) {
+    const spec_buffer *sb = &s->bufs[b];
+    fputs(" *   ", f), c_comment_text(f, sb->name);
+    fprintf(f, ": %s, %s\n", reference_type_name(sb->type),
+            sb->role >= 0 && sb->role <= SPEC_ROLE_SCRATCH ? roles[sb->role] : "?");
+  }
+  fputs(" */\n", f);
 }
 
 static void provenance(FILE *f, const export_what *w) {
@@ -226,7 +276,7 @@ static int write_header(FILE *f, const export_what *w) {
   if (w->lowered)
     fprintf(f, " * %s.cubin is NVRTC's build of it as the farm compiles it; %s_use_cubin loads it\n"
                " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n", nm, nm);
-  fprintf(f, " * Buffers are float32 device pointers, in the template's order. */\n");
+  buffer_list(f, s);
   fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", nm, nm);
   fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   fprintf(f, "/* NULL when this configuration accepts the problem sizes, else why it refuses them. */\n");
@@ -304,8 +354,48 @@ static int geom_expr(FILE *f, const names_ctx *n, const expr *g, const char *wha
   return 0;
 }
 
+/* A float scalar as the kernel's parameter takes it: untyped and f32 a float, f64 a double,
+ * f16 and bf16 the bits the farm passes (the value rounded to float, then to nearest even),
+ * so the export launches with the very argument the farm measured. */
+static void float_arg(FILE *f, int a, const spec_arg *arg) {
+  char v[48];
+  if (arg->type == REFERENCE_F16 || arg->type == REFERENCE_BF16) {
+    unsigned short h = arg->type == REFERENCE_F16 ? reference_f32_to_f16((float)arg->f)
+                                                  : reference_f32_to_bf16((float)arg->f);
+    const char *t = c_type(arg->type);
+    snprintf(v, sizeof v, "%.9g", arg->f);
+    fprintf(f, "  %s_raw tf_l_r%d;\n  tf_l_r%d.x = 0x%04x; /* %s */\n  %s tf_l_a%d = tf_l_r%d;\n",
+            t, a, a, h, v, t, a, a);
+    return;
+  }
+  int dbl = arg->type == REFERENCE_F64;
+  snprintf(v, sizeof v, dbl ? "%.17g" : "%.9g", arg->f);
+  /* "1f" is no C++ literal: a whole number gets its ".0" */
+  fprintf(f, "  %s tf_l_a%d = %s%s%s;\n", dbl ? "double" : "float", a, v,
+          strpbrk(v, ".eEn") ? "" : ".0", dbl ? "" : "f");
+}
+
+/* An integer scalar: its expression at the caller's sizes, in its type's range (an int's
+ * when untyped, as the farm passes it) or the launch is refused, as one the farm refuses. */
+static int int_arg(FILE *f, const names_ctx *n, int a, const spec_arg *arg, char *x, tf_err *e) {
+  char what[32];
+  snprintf(what, sizeof what, "args[%d]", a);
+  fprintf(f, "  long long tf_l_v%d = (", a);
+  if (geom_expr(f, n, arg->e, what, x, e)) return -1;
+  fprintf(f, ");\n");
+  int t = arg->type < 0 ? REFERENCE_I32 : arg->type;
+  if (t != REFERENCE_I64) {
+    double lo, hi;
+    reference_type_range(t, &lo, &hi);
+    fprintf(f, "  if (tf_l_v%d < %.0fLL || tf_l_v%d > %.0fLL) ev->bad = 1;\n", a, lo, a, hi);
+  }
+  fprintf(f, "  %s tf_l_a%d = (%s)tf_l_v%d;\n", c_type(t), a, c_type(t), a);
+  return 0;
+}
+
 /* The kernel's arguments as locals tf_l_a0, tf_l_a1, ..., and the launch's grid and block: the
- * nvcc build's launch and the cubin's cudaLaunchKernel take the same values. */
+ * nvcc build's launch and the cubin's cudaLaunchKernel take the same values. A buffer is a
+ * pointer to its element type, whatever the signature's const or void. */
 static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
   const spec *s = n->s;
   fprintf(f, "  dim3 tf_l_grid((unsigned)tf_l_g[0], (unsigned)tf_l_g[1], (unsigned)tf_l_g[2]), "
@@ -313,21 +403,17 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
   for (int a = 0; a < s->nargs; a++) {
     const spec_arg *arg = &s->args[a];
     if (arg->kind == SPEC_ARG_BUFFER) {
-      fprintf(f, "  float *tf_l_a%d = const_cast<float *>(" EXPORT_PARAM "%s);\n", a,
-              s->bufs[arg->buffer].name);
+      const spec_buffer *b = &s->bufs[arg->buffer];
+      const char *t = c_type(b->type);
+      fprintf(f, "  %s *tf_l_a%d = static_cast<%s *>(const_cast<void *>(static_cast<const void *>("
+                 EXPORT_PARAM "%s)));\n", t, a, t, b->name);
     } else if (arg->kind == SPEC_ARG_FLOAT) {
-      char v[48];
-      snprintf(v, sizeof v, "%.9g", arg->f);
-      /* "1f" is no C++ literal: a whole number gets its ".0" */
-      fprintf(f, "  float tf_l_a%d = %s%sf;\n", a, v, strpbrk(v, ".eEn") ? "" : ".0");
-    } else {
-      char what[32];
-      snprintf(what, sizeof what, "args[%d]", a);
-      fprintf(f, "  int tf_l_a%d = (int)(", a);
-      if (geom_expr(f, n, arg->e, what, x, e)) return -1;
-      fprintf(f, ");\n");
+      float_arg(f, a, arg);
+    } else if (int_arg(f, n, a, arg, x, e)) {
+      return -1;
     }
   }
+  fprintf(f, "  if (ev->bad) return cudaErrorInvalidValue;\n");
   return 0;
 }
 
@@ -399,6 +485,8 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
              " tf_l_b[tf_l_d] > 1024)\n      ev->bad = 1;\n");
   fprintf(f, "  if (ev->bad || tf_l_smem < 0) return cudaErrorInvalidValue;\n"
              "  cudaError_t tf_l_r = cudaSuccess;\n");
+  /* the arguments before any clear: a refused launch leaves the buffers as they were */
+  if (write_args(f, n, x, e)) return -1;
   for (int i = 0; i < s->nbuffers; i++) {
     if (!s->bufs[i].clear) continue;
     char what[96];
@@ -409,9 +497,9 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
                EXPORT_PARAM "%s, 0, (size_t)(", s->bufs[i].name);
     snprintf(what, sizeof what, "buffers[%d].count", i);
     if (geom_expr(f, n, s->bufs[i].count, what, x, e)) return -1;
-    fprintf(f, ") * sizeof(float), tf_l_stream);\n    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n");
+    fprintf(f, ") * sizeof(%s), tf_l_stream);\n    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n",
+            c_type(s->bufs[i].type));
   }
-  if (write_args(f, n, x, e)) return -1;
   if (w->lowered) write_cubin_launch(f, w);
   fprintf(f, "  if (tf_l_smem > 48 * 1024) {\n    tf_l_r = cudaFuncSetAttribute(%s, "
              "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tf_l_smem);\n"
@@ -429,7 +517,11 @@ static int write_source(FILE *f, const void *ctx, tf_err *e) {
   char *src = jsonio_slurp(s->source_path, "template source", JSONIO_MAX_BYTES, &len, e);
   if (!src) return -1;
   fprintf(f, "// %s: a kernel exported by `tunefarm export` (see %s.h).\n", w->name, w->name);
-  fprintf(f, "#include \"%s.h\"\n\n// ---- the template, as the farm measured it ----\n", w->name);
+  fprintf(f, "#include \"%s.h\"\n", w->name);
+  /* the element types of the launcher's locals, which the template may not include itself */
+  if (uses_type(s, REFERENCE_F16)) fprintf(f, "#include <cuda_fp16.h>\n");
+  if (uses_type(s, REFERENCE_BF16)) fprintf(f, "#include <cuda_bf16.h>\n");
+  fprintf(f, "\n// ---- the template, as the farm measured it ----\n");
   fwrite(src, 1, len, f);
   free(src);
   fprintf(f, "\n// ---- the exported configuration ----\n");

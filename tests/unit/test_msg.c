@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/msg.h"
 #include "common/program.h"
@@ -335,6 +336,108 @@ static void job_should_round_trip_a_template_control(void **state) {
   if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
   cJSON_Delete(o);
   assert_job_equal(&j, &b);
+  campaign_release(&c);
+}
+
+/* A template brought with its own reference kernel, using every kind of buffer and scalar:
+ * each element type, role, fill and check, typed scalars of integer and float types, an
+ * untyped int and float, a cleared output. */
+static const char typed_template[] =
+    "{\"name\": \"typed\", \"source\": \"typed.cu\", \"kernel\": \"tf_typed\",\n"
+    " \"reference\": {\"kernel\": \"ref_typed\", \"source\": \"ref_typed.cu\",\n"
+    "   \"launch\": {\"grid\": [\"ceil_div(N, 128)\", \"1\", \"1\"], \"block\": [\"128\", \"1\", \"1\"],"
+    " \"smem\": \"4*K\"}},\n"
+    " \"problem\": {\"N\": [1, 1048576], \"K\": [1, 200]},\n"
+    " \"knobs\": {\"BLOCK\": {\"values\": [64, 128]}},\n"
+    " \"launch\": {\"grid\": [\"ceil_div(N, BLOCK)\", \"1\", \"1\"], \"block\": [\"BLOCK\", \"1\", \"1\"]},\n"
+    " \"buffers\": [\n"
+    "  {\"name\": \"x\", \"count\": \"N\", \"role\": \"input\", \"type\": \"f16\", \"init\": {\"normal\": [0.5, 2]}},\n"
+    "  {\"name\": \"idx\", \"count\": \"N\", \"role\": \"input\", \"type\": \"i32\", \"init\": {\"int\": [\"0\", \"N - 1\"]}},\n"
+    "  {\"name\": \"q\", \"count\": \"N\", \"role\": \"inout\", \"type\": \"u8\", \"init\": {\"int\": [\"1\", \"K\"]}, \"check\": \"exact\"},\n"
+    "  {\"name\": \"acc\", \"count\": \"K\", \"role\": \"output\", \"type\": \"u32\", \"clear\": \"1\", \"check\": \"exact\"},\n"
+    "  {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\", \"type\": \"bf16\", \"check\": {\"rtol\": 0.01, \"atol\": 0.001}, \"allow_nonfinite\": true},\n"
+    "  {\"name\": \"w\", \"count\": \"N\", \"role\": \"input\", \"type\": \"f64\", \"init\": {\"const\": 0.25}},\n"
+    "  {\"name\": \"u\", \"count\": \"N\", \"role\": \"input\", \"type\": \"i8\", \"init\": {\"uniform\": [-100, 100]}},\n"
+    "  {\"name\": \"tmp\", \"count\": \"2*N\", \"role\": \"scratch\", \"type\": \"i64\"}],\n"
+    " \"args\": [\"x\", \"idx\", \"q\", \"acc\", \"y\", \"w\", \"u\", \"tmp\",\n"
+    "   {\"name\": \"n\", \"type\": \"u32\", \"value\": \"N\"}, {\"name\": \"k\", \"type\": \"i8\", \"value\": \"K - 100\"},\n"
+    "   {\"name\": \"s\", \"type\": \"f16\", \"value\": \"0.1\"}, {\"name\": \"d\", \"type\": \"f64\", \"value\": 1e-300},\n"
+    "   {\"name\": \"big\", \"type\": \"i64\", \"value\": \"N*N\"}, \"K\", {\"float\": 0.5}],\n"
+    " \"tolerance\": 0.001}\n";
+
+static const char typed_kernel[] =
+    "template <int BLOCK> __global__ void tf_typed(const unsigned short *x, const int *idx,\n"
+    "    unsigned char *q, unsigned int *acc, unsigned short *y, const double *w,\n"
+    "    const signed char *u, long long *tmp, unsigned int n, signed char k, unsigned short s,\n"
+    "    double d, long long big, int K, float f) {}\n";
+
+static const char typed_reference[] =
+    "__global__ void ref_typed(const unsigned short *x, const int *idx, unsigned char *q,\n"
+    "    unsigned int *acc, unsigned short *y, const double *w, const signed char *u,\n"
+    "    long long *tmp, unsigned int n, signed char k, unsigned short s, double d,\n"
+    "    long long big, int K, float f) {}\n";
+
+static const char typed_campaign[] =
+    "{\"template\": \"typed\", \"problem\": {\"N\": 100000, \"K\": 150},\n"
+    " \"start\": {\"BLOCK\": 64}, \"control\": {\"BLOCK\": 128},\n"
+    " \"search\": {\"budget\": 4},\n"
+    " \"measure\": {\"burn_in\": 1, \"rounds\": 3, \"samples\": 5, \"input_sets\": 2, \"seed\": 7},\n"
+    " \"decide\": {\"rule\": \"median\"}}\n";
+
+/* The job of a template with its own reference kernel, typed buffers and scalars writes out
+ * and reads back to the same text: every role, type, fill, check, scalar type and the
+ * reference kernel's launch cross the wire between coordinator, worker and measure child. */
+static void job_should_round_trip_typed_buffers_scalars_and_a_reference(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  char root[] = "/tmp/tf-test-msg-XXXXXX", dir[64], path[96];
+  if (!mkdtemp(root)) fail_msg("mkdtemp failed");
+  snprintf(dir, sizeof dir, "%s/templates", root);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  write_file(dir, "typed.json", typed_template);
+  write_file(dir, "typed.cu", typed_kernel);
+  write_file(dir, "ref_typed.cu", typed_reference);
+  snprintf(dir, sizeof dir, "%s/campaigns", root);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  write_file(dir, "typed.json", typed_campaign);
+  snprintf(path, sizeof path, "%s/typed.json", dir);
+  tf_err e = {0};
+  if (campaign_load(&c, path, &e)) fail_msg("'%s' did not load: %s", path, e.msg);
+  config nw = c.start;
+  nw.v[0] = 128;
+  if (job_build(&j, &c, 42, 3, &c.start, &nw, &e)) fail_msg("%s", e.msg);
+  rm_rf(root);
+
+  /* what the job carries, before it travels */
+  assert_int_equal(j.nbuffers, 8);
+  assert_int_equal(j.buf_role[2], SPEC_ROLE_INOUT);
+  assert_int_equal(j.buf_role[7], SPEC_ROLE_SCRATCH);
+  assert_int_equal(j.buf_type[4], REFERENCE_BF16);
+  assert_int_equal(j.buf_type[7], REFERENCE_I64);
+  assert_int_equal(j.buf_init[1].kind, REFERENCE_INIT_INT);
+  assert_true(j.buf_init[1].a == 0 && j.buf_init[1].b == 99999); /* evaluated at N */
+  assert_int_equal(j.buf_init[0].kind, REFERENCE_INIT_NORMAL);
+  assert_int_equal(j.buf_check[3].kind, REFERENCE_CHECK_EXACT);
+  assert_int_equal(j.buf_check[4].kind, REFERENCE_CHECK_TOL);
+  assert_int_equal(j.arg_type[9], REFERENCE_I8 + 1);
+  assert_int_equal(j.arg_type[10], REFERENCE_F16 + 1);
+  assert_int_equal(j.arg_type[13], 0); /* an untyped int */
+  assert_string_equal(j.ref_kernel, "ref_typed");
+  assert_int_equal(j.ref_geom.smem, 600);
+  assert_int_equal(j.ref_geom.iarg[12], 100000LL * 100000LL);
+
+  cJSON *o = job_to_json(&j);
+  char *sent = cJSON_PrintUnformatted(o);
+  cJSON *back = through_text(o);
+  if (job_from_json(back, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(back);
+  cJSON *again = job_to_json(&b);
+  char *received = cJSON_PrintUnformatted(again);
+  cJSON_Delete(again);
+  assert_string_equal(received, sent);
+  assert_job_equal(&j, &b);
+  free(sent), free(received);
   campaign_release(&c);
 }
 
@@ -710,6 +813,7 @@ int main(void) {
       cmocka_unit_test(job_set_sgemm_arm_should_take_a_matmul_only),
       cmocka_unit_test(job_should_round_trip_every_field),
       cmocka_unit_test(job_should_round_trip_a_template_control),
+      cmocka_unit_test(job_should_round_trip_typed_buffers_scalars_and_a_reference),
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_family),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
       cmocka_unit_test(job_from_json_should_read_the_id_exactly_or_refuse_it),

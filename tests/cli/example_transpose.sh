@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A tiled FP32 transpose brought with its own reference (examples/transpose), its output
+# checked exact: `check` and `audit` accept the campaign and NVRTC compiles every reachable
+# configuration and the reference kernel (no GPU needed).
+source "$(dirname "$0")/../lib.sh"
+cd "$WORK"
+cp -r "$SRC/examples/transpose" root
+camp=root/campaigns/transpose-4000x3000.json
+export TUNEFARM_CACHE="$WORK/cache"
+
+expect_exit 0 "$TF" check "$camp"
+grep -q "accepted:   20" last.out || { cat last.out; fail "check: not 20 accepted configurations"; }
+grep -q "two_warps  *8 " last.out || { cat last.out; fail "check: the small blocks are not refused"; }
+expect_exit 0 "$TF" audit --list "$camp"
+grep -qx 'tf_transpose<32, 4, 1>' last.out || fail "audit --list: the control is missing"
+expect_exit 0 "$TF" audit "$camp"
+grep -q "compiled 20, failed 0" last.err last.out || { cat last.out last.err; fail "audit: not every kernel compiled"; }
+printf '{"root": "%s", "sources": ["templates/ref_transpose.cu"], "exprs": ["ref_transpose"]}\n' \
+  "$WORK/root" >prog.json
+expect_exit 0 "$TF" compile <prog.json
+grep -q '"status":[ ]*"compiled"' last.out || { cat last.out last.err; fail "the reference kernel does not compile"; }
+echo "ok: example transpose"
