@@ -222,6 +222,52 @@ static void a_dropped_job_should_end_at_its_next_round(void **state) {
   assert_int_equal(checks[ARM_NEW], 0);
 }
 
+/* Where arm a ran in round rec: its position in rec->order, or -1. */
+static int place_of(const round_rec *rec, int a) {
+  for (int p = 0; p < ARM_COUNT; p++)
+    if (rec->order[p] == a) return p;
+  return -1;
+}
+
+/* The recorded rounds' arm orders (protocol.h): under "rotate" every six rounds run all six
+ * permutations, best before new in every other round, so that neither an arm's place nor its
+ * neighbour favours it; under "fixed" every round runs best, new, control. */
+static void the_arm_order_should_rotate_through_every_permutation(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->measure.rounds = 12;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+  assert_int_equal(f->r->nrounds, 12);
+  int seen[ARM_COUNT * ARM_COUNT * ARM_COUNT] = {0};
+  for (int i = 0; i < f->r->nrounds; i++) {
+    const round_rec *rec = &f->r->rounds[i];
+    int best = place_of(rec, ARM_BEST), new_at = place_of(rec, ARM_NEW);
+    int control = place_of(rec, ARM_CONTROL);
+    assert_true(best >= 0 && new_at >= 0 && control >= 0); /* a permutation */
+    assert_int_equal(best < new_at, i % 2 == 0);
+    seen[(rec->order[0] * ARM_COUNT + rec->order[1]) * ARM_COUNT + rec->order[2]]++;
+    if (i >= 6) assert_memory_equal(rec->order, f->r->rounds[i - 6].order, sizeof rec->order);
+  }
+  int distinct = 0;
+  for (size_t k = 0; k < sizeof seen / sizeof seen[0]; k++) distinct += seen[k] > 0;
+  assert_int_equal(distinct, 6);
+  int order[ARM_COUNT];
+  protocol_order(7, order); /* the table the rounds follow */
+  assert_memory_equal(order, f->r->rounds[7].order, sizeof order);
+
+  f->j->measure.order = ORDER_FIXED;
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->nrounds, 12);
+  for (int i = 0; i < f->r->nrounds; i++) {
+    assert_int_equal(f->r->rounds[i].order[0], ARM_BEST);
+    assert_int_equal(f->r->rounds[i].order[1], ARM_NEW);
+    assert_int_equal(f->r->rounds[i].order[2], ARM_CONTROL);
+  }
+}
+
 /* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (a 6 us
  * layernorm on an H200, docs/DECISIONS.md) the median of 8 ratios needs 104 launches per arm to
  * put an identical pair's false keep at 0.1%; a narrow spread keeps measure.samples; the cap
@@ -304,6 +350,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_failed_or_faulty_check_should_never_be_remembered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_arm_order_should_rotate_through_every_permutation,
+                                      setup, teardown),
       cmocka_unit_test(samples_should_follow_the_launch_spread),
       cmocka_unit_test(a_wide_launch_spread_should_raise_the_samples),
       cmocka_unit_test_setup_teardown(a_dropped_job_should_end_at_its_next_round, setup,
