@@ -13,9 +13,6 @@
 
 #include "common/decide.h"
 
-/* msg.c defines this; weak so that the library's copy wins when it is linked. */
-__attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
-
 /* A small, fixed, zero-mean scatter for "noisy" rounds (fractions). */
 static const double wobble[8] = {0.004, -0.003, 0.001, -0.005, 0.002, -0.001, 0.003, -0.002};
 
