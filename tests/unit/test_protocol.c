@@ -250,6 +250,10 @@ static void the_arm_order_should_rotate_through_every_permutation(void **state) 
     seen[(rec->order[0] * ARM_COUNT + rec->order[1]) * ARM_COUNT + rec->order[2]]++;
     if (i >= 6) assert_memory_equal(rec->order, f->r->rounds[i - 6].order, sizeof rec->order);
   }
+  for (int i = 0; i < f->r->nrounds; i++) { /* each round starts from nothing */
+    assert_int_equal(f->r->rounds[i].screened, 0);
+    assert_true(f->r->rounds[i].sm_mhz[0] > 0 && f->r->rounds[i].sm_mhz[1] > 0);
+  }
   int distinct = 0;
   for (size_t k = 0; k < sizeof seen / sizeof seen[0]; k++) distinct += seen[k] > 0;
   assert_int_equal(distinct, 6);
@@ -266,6 +270,47 @@ static void the_arm_order_should_rotate_through_every_permutation(void **state) 
     assert_int_equal(f->r->rounds[i].order[1], ARM_NEW);
     assert_int_equal(f->r->rounds[i].order[2], ARM_CONTROL);
   }
+}
+
+static int finished; /* the backend's finish calls */
+
+static int refused_prepare(void *self, const job *j, result *r, tf_err *e) {
+  (void)self, (void)j, (void)r;
+  return tf_fail(e, TF_EXIT_FAIL, "prepare says no");
+}
+
+static int failing_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
+  (void)self, (void)p, (void)set, (void)rel_err;
+  return tf_fail(e, TF_EXIT_FAIL, "check says no");
+}
+
+static void counting_finish(void *self) {
+  finished++;
+  backend_sim.finish(self);
+}
+
+/* A backend error in prepare or in the check is the job's status (an error the coordinator
+ * records), not the worker's: protocol_run returns 0 and the backend is finished once. */
+static void a_backend_error_should_become_the_jobs_status(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->ops.finish = counting_finish;
+  f->ops.prepare = refused_prepare;
+  finished = 0;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "prepare says no"));
+  assert_int_equal(finished, 1);
+  f->ops.prepare = backend_sim.prepare;
+  f->ops.check = failing_check;
+  finished = 0;
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "check says no"));
+  assert_int_equal(f->r->nrounds, 0);
+  assert_int_equal(finished, 1);
 }
 
 /* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (a 6 us
@@ -352,6 +397,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
       cmocka_unit_test_setup_teardown(the_arm_order_should_rotate_through_every_permutation,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(a_backend_error_should_become_the_jobs_status, setup,
+                                      teardown),
       cmocka_unit_test(samples_should_follow_the_launch_spread),
       cmocka_unit_test(a_wide_launch_spread_should_raise_the_samples),
       cmocka_unit_test_setup_teardown(a_dropped_job_should_end_at_its_next_round, setup,
