@@ -165,15 +165,6 @@ static void now_iso(char *buf, size_t len) {
   strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void coordinator_stop_all(MPI_Comm comm) {
-  int size;
-  MPI_Comm_size(comm, &size);
-  cJSON *stop = cJSON_CreateObject();
-  cJSON_AddStringToObject(stop, "type", "stop");
-  for (int r = 1; r < size; r++) mpimsg_send(comm, r, TAG_STOP, stop, NULL);
-  cJSON_Delete(stop);
-}
-
 /* ---- records: written, then applied to the search ---- */
 
 static void change_str(const spec *s, const config *from, const config *to, char *buf, size_t len) {

@@ -43,7 +43,4 @@ typedef struct run_opts {
  * take part in MPI_Finalize: the caller ends the run with MPI_Abort, which tears it down. */
 int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e);
 
-/* Tell every worker rank to stop (used when the run cannot start). */
-void coordinator_stop_all(MPI_Comm comm);
-
 #endif

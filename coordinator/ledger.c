@@ -448,8 +448,6 @@ int ledger_append(ledger *l, const record *rec, tf_err *e) {
   return ledger_write(l, rec, e) || sync_one(l, e) ? -1 : 0;
 }
 
-int ledger_dirty(const ledger *l) { return l ? l->dirty : 0; }
-
 /* One syncfs(2) covers every dirty ledger on the file system of the first one; -1 when it
  * fails (then each is fsync'd). Pays off from about this many ledgers waiting. */
 #define LEDGER_SYNCFS_MIN 8

@@ -77,8 +77,6 @@ int ledger_append(ledger *l, const record *rec, tf_err *e);
  * records is acted on. A crash in between loses lines nobody acted on; resume redoes them. */
 int ledger_write(ledger *l, const record *rec, tf_err *e);
 int ledger_sync_all(ledger *const *ls, int n, tf_err *e);
-/* Lines written and not yet synced. */
-int ledger_dirty(const ledger *l);
 
 const char *ledger_path(const ledger *l);
 /* The ordinal of the ledger's device record: the launch's that started it, which seeds its

@@ -171,15 +171,42 @@ static void nvml_should_report_unavailable_without_the_library(void **state) {
   nvml_unload(&n); /* twice is harmless */
 }
 
+/* The driver's NVML, whichever this machine has: usable, with the calls nvml.h requires and a
+ * driver version, or unavailable with the reason and every reading at 0 (nvml.h's contract). */
 static void nvml_default_load_should_never_fail(void **state) {
   (void)state;
   tf_nvml n;
   nvml_load(&n);
-  if (!n.ok) {
-    assert_int_equal(strncmp(n.why, "unavailable: ", 13), 0);
+  tf_err e = {0};
+  nvmlDevice_t dev = (nvmlDevice_t)&e;
+  char ver[80] = "x";
+  nvml_driver_version(&n, ver, sizeof ver);
+  if (n.ok) {
+    print_message("nvml here: driver %s\n", ver);
+    assert_non_null(n.lib);
+    assert_string_equal(n.why, "");
+    assert_non_null(n.nvmlInit_v2);
+    assert_non_null(n.nvmlShutdown);
+    assert_true(ver[0] >= '0' && ver[0] <= '9' && strchr(ver, '.')); /* "580.65.06" */
+    /* a device NVML does not have: a defined error, no handle */
+    assert_int_equal(nvml_device(&n, "GPU-00000000-0000-0000-0000-000000000000", NULL, &dev, &e),
+                     -1);
+    assert_null(dev);
+    assert_non_null(strstr(e.msg, "no device with UUID 'GPU-00000000"));
+  } else {
     print_message("nvml here: %s\n", n.why);
+    assert_null(n.lib);
+    assert_int_equal(strncmp(n.why, "unavailable: ", 13), 0);
+    assert_string_equal(ver, "");
+    assert_int_equal(nvml_device(&n, "GPU-00000000-0000-0000-0000-000000000000", NULL, &dev, &e),
+                     -1);
+    assert_null(dev);
+    assert_non_null(strstr(e.msg, "unavailable"));
+    assert_int_equal(nvml_sm_mhz(&n, NULL), 0);
   }
   nvml_unload(&n);
+  assert_null(n.lib);
+  assert_int_equal(n.ok, 0);
 }
 
 static void nvml_check_should_name_the_call(void **state) {

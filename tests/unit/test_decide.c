@@ -13,9 +13,6 @@
 
 #include "common/decide.h"
 
-/* msg.c defines this; weak so that the library's copy wins when it is linked. */
-__attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
-
 /* A small, fixed, zero-mean scatter for "noisy" rounds (fractions). */
 static const double wobble[8] = {0.004, -0.003, 0.001, -0.005, 0.002, -0.001, 0.003, -0.002};
 
@@ -551,8 +548,54 @@ static void median_rule_should_need_all_its_rounds(void **state) {
   free(r);
 }
 
+/* A round with a time that is not positive is refused, named by its number from 1. */
+static void a_bad_round_should_be_named_by_its_number(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 3, 0.9);
+  r->rounds[1].us[ARM_NEW] = 0.0;
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_reason_has(&d, "round 2: a time that is not a positive number");
+  decision_release(&d);
+  free(r);
+}
+
+/* With min_gain 0 a gain is written to one decimal: there is no limit to tell it from. */
+static void a_gain_without_a_limit_should_be_written_to_one_decimal(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_round(r, 100.0, 99.96, 80.0);
+  decide_opts o = opts("median");
+  o.min_gain = 0.0;
+  decision d;
+  assert_int_equal(decide(&o, r, &d), 0);
+  assert_reason_has(&d, "new is 0.0% faster than best");
+  decision_release(&d);
+  free(r);
+}
+
+/* The record holds at most MSG_MAX_ROUNDS rounds: every rule has enough there; an unknown rule
+ * screens nothing. */
+static void rounds_should_stop_at_the_records_capacity(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, MSG_MAX_ROUNDS, 1.0);
+  measure_opts m = measure(2 * MSG_MAX_ROUNDS);
+  decide_opts o = opts("median");
+  assert_false(decide_enough(&o, &m, r->rounds, MSG_MAX_ROUNDS - 1));
+  assert_true(decide_enough(&o, &m, r->rounds, MSG_MAX_ROUNDS));
+  decide_opts none = opts("nonesuch");
+  set_clocks(&r->rounds[0], 1000.0, 1400.0, 1000.0);
+  assert_int_equal(decide_screen_round(&none, &r->rounds[0]), 0);
+  free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_bad_round_should_be_named_by_its_number),
+      cmocka_unit_test(a_gain_without_a_limit_should_be_written_to_one_decimal),
+      cmocka_unit_test(rounds_should_stop_at_the_records_capacity),
       cmocka_unit_test(defaults_should_match_the_documented_values),
       cmocka_unit_test(stats_median_should_handle_odd_even_and_empty),
       cmocka_unit_test(stats_median_finite_should_leave_out_what_is_not_a_number),

@@ -222,6 +222,97 @@ static void a_dropped_job_should_end_at_its_next_round(void **state) {
   assert_int_equal(checks[ARM_NEW], 0);
 }
 
+/* Where arm a ran in round rec: its position in rec->order, or -1. */
+static int place_of(const round_rec *rec, int a) {
+  for (int p = 0; p < ARM_COUNT; p++)
+    if (rec->order[p] == a) return p;
+  return -1;
+}
+
+/* The recorded rounds' arm orders (protocol.h): under "rotate" every six rounds run all six
+ * permutations, best before new in every other round, so that neither an arm's place nor its
+ * neighbour favours it; under "fixed" every round runs best, new, control. */
+static void the_arm_order_should_rotate_through_every_permutation(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->measure.rounds = 12;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+  assert_int_equal(f->r->nrounds, 12);
+  int seen[ARM_COUNT * ARM_COUNT * ARM_COUNT] = {0};
+  for (int i = 0; i < f->r->nrounds; i++) {
+    const round_rec *rec = &f->r->rounds[i];
+    int best = place_of(rec, ARM_BEST), new_at = place_of(rec, ARM_NEW);
+    int control = place_of(rec, ARM_CONTROL);
+    assert_true(best >= 0 && new_at >= 0 && control >= 0); /* a permutation */
+    assert_int_equal(best < new_at, i % 2 == 0);
+    seen[(rec->order[0] * ARM_COUNT + rec->order[1]) * ARM_COUNT + rec->order[2]]++;
+    if (i >= 6) assert_memory_equal(rec->order, f->r->rounds[i - 6].order, sizeof rec->order);
+  }
+  for (int i = 0; i < f->r->nrounds; i++) { /* each round starts from nothing */
+    assert_int_equal(f->r->rounds[i].screened, 0);
+    assert_true(f->r->rounds[i].sm_mhz[0] > 0 && f->r->rounds[i].sm_mhz[1] > 0);
+  }
+  int distinct = 0;
+  for (size_t k = 0; k < sizeof seen / sizeof seen[0]; k++) distinct += seen[k] > 0;
+  assert_int_equal(distinct, 6);
+  int order[ARM_COUNT];
+  protocol_order(7, order); /* the table the rounds follow */
+  assert_memory_equal(order, f->r->rounds[7].order, sizeof order);
+
+  f->j->measure.order = ORDER_FIXED;
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->nrounds, 12);
+  for (int i = 0; i < f->r->nrounds; i++) {
+    assert_int_equal(f->r->rounds[i].order[0], ARM_BEST);
+    assert_int_equal(f->r->rounds[i].order[1], ARM_NEW);
+    assert_int_equal(f->r->rounds[i].order[2], ARM_CONTROL);
+  }
+}
+
+static int finished; /* the backend's finish calls */
+
+static int refused_prepare(void *self, const job *j, result *r, tf_err *e) {
+  (void)self, (void)j, (void)r;
+  return tf_fail(e, TF_EXIT_FAIL, "prepare says no");
+}
+
+static int failing_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
+  (void)self, (void)p, (void)set, (void)rel_err;
+  return tf_fail(e, TF_EXIT_FAIL, "check says no");
+}
+
+static void counting_finish(void *self) {
+  finished++;
+  backend_sim.finish(self);
+}
+
+/* A backend error in prepare or in the check is the job's status (an error the coordinator
+ * records), not the worker's: protocol_run returns 0 and the backend is finished once. */
+static void a_backend_error_should_become_the_jobs_status(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->ops.finish = counting_finish;
+  f->ops.prepare = refused_prepare;
+  finished = 0;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "prepare says no"));
+  assert_int_equal(finished, 1);
+  f->ops.prepare = backend_sim.prepare;
+  f->ops.check = failing_check;
+  finished = 0;
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "check says no"));
+  assert_int_equal(f->r->nrounds, 0);
+  assert_int_equal(finished, 1);
+}
+
 /* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (a 6 us
  * layernorm on an H200, docs/DECISIONS.md) the median of 8 ratios needs 104 launches per arm to
  * put an identical pair's false keep at 0.1%; a narrow spread keeps measure.samples; the cap
@@ -304,6 +395,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_failed_or_faulty_check_should_never_be_remembered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_arm_order_should_rotate_through_every_permutation,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(a_backend_error_should_become_the_jobs_status, setup,
+                                      teardown),
       cmocka_unit_test(samples_should_follow_the_launch_spread),
       cmocka_unit_test(a_wide_launch_spread_should_raise_the_samples),
       cmocka_unit_test_setup_teardown(a_dropped_job_should_end_at_its_next_round, setup,

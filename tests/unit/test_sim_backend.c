@@ -21,9 +21,6 @@
 #include "worker/sim_noise.h"
 #include "worker/simcost.h"
 
-/* msg.c defines this; weak so that the library's copy wins when it is linked. */
-__attribute__((weak)) const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
-
 static const sim_noise_params quiet = {0, 0, 0, 0, 0, 0, 1.0, 0, 0};
 
 /* Arm `arm` in the default place: its own code, the shared buffers. */

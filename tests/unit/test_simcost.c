@@ -13,15 +13,6 @@
 
 #include "worker/simcost.h"
 
-/* spec.c defines this; weak so that the library's copy wins when it is linked.
- * The specs here have no flops or bytes expressions, where spec_eval gives 0. */
-__attribute__((weak)) int spec_eval(const spec *s, const expr *x, const long long *dims,
-                                    const config *c, long long *out, tf_err *e) {
-  (void)s, (void)x, (void)dims, (void)c, (void)e;
-  *out = 0;
-  return 0;
-}
-
 static void add_knob(spec *s, const char *name, int n, const long long *values) {
   spec_knob *k = &s->knobs[s->nknobs++];
   snprintf(k->name, sizeof k->name, "%s", name);
