@@ -601,8 +601,8 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
   printf("compiled %d, failed %d; %d NVRTC programs (%d from the cache) on %d rank(s) in %.1f s\n",
          t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
   if (t->checked)
-    printf("run: %d arms launched on the GPU and checked against the CPU reference on 2 input "
-           "sets each\n", t->checked);
+    printf("run: %d arms launched on the GPU and checked against the template's reference (its "
+           "CPU reference or its reference kernel) on 2 input sets each\n", t->checked);
 }
 
 /* --where: keep the reachable configurations where the expression (over knobs and problem
