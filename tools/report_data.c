@@ -13,12 +13,13 @@
 
 /* ---------------------------------------------------------------- JSON helpers */
 
-/* A tree being built; the first failed allocation sets oom and every later add is skipped. */
-typedef struct tree {
-  int oom;
-} tree;
+typedef report_tree tree;
 
 static cJSON *add(tree *t, cJSON *parent, const char *key, cJSON *item) {
+  return report_tree_add(t, parent, key, item);
+}
+
+cJSON *report_tree_add(report_tree *t, cJSON *parent, const char *key, cJSON *item) {
   if (!item) {
     t->oom = 1;
     return NULL;

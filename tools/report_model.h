@@ -221,4 +221,12 @@ int report_t4_check_file(const char *file, char *const *ledgers, size_t n, tf_er
 int report_t4_write_metadata_file(const char *file, const report_ledger *l, tf_err *e);
 int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_html.c */
 
+/* A cJSON tree being built by the JSON and T4 writers: the first failed allocation sets oom,
+ * and every later add is skipped. report_tree_add adds item to parent (under key, or to an
+ * array when key is NULL) and returns it, or frees it and returns NULL. */
+typedef struct report_tree {
+  int oom;
+} report_tree;
+cJSON *report_tree_add(report_tree *t, cJSON *parent, const char *key, cJSON *item);
+
 #endif

@@ -32,23 +32,10 @@
 
 /* ---------------------------------------------------------------- JSON helpers */
 
-/* A tree being built; the first failed allocation sets oom and every later add is skipped. */
-typedef struct tree {
-  int oom;
-} tree;
+typedef report_tree tree;
 
 static cJSON *add(tree *t, cJSON *parent, const char *key, cJSON *item) {
-  if (!item) {
-    t->oom = 1;
-    return NULL;
-  }
-  if (!parent || (key ? !cJSON_AddItemToObject(parent, key, item)
-                      : !cJSON_AddItemToArray(parent, item))) {
-    cJSON_Delete(item);
-    t->oom = 1;
-    return NULL;
-  }
-  return item;
+  return report_tree_add(t, parent, key, item);
 }
 
 /* T4 has no null: a time the record lacks is 0, as Kernel Tuner writes one it did not take. */
