@@ -242,17 +242,18 @@ static int load_text_expr(spec *s, const cJSON *obj, const char *where, const ch
   return (*out = load_expr(s, text, k, e)) ? 0 : -1;
 }
 
-static int load_triple(spec *s, const cJSON *launch, const char *key, char text[3][128],
-                       expr **out, tf_err *e) {
+/* Three expressions (x, y, z) under where.key ("launch.grid", "reference.launch.block"). */
+static int load_triple(spec *s, const cJSON *launch, const char *where, const char *key,
+                       char text[3][128], expr **out, tf_err *e) {
   const cJSON *arr;
-  if (jsonio_child(s->path, WHAT, launch, "launch", key, 1, cJSON_Array, &arr, e)) return -1;
+  if (jsonio_child(s->path, WHAT, launch, where, key, 1, cJSON_Array, &arr, e)) return -1;
   if (cJSON_GetArraySize(arr) != 3)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'launch.%s' must list 3 expressions (x, y, z)",
-                   s->path, key);
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must list 3 expressions (x, y, z)",
+                   s->path, where, key);
   for (int i = 0; i < 3; i++) {
     const cJSON *it = cJSON_GetArrayItem(arr, i);
     char k[64];
-    snprintf(k, sizeof k, "launch.%s[%d]", key, i);
+    snprintf(k, sizeof k, "%s.%s[%d]", where, key, i);
     if (cJSON_IsNumber(it)) {
       if (number_text(s, k, it, text[i], 128, e)) return -1;
     } else if (cJSON_IsString(it) && strlen(it->valuestring) < 128) {
@@ -271,8 +272,8 @@ static int load_launch(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *launch;
   if (jsonio_child(s->path, WHAT, root, "", "launch", 1, cJSON_Object, &launch, e) ||
       jsonio_only_keys(s->path, WHAT, launch, "launch", keys, e) ||
-      load_triple(s, launch, "grid", s->grid_text, s->grid, e) ||
-      load_triple(s, launch, "block", s->block_text, s->block, e))
+      load_triple(s, launch, "launch", "grid", s->grid_text, s->grid, e) ||
+      load_triple(s, launch, "launch", "block", s->block_text, s->block, e))
     return -1;
   return load_text_expr(s, launch, "launch", "smem", 0, "0", s->smem_text, sizeof s->smem_text,
                         &s->smem, e);
@@ -588,27 +589,14 @@ static int load_reference(spec *s, const cJSON *root, tf_err *e) {
     return -1;
   static const char *const which[2] = {"grid", "block"};
   for (int w = 0; w < 2; w++) {
-    const cJSON *arr;
-    char (*text)[128] = w ? s->ref_block_text : s->ref_grid_text;
     expr **x = w ? s->ref_block : s->ref_grid;
-    if (jsonio_child(s->path, WHAT, launch, "reference.launch", which[w], 1, cJSON_Array, &arr, e))
+    if (load_triple(s, launch, "reference.launch", which[w],
+                    w ? s->ref_block_text : s->ref_grid_text, x, e))
       return -1;
-    if (cJSON_GetArraySize(arr) != 3)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.launch.%s' must list 3 "
-                     "expressions (x, y, z)", s->path, which[w]);
     for (int i = 0; i < 3; i++) {
-      const cJSON *it = cJSON_GetArrayItem(arr, i);
       char k[64];
       snprintf(k, sizeof k, "reference.launch.%s[%d]", which[w], i);
-      if (cJSON_IsNumber(it)) {
-        if (number_text(s, k, it, text[i], 128, e)) return -1;
-      } else if (cJSON_IsString(it) && strlen(it->valuestring) < 128) {
-        snprintf(text[i], 128, "%s", it->valuestring);
-      } else {
-        return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
-                       s->path, k);
-      }
-      if (!(x[i] = load_expr(s, text[i], k, e)) || dims_only(s, x[i], k, e)) return -1;
+      if (dims_only(s, x[i], k, e)) return -1;
     }
   }
   return load_text_expr(s, launch, "reference.launch", "smem", 0, "0", s->ref_smem_text,
