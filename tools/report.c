@@ -149,15 +149,19 @@ static int collect(const char *arg, path_list *out, path_list *dirs, tf_err *e) 
 
 /* ---------------------------------------------------------------- the page's file */
 
-/* Whether the file at path begins as every page report_write_html writes. */
-static int is_our_page(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  char head[sizeof REPORT_HTML_HEAD];
-  size_t n = fread(head, 1, sizeof head - 1, f);
-  fclose(f);
-  return n == sizeof head - 1 && memcmp(head, REPORT_HTML_HEAD, n) == 0;
+int report_file_begins(const char *path, const char *head) {
+  size_t len = strlen(head);
+  char *buf = malloc(len + 1);
+  FILE *f = buf ? fopen(path, "rb") : NULL;
+  size_t n = f ? fread(buf, 1, len, f) : 0;
+  if (f) fclose(f);
+  int same = f && n == len && memcmp(buf, head, len) == 0;
+  free(buf);
+  return same;
 }
+
+/* Whether the file at path begins as every page report_write_html writes. */
+static int is_our_page(const char *path) { return report_file_begins(path, REPORT_HTML_HEAD); }
 
 /* Whether dir (a folder given to read) holds the folder parent, at any depth. */
 static int inside(const char *parent, const char *dir) {

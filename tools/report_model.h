@@ -229,4 +229,7 @@ typedef struct report_tree {
 } report_tree;
 cJSON *report_tree_add(report_tree *t, cJSON *parent, const char *key, cJSON *item);
 
+/* 1 when the file at path begins with the text head (a file tunefarm wrote), else 0. */
+int report_file_begins(const char *path, const char *head);
+
 #endif

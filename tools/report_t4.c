@@ -321,14 +321,7 @@ int report_write_t4_metadata(FILE *f, const report_ledger *l, tf_err *e) {
 
 /* ---------------------------------------------------------------- --t4-metadata FILE */
 
-static int is_our_metadata(const char *file) {
-  FILE *f = fopen(file, "r");
-  if (!f) return 0;
-  char head[sizeof T4_META_HEAD];
-  size_t got = fread(head, 1, sizeof head - 1, f);
-  fclose(f);
-  return got == sizeof head - 1 && memcmp(head, T4_META_HEAD, got) == 0;
-}
+static int is_our_metadata(const char *file) { return report_file_begins(file, T4_META_HEAD); }
 
 int report_t4_check_file(const char *file, char *const *ledgers, size_t n, tf_err *e) {
   size_t len = strlen(file);
