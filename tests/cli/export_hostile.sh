@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 export PATH="$PATH:/usr/local/cuda/bin"
-command -v nvcc >/dev/null || { echo "SKIP: no nvcc here: the exported code is not built"; exit 77; }
+nvcc --version >/dev/null 2>&1 || { echo "SKIP: no working nvcc here: the exported code is not built"; exit 77; }
 mkdir -p root/campaigns stub
 cp -r "$SRC/templates" "$SRC/kernels" root/
 export TUNEFARM_ROOT="$WORK/root" TUNEFARM_CACHE="$WORK/cache"
