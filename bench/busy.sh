@@ -4,7 +4,7 @@
 # given) and running the next job ahead of its decision (run's defaults; --run-ahead no
 # turns the latter off in this run), and then with neither (--compile-jobs 0
 # --no-run-ahead), each from an empty cubin cache and an empty driver compute cache; then, per GPU, the busy fraction (measuring time over wall time) and the decisions per hour
-# of both runs, from the ledgers through `tunefarm report` (docs/PERFORMANCE.md defines both),
+# of both runs, from the ledgers through `tunefarm report` (docs/reference/report.md defines both),
 # where the runs compiling ahead still waited (bench/waits.py, with python3), and each worker's
 # compile pool line (its CPU time, how busy its cores were). Builds nothing.
 #
@@ -62,7 +62,7 @@ run() { # campaign mode
   # NVRTC also keeps what it compiles in the driver's compute cache (CUDA_CACHE_PATH, by default
   # ~/.nv/ComputeCache) wherever a driver is installed, across processes and runs: each run
   # gets an empty one of its own, or the second run of a pair finds much of its work done by
-  # the first (docs/PERFORMANCE.md).
+  # the first (docs/results.md).
   CUDA_CACHE_PATH="$out/nvcache-$name-$2" TUNEFARM_CACHE="$out/cache-$name-$2" \
     timeout -s INT -k 60 "$seconds" \
     mpirun -np $((gpus + 1)) "$tf" run --backend "$backend" --fresh --ledgers "$out/$2" \

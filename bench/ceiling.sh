@@ -6,7 +6,7 @@
 # in all, R times; it prints the median and range of "decisions per second from the first job
 # to the last result", of the same in the steady state (after every worker's first result:
 # no measure child starting) and of the coordinator's CPU per decision in the steady state,
-# which `tunefarm run` prints in its summary (docs/PERFORMANCE.md defines them).
+# which `tunefarm run` prints in its summary (docs/reference/run.md).
 #   bash bench/ceiling.sh [--build DIR] [--decisions N] [--repeats R] [--no-run-ahead]
 #                         [WORKERS...]
 # Defaults: build, 19200 decisions, 3 repeats, run-ahead on (run's default), workers 8 64 256.

@@ -1,6 +1,6 @@
 // bench/launch_gaps.cu: does matmul_regtile's time at 3072x2048x1536 depend on how long the
 // host left the GPU idle before a round? Not part of tunefarm: the diagnostic behind "An
-// unsteady control" in docs/PERFORMANCE.md, where the farm's (NVRTC) build of this control
+// Control drift" in docs/design.md, where the farm's (NVRTC) build of this control
 // measured 40 or 80 us slower in 14% of its rounds while best and new did not move.
 //
 //   nvcc -O2 -arch=sm_90 -std=c++17 -o launch_gaps bench/launch_gaps.cu && ./launch_gaps [ROUNDS]

@@ -1,7 +1,7 @@
 // bench/nvrtc_vs_nvcc.cu: does a kernel built by nvcc run as fast as the NVRTC build that
 // tunefarm measured? `tunefarm export` hands users a .cu to build with nvcc, while the farm
 // compiles with NVRTC; the two compilers can emit different machine code from one source.
-// Not part of tunefarm: the diagnostic behind "NVRTC and nvcc builds" in docs/PERFORMANCE.md.
+// Not part of tunefarm: the diagnostic behind "The farm's build and nvcc's" in docs/results.md.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o nvrtc_vs_nvcc bench/nvrtc_vs_nvcc.cu -lnvrtc
 //   ./nvrtc_vs_nvcc [ROUNDS] [CUBIN_DIR] [CASE]   (from the repository root: it reads the sources;
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     tmpl_launch(c, BM, BN, BK, TM, TN, AK, PIPE, KSLICE);
     cases.push_back(c);
   };
-  // matmul-1024's start, its best known (docs/RESULTS.md) and 4096^3's best, at 1024^3 and
+  // matmul-1024's start, its best known (docs/results.md) and 4096^3's best, at 1024^3 and
   // 3072x2048x1536; the committed controls at both.
   add_tmpl("start-1024", "tf_matmul<64,64,64,4,8,0,1,2,0,1,0,1,0>",
            (const void *)tf_matmul<64, 64, 64, 4, 8, 0, 1, 2, 0, 1, 0, 1, 0>, 1024, 1024, 1024, 64, 64, 64, 4,

@@ -10,7 +10,7 @@ of `times.compile_s`, `times.compile_wait_s`, `times.load_s`, `times.check_s`,
 `times.measure_s` and of the gap: the time between one result reaching the coordinator and
 the next job's start in its measure child, `elapsed_s[i] - elapsed_s[i-1] - wall_s[i]`
 (the decision, the ledger's sync, the messages; with run-ahead the next job has started
-already, and the gap is what the coordinator's clock adds). docs/PERFORMANCE.md defines the
+already, and the gap is what the coordinator's clock adds). docs/reference/report.md defines the
 figures. With --sums instead: the wall time split into sums over the generations, in
 seconds (measuring, waiting for a compile ahead, compiling otherwise, loading, checking, the
 rest of the measure child's `wall_s`, and the gaps before and between its jobs), and what the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the figures of docs/RESULTS.md on a GPU machine: builds tunefarm with cmake, runs
+# Reproduces the figures of docs/results.md on a GPU machine: builds tunefarm with cmake, runs
 # `tunefarm run`, `bench`, `audit --run`, bench/peers.py and bench/rowcopy.cu as each figure
 # needs, keeps every raw output under the output folder and prints a short table last.
 # `bash bench/reproduce.sh --help` lists the figures; it needs no GPU.
@@ -10,7 +10,7 @@ usage() {
   cat <<'EOF'
 usage: bash bench/reproduce.sh [--out DIR] [--build DIR] [--repeats N] [--ledgers DIR] FIGURE...
 
-Reproduces the figures of docs/RESULTS.md (the section of each figure names its FIGURE).
+Reproduces the figures of docs/results.md (the section of each figure names its FIGURE).
 Raw output (logs, ledgers, bench and peer tables) goes under --out DIR (default: $OUT, else
 reproduce-out/DATE); the last thing printed is a short table, also in DIR/summary.md.
 
@@ -32,12 +32,12 @@ FIGURE
   aa            the standing A/A benchmark (bench/aa.sh): campaigns/aa-layernorm-4096x768,
                 aa-layernorm-4096x128 and aa-matmul-1024 on every GPU, each over 8 fresh
                 measure processes; per process its bias, per GPU the false keeps
-  placement     the placement diagnosis (docs/DECISIONS.md): the 4096x768 A/A with per-arm
+  placement     the placement diagnosis (docs/design.md): the 4096x768 A/A with per-arm
                 buffers, with buffers swapped between phases, with new's code from a second
                 module and with a fixed launch order (canary off), then bench/aa_parity.py
   gain          a known 2.8% gain on the 4096x768 layernorm (campaigns/gain-layernorm-
                 4096x768.json) on every GPU over 8 fresh processes: keeps and rounds
-  study         the decision rules on the GPU (docs/DECISIONS.md): decide-aa and decide-gain3
+  study         the decision rules on the GPU (docs/results.md): decide-aa and decide-gain3
                 on every GPU, then `tunefarm study` replays both rules on their rounds
   scaling       decide-aa and matmul-1024-aa on one GPU and on two (needs two GPUs)
   sim-scaling   the coordinator with 1, 2, 8 and 64 simulated workers (no GPU)
@@ -147,7 +147,7 @@ campaign() {
   grep -E 'final best|^- (restarts|ended)' "$OUTDIR/report-$name.md" | cut -c1-200 | tee -a "$SUMMARY"
 }
 
-# The farm's bests as docs/RESULTS.md benches them (the configurations its ledgers ended at).
+# The farm's bests as docs/results.md benches them (the configurations its ledgers ended at).
 BEST_1024=BM=64,BN=128,BK=64,TM=8,TN=8,AK=0,VEC=4,STAGING=1,PIPE=2,SPLITK=1,WARP=1,KSLICE=2,FRAG=1
 BEST_1024_B=BM=64,BN=64,BK=64,TM=8,TN=8,AK=0,VEC=4,STAGING=0,PIPE=2,SPLITK=1,WARP=1,KSLICE=2,FRAG=1
 BEST_4096=BM=64,BN=128,BK=32,TM=8,TN=8,AK=0,VEC=4,STAGING=2,PIPE=3,SPLITK=1,WARP=0,KSLICE=1,FRAG=0

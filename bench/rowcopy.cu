@@ -3,7 +3,7 @@
 // writes it) and which from its reductions (two block barriers between the reads and the
 // writes), and whether the Hopper bulk-copy engine (TMA) moves a row-shaped stream, and a
 // layernorm over it, faster than threads do. Not part of tunefarm: the diagnostic behind the
-// 16384x4096 bound in docs/RESULTS.md (`bash bench/reproduce.sh rowcopy`).
+// 16384x4096 bound in docs/results.md (`bash bench/reproduce.sh rowcopy`).
 //
 //   nvcc -O3 -arch=sm_90 -o rowcopy bench/rowcopy.cu && ./rowcopy [R D [sweep]]   (default 16384 4096)
 //   sweep: cudaMemcpy and the block-per-row copy at every (threads, chunks, vector width)

@@ -36,7 +36,7 @@ void campaign_defaults(campaign *c) {
                               .seed = 1};
   decide_defaults(&c->decide);
   /* 16 paired rounds put the median's 95% interval at about +-0.1% on a quiet H200 for a
-   * 13 us kernel (docs/DECISIONS.md); 50 generations between canaries cost ~4% of the time. */
+   * 13 us kernel (docs/results.md); 50 generations between canaries cost ~4% of the time. */
   c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = -1.0};
 }
 
@@ -468,7 +468,7 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   return 0;
 }
 
-/* The keys a ledger may be resumed under when they change (docs/SCHEMA.md, "What resuming
+/* The keys a ledger may be resumed under when they change (docs/reference/campaign.md, "What resuming
  * needs"): how long a search goes on, how its measure processes are vetted and how far ahead
  * it compiles, never what it measures or how it decides. */
 static const char *const resumable_search_keys[] = {"budget", "max_stale", "restarts",

@@ -6,7 +6,7 @@
  * its knobs' domains ("knobs"), and names a problem, the start configuration,
  * a control kernel (a committed kernel from kernels/ by name, or a fixed
  * configuration of the template), the search budget, the measurement protocol
- * and the decision thresholds. docs/SCHEMA.md documents every key with its default.
+ * and the decision thresholds. docs/reference/campaign.md documents every key with its default.
  *
  * Ownership: campaign_load fills a caller-owned struct (it holds specs with
  * parsed expressions); campaign_release frees them. */
@@ -46,7 +46,7 @@ typedef struct campaign {
   char root[SPEC_PATH];
   char name[64];          /* the file's base name without .json */
   char hash[40];          /* identity: the campaign without its resumable keys, the files it
-                           * names and the files their kernels include (docs/SCHEMA.md, "What
+                           * names and the files their kernels include (docs/reference/campaign.md, "What
                            * resuming needs"), hex */
   char hash_v1[40];       /* the identity before: the campaign file's bytes and those files */
   spec tmpl;

@@ -1,12 +1,12 @@
 /* decide: keep or reject a generation from its recorded rounds (common/decide.h).
  *
- * Two rules, one order of tests (DESIGN.md): a fault or error rejects; an
+ * Two rules, one order of tests (docs/design.md): a fault or error rejects; an
  * incorrect result rejects with its error; a control that drifted over the
  * rounds the rule used is refused as noisy; then the rule judges the paired
- * per-round ratios new/best. docs/DECISIONS.md states both rules, their
+ * per-round ratios new/best. docs/design.md states both rules, their
  * defaults and the study that measured them.
  *
- * "median" (the baseline, exactly as DESIGN.md states it): every recorded
+ * "median" (the baseline, exactly as docs/design.md states it): every recorded
  * round, ratio_r = new_r / best_r, keep iff the median ratio < 1 - min_gain.
  *
  * "sequential" (issue 6), in brief:
@@ -70,7 +70,7 @@
 
 const char *const decision_names[] = {"keep", "reject", "refused", "ambiguous", NULL};
 
-/* Constants of the sequential rule (stated in docs/DECISIONS.md). */
+/* Constants of the sequential rule (stated in docs/design.md). */
 #define SEQ_HUBER_K 1.5     /* Huber's tuning constant, in units of the scale */
 #define SEQ_SIGN_LEVEL 0.10 /* the sign-test gate's one-sided level */
 #define SEQ_MIN_FLOOR 1e-4  /* the scale floor when min_gain is 0 */

@@ -2,7 +2,7 @@
  *
  * A decision is a pure function of the decide options and the result (its
  * rounds, correctness and status), so anyone can recompute every ledger record
- * from the record itself. The order of the tests is fixed (DESIGN.md): fault
+ * from the record itself. The order of the tests is fixed (docs/design.md): fault
  * or error -> reject; incorrect -> reject with the error; control drift over
  * tolerance -> refused as noisy; otherwise the rule judges the per-round
  * ratios new/best.
@@ -69,7 +69,7 @@ int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *
 int decide_screen_round(const decide_opts *o, const round_rec *r);
 
 /* The event span of the shortest kernel at which both rules' false-keep rates were measured
- * on a GPU (layernorm 4096x128 on an H200, docs/DECISIONS.md); `run` warns below it. */
+ * on a GPU (layernorm 4096x128 on an H200, docs/results.md); `run` warns below it. */
 #define DECIDE_MEASURED_FLOOR_US 5.9
 
 /* Known rule name? */
@@ -82,7 +82,7 @@ int decide_rule_known(const char *name);
 int decide_fixed_rounds(const decide_opts *o);
 
 
-/* The canary's verdict on one measure process (docs/DECISIONS.md, "The canary"): on each
+/* The canary's verdict on one measure process (docs/design.md, "The canary"): on each
  * instrument, the mean over the input sets of each set's median ratio copy/best, with a 95%
  * interval. The process is biased when, on either instrument, the estimate is further from 1
  * than `threshold` AND the interval excludes 1 (the bias is real, and large enough to matter:

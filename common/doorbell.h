@@ -3,7 +3,7 @@
  * A rank that waits for an MPI message can only poll: Open MPI's shared-memory transport has
  * no blocking receive, and every poll is a wake-up, a system call and a switch of process.
  * With 64 simulated workers on two cores, idle workers polling for their next job took most
- * of the node's CPU (docs/PERFORMANCE.md, "The coordinator's ceiling"). So a sender on the
+ * of the node's CPU (docs/design.md, "The coordinator's ceiling"). So a sender on the
  * same node rings the receiver's doorbell after each message, and the receiver sleeps until
  * it rings instead of waking on a timer.
  *

@@ -5,7 +5,7 @@
  * digit out in multi-precision arithmetic (a few thousand instructions per number); the farm
  * prints every measured value of every round this way, in the measure child, and again in
  * the coordinator's records, so this was a large part of their time per decision
- * (docs/PERFORMANCE.md, "The coordinator's ceiling"). For finite values with
+ * (docs/design.md, "The coordinator's ceiling"). For finite values with
  * 1e-6 <= |v| < 1e17, the range of the farm's times and ratios, it rounds v's exact binary
  * value to P significant digits in 128-bit integer arithmetic, ties to even as printf does;
  * anything else (zero, subnormal, tiny, huge, NaN, infinities) goes to snprintf.

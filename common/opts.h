@@ -1,11 +1,11 @@
 /* opts: the options a job carries, as the campaign states them: the measurement protocol,
- * the decision rule's thresholds and the A/A canary (docs/SCHEMA.md documents every key with
+ * the decision rule's thresholds and the A/A canary (docs/reference/campaign.md documents every key with
  * its default). Plain values, shared by the campaign loader (common/campaign.h), the messages
  * (common/msg.h) and the decision rules (common/decide.h), which depend on nothing else here. */
 #ifndef TF_OPTS_H
 #define TF_OPTS_H
 
-/* Where each arm's buffers and code sit (docs/DECISIONS.md, "Placement"). Only the defaults
+/* Where each arm's buffers and code sit (docs/design.md, "Placement"). Only the defaults
  * are for tuning: the others exist to measure what placement does, and are what the A/A
  * benchmark compares against. */
 typedef enum {
@@ -40,7 +40,7 @@ typedef struct measure_opts {
   int order;           /* measure_order */
 } measure_opts;
 
-/* The A/A canary (docs/DECISIONS.md, "The canary"): in the same measure process and with the
+/* The A/A canary (docs/design.md, "The canary"): in the same measure process and with the
  * same placement rules as a generation, best against a second loaded copy of itself in new's
  * place. A process whose canary shows a bias above `threshold` decides nothing: its
  * generation is measured again in a fresh process. */
@@ -64,7 +64,7 @@ typedef struct decide_opts {
   int max_screened;       /* more screened rounds than this: refused as noisy */
 } decide_opts;
 
-/* The documented defaults of every decide option (docs/DECISIONS.md says why
+/* The documented defaults of every decide option (docs/design.md says why
  * each value): rule "sequential", min_gain 0.01, drift_tolerance 0.03,
  * max_requeue 2; sequential: alpha 0.01, beta 0.05, min_rounds 4,
  * clock_skew 0.02, throttle_mhz 0 (off), max_screened 4. */

@@ -49,7 +49,7 @@ void program_source_path(const char *root, const char *path, char *out, size_t l
 /* The simulated device's compile (TUNEFARM_SIM_COMPILE "S" or "S,L,F"): S seconds, except for
  * the fraction F of kernels that a hash of their name expression picks, which take L (on the
  * GPU about a fifth of matmul's programs take 0.5-4 s and hold most of the compile time,
- * docs/PERFORMANCE.md). short_s 0: no simulated compile, so NVRTC compiles, unless `none`
+ * docs/design.md, "Compiling ahead"). short_s 0: no simulated compile, so NVRTC compiles, unless `none`
  * (TUNEFARM_SIM_COMPILE=0: the simulated device compiles nothing at all). */
 typedef struct sim_compile {
   double short_s, long_s, long_frac;

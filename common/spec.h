@@ -7,7 +7,7 @@
  * static constraints (integer expressions that must be non-zero, each with the
  * reason it exists), the launch geometry, the buffers and the kernel's argument
  * list, all as expressions over knob and dimension names (common/expr.h).
- * docs/SCHEMA.md documents every key.
+ * docs/reference/template.md documents every key.
  *
  * Ownership: spec_load fills a caller-owned struct; spec_release frees the
  * parsed expressions inside it. A config is a plain value. */

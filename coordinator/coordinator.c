@@ -525,7 +525,7 @@ static void note_steady(farm *f) {
 
 /* A refusal for the control's drift, counted for the summary. When best and new held within
  * the tolerance over the rounds the rule used, the control alone moved: that says more about
- * the control at this shape than about the GPU (docs/PERFORMANCE.md, "An unsteady control").
+ * the control at this shape than about the GPU (docs/design.md, "Control drift").
  * A generation the canary refused whose rule saw the drift too counts here as well. */
 static void note_drift(const farm *f, device_run *d, const decision *dec) {
   double tol = 1.0 + f->c.decide.drift_tolerance;
@@ -543,7 +543,7 @@ static void note_capped(const farm *f, device_run *d) {
   progress(f, "[gpu%d %.12s] warning: this kernel's launches spread %.1f%%, so a round needs %d "
            "launches per arm for rule '%s' to hold identical kernels' false keeps at 0.1%% over "
            "%d rounds, and measure.max_samples allows %d: its false-keep rate is not established "
-           "here; raise measure.max_samples to %d (docs/DECISIONS.md, \"Samples per round\")\n",
+           "here; raise measure.max_samples to %d (docs/design.md, \"Samples per round\")\n",
            d->dev.ordinal, d->dev.uuid, 100.0 * r->launch_spread, r->samples_wanted,
            f->c.decide.rule, f->c.measure.rounds, r->samples, r->samples_wanted);
 }
@@ -562,7 +562,7 @@ static void note_short(const farm *f, device_run *d) {
   if (!(best < DECIDE_MEASURED_FLOOR_US)) return;
   d->short_told = 1;
   progress(f, "[gpu%d %.12s] warning: best runs %.2f us per launch, shorter than the %.1f us "
-           "kernel at which rule '%s''s false-keep rate was measured (docs/DECISIONS.md): its "
+           "kernel at which rule '%s''s false-keep rate was measured (docs/results.md): its "
            "rate here is not established; measure it with an A/A run of this campaign "
            "(search.mode \"aa\", bench/aa.sh)\n",
            d->dev.ordinal, d->dev.uuid, best, DECIDE_MEASURED_FLOOR_US, f->c.decide.rule);
@@ -848,7 +848,7 @@ static void drain(farm *f) {
 }
 
 /* Busy fraction: the GPU's measuring time over the wall time from this run's first job to its
- * last result (docs/PERFORMANCE.md); then where the rest went, per result. */
+ * last result (docs/reference/report.md); then where the rest went, per result. */
 static void print_busy(const device_run *d, FILE *out) {
   double wall = d->t_last - d->t_first;
   int n = d->results;

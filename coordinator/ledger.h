@@ -5,7 +5,7 @@
  * worker. A ledger is the device's whatever its name: one of the same GPU (the UUID and the
  * host of its device record) under another ordinal's name is resumed (see ledger_open).
  * Line 1 is the device record, then generation, restart and end records; every line goes
- * through the record codec (coordinator/record.h, docs/SCHEMA.md), which this module is the
+ * through the record codec (coordinator/record.h, docs/reference/ledger.md), which this module is the
  * only user of for files: whatever reads a ledger reads it here, decoded and checked.
  * Every append is written whole with one write(2) and fsync'd before the
  * function returns, so a kill leaves at most a torn last line (one without

@@ -11,8 +11,8 @@
  *       PROPOSE_NEAR_MISS (median ratio new/best), two at a time, closest pair first (a
  *       pair and a single move change three knobs). At 1024^3 on the H200 the warp tile
  *       alone measured 0.997, the 64x128 8x8 tile alone 0.997, each short of the 1% gain to
- *       keep, while the best kernel of the template needs both (docs/BENCHMARKS.md, session
- *       3). A keep forgets the near misses: their ratios were against the old best;
+ *       keep, while the best kernel of the template needs both (docs/design.md,
+ *       "The proposer"). A keep forgets the near misses: their ratios were against the old best;
  *    b. one step of one knob from a near miss that measured faster than best but not by the
  *       gain needed to keep it (ratio < PROPOSE_STEP_FROM): at 4096x768 the whole-row cache with rows in
  *       turn at 256 threads measured 1.7% faster, was ruled ambiguous, and the template's
@@ -29,7 +29,7 @@
  * 4. blind pairs: two knobs one or two steps each, only after every single move from best
  *    was tried. When they came with the informed moves, ahead of the far single moves, the
  *    H200 searches ended with single moves never measured from their final best (the 1024^3
- *    STAGING move, the 16384x4096 register cache; docs/BENCHMARKS.md, session 4).
+ *    STAGING move, the 16384x4096 register cache; docs/design.md, "The proposer").
  * Exhausted when none of these finds an untried point.
  * Restarts (propose_restart): a search that stalls can begin again from a random legal
  * configuration never tried on this device; the coordinator keeps the best of the searches
@@ -60,7 +60,7 @@ int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
 /* *dst becomes an empty set over `under`: it holds under's configurations and those added to
  * it, and stores only the latter. `under` must stay as it is while dst lives. The guesses
  * walk copies of a search that add a few configurations each to a set of thousands, and
- * copying the set for each copy was most of their time (docs/PERFORMANCE.md). */
+ * copying the set for each copy was most of their time (docs/design.md, "Compiling ahead"). */
 void tried_over(tried_set *dst, const tried_set *under);
 void tried_release(tried_set *t); /* frees dst's own storage only */
 
@@ -109,7 +109,7 @@ void check_memo_release(check_memo *m);
  * on the neighbours of noise: with "any ratio below 1" a 16384x4096 search stepped from near
  * misses at 0.9995 and 0.9998 for its last 14 generations; with 0.995 a 1024^3 search spent
  * its last 14 on steps from and pairs with near misses at 0.9928 and 0.9948
- * (docs/BENCHMARKS.md, session 5). */
+ * (docs/design.md, "The proposer"). */
 #define PROPOSE_STEP_FROM 0.99
 
 typedef struct near_move {

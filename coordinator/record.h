@@ -4,7 +4,7 @@
  * generation records, restart records when a search begins again, and an end record (and a
  * reopen record after it when a resumed search goes on past its end); a versions record
  * wherever a resumed run found another driver, CUDA runtime or NVRTC than the ledger's.
- * docs/SCHEMA.md lists every key of every kind; tests/unit/test_record.c checks that list
+ * docs/reference/ledger.md lists every key of every kind; tests/unit/test_record.c checks that list
  * against record_keys in both directions.
  *
  * Reading is strict: a record whose type, keys, or values are not what the writer writes
@@ -39,7 +39,7 @@ typedef enum {
   RECORD_GENERATION,
   RECORD_RESTART,
   RECORD_END,
-  RECORD_REOPEN, /* an ended search goes on: the campaign now allows more (docs/SCHEMA.md) */
+  RECORD_REOPEN, /* an ended search goes on: the campaign now allows more (docs/reference/ledger.md) */
   RECORD_VERSIONS, /* a resumed run's driver, runtime or NVRTC differs from the last run's */
   RECORD_KINDS
 } record_kind;

@@ -6,7 +6,7 @@
 #  3. run every fuzzer on a copy of its seed corpus (tests/fuzz/corpus/<target>) for
 #     FUZZ_SECONDS (default 12), two at a time; a crash, leak, hang or UB is a finding, saved
 #     under build-san/fuzz/findings/ and failing the script.
-# About 3 minutes on two cores. docs/HARDENING.md has the long runs' figures.
+# About 3 minutes on two cores. docs/results.md has the long runs' figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${FUZZ_SECONDS:-12}"

@@ -99,7 +99,7 @@ static void check_usage(FILE *f) {
              "Load and validate a campaign and its template; compile the start configuration,\n"
              "the reference kernel and a committed control kernel with NVRTC for sm_90 (through\n"
              "the cubin cache) and compare each one's parameters and template parameters with\n"
-             "the spec's arguments and knobs (docs/TEMPLATES.md); print the size of the knob\n"
+             "the spec's arguments and knobs (docs/reference/check.md); print the size of the knob\n"
              "space, how many configurations are accepted and reachable, and how many each\n"
              "constraint refuses. A launch value (grid, block, shared memory,\n"
              "a buffer's size, an argument) that cannot be computed at some accepted\n"

@@ -21,7 +21,7 @@
  *                                     loads it, so that NAME_launch launches the machine code
  *                                     the farm measured instead of NAME.cu's nvcc build: nvcc
  *                                     and NVRTC can compile one source to code that runs at
- *                                     another speed (docs/RESULTS.md, "The farm's build and
+ *                                     another speed (docs/results.md, "The farm's build and
  *                                     nvcc's").
  * Ownership: export_render reads the spec and config it is given and writes two files and
  * copies those the template includes;

@@ -54,7 +54,7 @@ static void usage(FILE *f) {
         "processes; with several ledgers, a table with the devices side by side, each one's\n"
         "winner the fastest on its own GPU. A folder is searched recursively for *.jsonl\n"
         "ledgers. Every ledger is one device in one campaign; ledgers are never merged.\n"
-        "docs/REPORT.md defines every number and field.\n"
+        "docs/reference/report.md defines every number and field.\n"
         "\n"
         "  --json       tunefarm's JSON instead: per ledger the device, the campaign, every\n"
         "               generation with its decision, the keeps, the final best, the canaries\n"
@@ -370,7 +370,7 @@ static void rate_row(FILE *f, const char *arm, const report_rate *r) {
 }
 
 /* TFLOP/s and GB/s of the start, the final best and the control, from the spec's flops and
- * bytes, and the share of the device's FP32 peak (docs/REPORT.md, "Throughput"). */
+ * bytes, and the share of the device's FP32 peak (docs/reference/report.md, "Throughput"). */
 static void print_throughput(FILE *f, const report_ledger *s) {
   char a[32];
   if (s->work_note[0]) {
@@ -529,7 +529,7 @@ static void print_markdown(FILE *f, report_ledger *s, size_t n) {
         "Final best: the search's answer (with restarts, the champion) at its latest such "
         "median; speed-up over the start: start µs / final best µs; over the control: the "
         "control's µs in the same rounds / final best µs; all on the same device "
-        "(docs/REPORT.md).\n\n",
+        "(docs/reference/report.md).\n\n",
         f);
   for (size_t i = 0; i < n; i++) print_section(f, &s[i]);
   if (n > 1) print_side_by_side(f, s, n);

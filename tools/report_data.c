@@ -1,6 +1,6 @@
 /* report_data: `report --json` and `--csv` (tools/report_model.h).
  *
- * docs/REPORT.md lists every field. JSON is built as one tree and printed whole; a number
+ * docs/reference/report.md lists every field. JSON is built as one tree and printed whole; a number
  * that is not finite is written null (JSON, cJSON does so) or left empty (CSV). */
 #include "tools/report_model.h"
 
@@ -181,7 +181,7 @@ static void rate_json(tree *t, cJSON *o, const char *key, const report_rate *r) 
   num(t, x, "fraction_of_memory_peak", r->bw_fraction);
 }
 
-/* docs/REPORT.md, "Throughput" and "Knob effects". */
+/* docs/reference/report.md, "Throughput" and "Knob effects". */
 static void throughput_json(tree *t, cJSON *o, const report_ledger *l) {
   cJSON *x = add(t, o, "throughput", cJSON_CreateObject());
   str(t, x, "spec", l->spec_path[0] ? l->spec_path : NULL);
@@ -249,13 +249,13 @@ static void ledger_json(tree *t, cJSON *arr, report_ledger *l) {
   str(t, o, "ended", l->ended ? l->end_reason : NULL);
   num(t, o, "reopens", l->reopens);
   num(t, o, "rounds", (double)l->rounds);
-  cJSON *tm = add(t, o, "time", cJSON_CreateObject()); /* docs/PERFORMANCE.md */
+  cJSON *tm = add(t, o, "time", cJSON_CreateObject()); /* docs/reference/report.md */
   num(t, tm, "wall_s", l->wall_s);
   num(t, tm, "measure_s", l->measure_s);
   num(t, tm, "measured_generations", (double)l->timed);
   num(t, tm, "busy_fraction", l->wall_s > 0 ? l->measure_s / l->wall_s : NAN);
   num(t, tm, "decisions_per_hour", l->wall_s > 0 ? 3600.0 * (double)l->timed / l->wall_s : NAN);
-  cJSON *dr = add(t, o, "control_drift", cJSON_CreateObject()); /* docs/REPORT.md */
+  cJSON *dr = add(t, o, "control_drift", cJSON_CreateObject()); /* docs/reference/report.md */
   num(t, dr, "measured_generations", (double)l->measured);
   num(t, dr, "refused", (double)l->drifted);
   num(t, dr, "control_alone", (double)l->drifted_alone);

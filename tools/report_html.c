@@ -402,7 +402,7 @@ static void rate_row(FILE *f, const char *arm, const report_rate *r) {
   fputs("</td></tr>", f);
 }
 
-/* TFLOP/s and GB/s of the start, the final best and the control (docs/REPORT.md). */
+/* TFLOP/s and GB/s of the start, the final best and the control (docs/reference/report.md). */
 static void throughput_table(FILE *f, const report_ledger *l) {
   fprintf(f, "<figure class=\"throughput\" style=\"width:%dpx\"><figcaption class=\"title\">"
              "throughput of one launch: ", PLOT_W);
@@ -560,7 +560,7 @@ int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e) {
              "<h1>tunefarm report</h1>\n<p>Every plot holds one GPU's numbers on its own "
              "scales: GPUs stand side by side and are never pooled. Times are microseconds per "
              "launch, medians over a generation's recorded rounds (screened ones left out); "
-             "hover over a mark for its numbers (docs/REPORT.md).</p>\n<p class=\"legend\">"
+             "hover over a mark for its numbers (docs/reference/report.md).</p>\n<p class=\"legend\">"
              "Best so far: the search's answer after every generation (with restarts, the "
              "champion), dashed the best of a restarted search until its duel; rings are keeps "
              "(<span class=\"k\">kept</span>, <span class=\"d\">a duel won</span>, "

@@ -9,7 +9,7 @@
  *
  * Numbers are microseconds per launch, medians over a generation's recorded rounds with the
  * screened ones left out (as every reader does, coordinator/record.h); NAN where a record has
- * none. docs/REPORT.md defines every number the writers print.
+ * none. docs/reference/report.md defines every number the writers print.
  *
  * Ownership: report_ledger_read fills a caller-owned report_ledger and allocates what it
  * holds; report_ledger_release frees it (also after a failed read). */
@@ -99,7 +99,7 @@ typedef struct report_process {
   int keeps, decided;        /* A/A: keeps among the decided (trusted) generations */
 } report_process;
 
-/* What one arm's launch achieves at a time per launch (docs/REPORT.md, "Throughput"): the
+/* What one arm's launch achieves at a time per launch (docs/reference/report.md, "Throughput"): the
  * spec's flops and bytes over it (tools/throughput.h). NAN where unknown. */
 typedef struct report_rate {
   double us;
@@ -108,7 +108,7 @@ typedef struct report_rate {
   double bw_fraction;        /* gbps over the device's peak memory bandwidth */
 } report_rate;
 
-/* The measured effect of one knob's moves (docs/REPORT.md, "Knob effects"): over the trusted,
+/* The measured effect of one knob's moves (docs/reference/report.md, "Knob effects"): over the trusted,
  * judged generations whose change touches that knob alone, the median of their median
  * new/best ratios; all 1 for every move of the knob, else the moves from -> to. */
 typedef struct report_effect {
@@ -140,12 +140,12 @@ typedef struct report_ledger {
   /* where the GPU's time went, over the records that say it (times, elapsed_s): the sum over
    * runs of each run's last elapsed_s (its first job to its last result), the measuring time
    * in it, and its measured generations; busy fraction = measure_s / wall_s, decisions per
-   * hour = timed / wall_s * 3600 (docs/PERFORMANCE.md) */
+   * hour = timed / wall_s * 3600 (docs/reference/report.md) */
   double wall_s, measure_s;
   long timed;
   /* measured generations, those refused for the control's drift, and of those the ones whose
    * best and new held within the tolerance over the same (unscreened) rounds: the control
-   * alone moved (docs/PERFORMANCE.md, "An unsteady control"; `run` prints the same per run) */
+   * alone moved (docs/design.md, "Control drift"; `run` prints the same per run) */
   long measured, drifted, drifted_alone;
   char timed_run[32];        /* the run being summed, and its wall so far */
   double run_wall_s;
@@ -209,7 +209,7 @@ int report_control_faster(const report_ledger *l);
 int report_write_json(FILE *f, report_ledger *l, size_t n, tf_err *e);  /* report_data.c */
 int report_write_csv(FILE *f, report_ledger *l, size_t n, tf_err *e);   /* report_data.c */
 
-/* T4 (report_t4.c, docs/REPORT.md "--t4"): the results of one ledger, one result per
+/* T4 (report_t4.c, docs/reference/report.md "--t4"): the results of one ledger, one result per
  * configuration, as Kernel Tuner's writer shapes them; and its metadata file. */
 int report_write_t4(FILE *f, report_ledger *l, size_t n, tf_err *e);
 int report_write_t4_metadata(FILE *f, const report_ledger *l, tf_err *e);

@@ -5,7 +5,7 @@
  * result per configuration the search evaluated, with the keys and value types of Kernel
  * Tuner's writer, so that those tools read tunefarm's file as they read Kernel Tuner's; every
  * value is one that the first published results schema accepts too (docs/t4/README.md). Times
- * are milliseconds, as Kernel Tuner gives them; `metadata.timeunit` says so. docs/REPORT.md,
+ * are milliseconds, as Kernel Tuner gives them; `metadata.timeunit` says so. docs/reference/report.md,
  * "--t4", defines every value. */
 #include "tools/report_model.h"
 

@@ -1,5 +1,5 @@
 /* throughput: what one launch achieves, in TFLOP/s and GB/s, and the device's peak; the one
- * code path `bench` and `report` compute them with (docs/REPORT.md, "Throughput").
+ * code path `bench` and `report` compute them with (docs/reference/report.md, "Throughput").
  *
  * Work is a spec's `flops` or `bytes` expression (templates/NAME.json, kernels/NAME.json) for
  * one problem and one configuration: the arithmetic and the minimum memory traffic of one

@@ -1,5 +1,5 @@
 /* placement: where each arm's kernel code and buffers sit in the measure child, round by
- * round (docs/DECISIONS.md, "Placement").
+ * round (docs/design.md, "Placement").
  *
  * Identical kernels in the best and new slots of one measure process once measured up to
  * 3.9% apart, fixed for the life of the process: each arm had buffers of its own, and where

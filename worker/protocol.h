@@ -56,7 +56,7 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
  * kernels the median of measure.rounds such ratios then falls below 1 - min_gain with
  * probability Phi(-min_gain * sqrt(rounds) / (1.2533 * noise)). S is the smallest count that
  * puts this at 0.1%, never below measure.samples; *wanted (when not NULL) gets it, and the
- * return value is it capped at measure.max_samples. docs/DECISIONS.md, "Samples per round". */
+ * return value is it capped at measure.max_samples. docs/design.md, "Samples per round". */
 int protocol_samples(const measure_opts *m, const decide_opts *d, double spread, int *wanted);
 
 /* The arm order of recorded round i. */

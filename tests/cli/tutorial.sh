@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# docs/BRING_YOUR_OWN.md, step by step, in a folder outside the repository: every fenced
-# block tagged `file=PATH` is written to PATH, every `sh` block runs in order (check, audit,
-# run, report, export, the nvcc build), so the page and this test cannot drift. On the
+# docs/guide.md, step by step, in a folder outside the repository: every fenced block tagged
+# `file=PATH` is written to PATH, every `sh` block runs in order (check, audit, run, report,
+# export, the nvcc build), so the page and this test cannot drift. The page's other commands
+# (clusters, Slurm) are in `bash` blocks, which this test leaves alone. On the
 # simulated device with NVRTC compiling every kernel (TUNEFARM_SIM_COMPILE unset), the
 # reference kernel included.
 source "$(dirname "$0")/../lib.sh"
 export TUNEFARM_SIM_COMPILE= TUNEFARM_CACHE="$WORK/cache"
-doc="$SRC/docs/BRING_YOUR_OWN.md"
+doc="$SRC/docs/guide.md"
 mkdir -p "$WORK/bin" "$WORK/project"
 ln -s "$(cd "$(dirname "$TF")" && pwd)/$(basename "$TF")" "$WORK/bin/tunefarm"
 export PATH="$WORK/bin:$PATH"

@@ -6,7 +6,7 @@
 # lies wholly past 0.5% from 1. The interval, not the median alone: at this kernel a tick of
 # either timer is a sizeable part of 0.5%, and over 752 fresh processes on an H200 the span's
 # median read past 0.5% in about 1 in 10, evenly on both sides of zero, while no interval lay
-# wholly past it (docs/DECISIONS.md, "Limits"). A bias of the size that buffer placement once
+# wholly past it (docs/results.md, "Verdict accuracy"). A bias of the size that buffer placement once
 # caused (1-4%) fails on both instruments.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"

@@ -15,7 +15,7 @@ pool='compile pool, [0-9]+ at once'
 
 run=("$TF" run --backend sim aff.json)
 # --bind-to none: a rank that mpirun bound says so in its environment, whatever taskset does
-# after (docs/CLUSTER.md).
+# after (docs/reference/run.md).
 TUNEFARM_CACHE="$WORK/cache-one" "${MPIRUN[@]}" --bind-to none -np 1 "${run[@]}" --ledgers "$WORK/one" \
   : -np 1 taskset -c 0 "${run[@]}" --ledgers "$WORK/one" 2>one.err ||
   { cat one.err; fail "the run with its worker on core 0 failed"; }

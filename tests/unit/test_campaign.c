@@ -513,7 +513,7 @@ static void campaign_hash_should_follow_the_file_content(void **state) {
 }
 
 /* A ledger resumes when only how long the search goes on, or how its processes are vetted,
- * changed (docs/SCHEMA.md, "What resuming needs"). */
+ * changed (docs/reference/campaign.md, "What resuming needs"). */
 static void campaign_hash_should_leave_out_the_resumable_keys(void **state) {
   fixture *f = *state;
   static campaign c;

@@ -185,7 +185,7 @@ static int same_code_alone(const compile_req *whole, int i) {
 
 /* A kernel compiled alone has the machine code it has beside the others, byte for byte.
  * NVRTC's output is not repeatable to the byte: now and then a compile of the same kernel and
- * options gives other code (docs/PERFORMANCE.md, "A cubin per kernel"), so
+ * options gives other code (docs/design.md, "Compiling ahead"), so
  * a pair that differs is compiled again, a few times, before the test fails: a kernel whose
  * code always changes when compiled alone still fails it. */
 static void program_should_keep_each_kernels_machine_code(void **state) {
@@ -263,7 +263,7 @@ static void program_should_simulate_each_kernel_for_its_own_time(void **state) {
 
 int main(void) {
   /* Where a driver is installed NVRTC keeps the PTX it made in the driver's compute cache
-   * (docs/PERFORMANCE.md, "A cubin per kernel"), so a "fresh" compile could return the other
+   * (docs/design.md, "Compiling ahead"), so a "fresh" compile could return the other
    * code of an earlier one every time: the machine-code test compiles afresh. */
   setenv("CUDA_CACHE_DISABLE", "1", 1);
 #define T(f) cmocka_unit_test_setup_teardown(f, fresh_cache_setup, fresh_cache_teardown)

@@ -1,5 +1,5 @@
 /* test_record: the ledger line codec (coordinator/record.h): every kind round-trips, the
- * reader refuses content beyond types, and docs/SCHEMA.md lists exactly the codec's keys. */
+ * reader refuses content beyond types, and docs/reference/ledger.md lists exactly the codec's keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,13 +176,13 @@ static void record_should_refuse_what_the_writer_never_writes(void **state) {
   cJSON_Delete(jrec);
 }
 
-/* ---- docs/SCHEMA.md against the codec ---- */
+/* ---- docs/reference/ledger.md against the codec ---- */
 
 /* The key names in the first column of the table under `heading` ("### End record"), up to
  * the next heading: "| `key` | ...". */
 static int schema_keys(const char *doc, const char *heading, char keys[][64], int max) {
   const char *p = strstr(doc, heading);
-  if (!p) fail_msg("docs/SCHEMA.md has no '%s'", heading);
+  if (!p) fail_msg("docs/reference/ledger.md has no '%s'", heading);
   p += strlen(heading);
   int n = 0;
   while (*p && strncmp(p, "\n#", 2) != 0) {
@@ -210,7 +210,7 @@ static void record_keys_should_be_the_keys_schema_md_lists(void **state) {
                                                       "### Reopen record",
                                                       "### Versions record"};
   char path[1024];
-  snprintf(path, sizeof path, "%s/docs/SCHEMA.md", source_dir());
+  snprintf(path, sizeof path, "%s/docs/reference/ledger.md", source_dir());
   tf_err e = {0};
   char *doc = jsonio_slurp(path, "doc", 1 << 22, NULL, &e);
   assert_non_null(doc);
@@ -221,13 +221,13 @@ static void record_keys_should_be_the_keys_schema_md_lists(void **state) {
     int ncode = 0;
     for (; code[ncode]; ncode++)
       if (!listed(keys, n, code[ncode]))
-        fail_msg("%s: the codec writes '%s', docs/SCHEMA.md does not list it", headings[k],
+        fail_msg("%s: the codec writes '%s', docs/reference/ledger.md does not list it", headings[k],
                  code[ncode]);
     for (int i = 0; i < n; i++) {
       int known = 0;
       for (int c = 0; c < ncode; c++) known |= strcmp(code[c], keys[i]) == 0;
       if (!known)
-        fail_msg("%s: docs/SCHEMA.md lists '%s', the codec knows no such key", headings[k],
+        fail_msg("%s: docs/reference/ledger.md lists '%s', the codec knows no such key", headings[k],
                  keys[i]);
     }
   }
