@@ -347,6 +347,83 @@ static int load_inject(campaign *c, const cJSON *root, tf_err *e) {
   return 0;
 }
 
+/* A buffer of the template named by key `k.field`: its index, or -1 with the message. */
+static int peer_buffer(campaign *c, const cJSON *o, const char *k, const char *field, int *out,
+                       tf_err *e) {
+  const char *name;
+  if (jsonio_str(c->path, WHAT, o, k, field, 1, SPEC_NAME - 1, &name, e)) return -1;
+  for (int i = 0; i < c->tmpl.nbuffers; i++)
+    if (strcmp(c->tmpl.bufs[i].name, name) == 0) return *out = i, 0;
+  return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s': template '%s' has no buffer '%s'",
+                 c->path, k, field, c->tmpl.name, name);
+}
+
+static int peer_dim(campaign *c, const cJSON *o, const char *k, const char *field, int *out,
+                    tf_err *e) {
+  const char *name;
+  if (jsonio_str(c->path, WHAT, o, k, field, 1, SPEC_NAME - 1, &name, e)) return -1;
+  if ((*out = spec_dim_index(&c->tmpl, name)) >= 0) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key '%s.%s': template '%s' has no problem dimension '%s'", c->path,
+                 k, field, c->tmpl.name, name);
+}
+
+/* The element types a GEMM peer takes: A and B alike and floating (f32, f16, bf16), C f32 or
+ * A's type; A and B inputs, C an output. */
+static int peer_types(campaign *c, const peer_gemm *p, const char *k, tf_err *e) {
+  const spec_buffer *a = &c->tmpl.bufs[p->a], *b = &c->tmpl.bufs[p->b],
+                    *o = &c->tmpl.bufs[p->c];
+  int t = a->type;
+  if (a->output || b->output || !o->output)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': a and b must be inputs of the "
+                   "template and c an output", c->path, k);
+  if ((t != REFERENCE_F32 && t != REFERENCE_F16 && t != REFERENCE_BF16) || b->type != t ||
+      (o->type != REFERENCE_F32 && o->type != t))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': a GEMM takes a and b of one type "
+                   "(f32, f16 or bf16) and c of f32 or that type", c->path, k);
+  return 0;
+}
+
+static int load_peer(campaign *c, const cJSON *it, const char *k, peer_gemm *p, tf_err *e) {
+  static const char *const keys[] = {"library", "routine", "a", "b", "c", "m", "n", "k",
+                                     "b_layout", NULL};
+  const char *lib, *routine, *layout = "kn";
+  if (!cJSON_IsObject(it))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", c->path, k);
+  if (jsonio_only_keys(c->path, WHAT, it, k, keys, e) ||
+      jsonio_str(c->path, WHAT, it, k, "library", 1, 15, &lib, e) ||
+      jsonio_str(c->path, WHAT, it, k, "routine", 1, 15, &routine, e) ||
+      jsonio_str(c->path, WHAT, it, k, "b_layout", 0, 2, &layout, e))
+    return -1;
+  if (strcmp(lib, "cublas") != 0 || strcmp(routine, "gemm") != 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': unknown peer '%s' '%s' (known: "
+                   "library \"cublas\", routine \"gemm\")", c->path, k, lib, routine);
+  if (strcmp(layout, "kn") != 0 && strcmp(layout, "nk") != 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.b_layout' must be \"kn\" (B[K][N]) "
+                   "or \"nk\" (B[N][K])", c->path, k);
+  p->b_nk = layout[0] == 'n';
+  if (peer_buffer(c, it, k, "a", &p->a, e) || peer_buffer(c, it, k, "b", &p->b, e) ||
+      peer_buffer(c, it, k, "c", &p->c, e) || peer_dim(c, it, k, "m", &p->m, e) ||
+      peer_dim(c, it, k, "n", &p->n, e) || peer_dim(c, it, k, "k", &p->k, e))
+    return -1;
+  return peer_types(c, p, k, e);
+}
+
+static int load_peers(campaign *c, const cJSON *root, tf_err *e) {
+  const cJSON *arr, *it;
+  if (jsonio_child(c->path, WHAT, root, "", "peers", 0, cJSON_Array, &arr, e)) return -1;
+  cJSON_ArrayForEach(it, arr) {
+    char k[32];
+    snprintf(k, sizeof k, "peers[%d]", c->npeers);
+    if (c->npeers == CAMPAIGN_MAX_PEERS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'peers': at most %d", c->path,
+                     CAMPAIGN_MAX_PEERS);
+    if (load_peer(c, it, k, &c->peers[c->npeers], e)) return -1;
+    c->npeers++;
+  }
+  return 0;
+}
+
 static int load_control(campaign *c, const cJSON *root, tf_err *e) {
   const cJSON *ctl = cJSON_GetObjectItemCaseSensitive(root, "control");
   if (!ctl) return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'control' is missing", c->path);
@@ -444,7 +521,8 @@ static int narrow_knobs(campaign *c, const cJSON *root, tf_err *e) {
 
 static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"doc", "template", "knobs", "problem", "start", "control",
-                                     "search", "measure", "decide", "canary", "inject", NULL};
+                                     "search", "measure", "decide", "canary", "inject", "peers",
+                                     NULL};
   const char *tmpl;
   const cJSON *prob, *start;
   if (jsonio_only_keys(c->path, WHAT, root, "", keys, e) ||
@@ -456,7 +534,8 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
       jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
       spec_config_from_json(&c->tmpl, start, WHAT, c->path, "start", &c->start, e) ||
       load_control(c, root, e) || load_search(c, root, e) || load_measure(c, root, e) ||
-      load_decide(c, root, e) || load_canary(c, root, e) || load_inject(c, root, e))
+      load_decide(c, root, e) || load_canary(c, root, e) || load_inject(c, root, e) ||
+      load_peers(c, root, e))
     return -1;
   if (check_config(c, "start", &c->start, e)) return -1;
   /* the control and a pair are measured every generation and never pass the proposer's check */
@@ -483,6 +562,7 @@ static char *identity_text(const cJSON *root) {
   for (int i = 0; search && resumable_search_keys[i]; i++)
     cJSON_DeleteItemFromObjectCaseSensitive(search, resumable_search_keys[i]);
   cJSON_DeleteItemFromObjectCaseSensitive(copy, "canary");
+  cJSON_DeleteItemFromObjectCaseSensitive(copy, "peers"); /* what bench times beside, no more */
   char *text = cJSON_PrintUnformatted(copy);
   cJSON_Delete(copy);
   return text;

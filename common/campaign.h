@@ -41,6 +41,17 @@ typedef struct inject_rule {
   char fault[8];
 } inject_rule;
 
+/* A library routine `bench` times beside the template's kernels in the same rounds ("peers":
+ * docs/SCHEMA.md): a GEMM C[M][N] = A[M][K] * B, B stored K x N or (b_nk) N x K, over three
+ * of the template's buffers and three of its dimensions. The element types are the buffers':
+ * A and B f32, f16 or bf16 alike; C f32 or A's type; the sum in FP32. */
+typedef struct peer_gemm {
+  int a, b, c;            /* buffer indices in tmpl */
+  int m, n, k;            /* dimension indices in tmpl */
+  int b_nk;               /* 1: B[N][K] (the TN GEMM); 0: B[K][N] */
+} peer_gemm;
+#define CAMPAIGN_MAX_PEERS 4
+
 typedef struct campaign {
   char path[SPEC_PATH];
   char root[SPEC_PATH];
@@ -61,6 +72,8 @@ typedef struct campaign {
   canary_opts canary;
   int ninject;
   inject_rule inject[8];
+  int npeers;
+  peer_gemm peers[CAMPAIGN_MAX_PEERS];
 } campaign;
 
 int campaign_load(campaign *c, const char *path, tf_err *e);

@@ -282,8 +282,31 @@ static cJSON *arm_to_json(const job *j, int a) {
   cJSON_AddItemToObject(o, "clear", ll_array(clear, j->nbuffers));
   cJSON_AddItemToObject(o, "iargs", ll_array(arm->geom.iarg, j->nargs));
   cJSON_AddStringToObject(o, "fault", arm->fault);
-  if (arm->library[0]) cJSON_AddStringToObject(o, "library", arm->library);
+  if (arm->library[0]) {
+    long long g[ARM_GEMM_FIELDS];
+    for (int i = 0; i < ARM_GEMM_FIELDS; i++) g[i] = arm->gemm[i];
+    cJSON_AddStringToObject(o, "library", arm->library);
+    cJSON_AddItemToObject(o, "gemm", ll_array(g, ARM_GEMM_FIELDS));
+  }
   return o;
+}
+
+/* A library arm: the only routine is the GEMM, whose buffers and dimensions must lie in the
+ * job's layout (the worker indexes its buffers with them). */
+static int gemm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) {
+  long long g[ARM_GEMM_FIELDS];
+  if (strcmp(arm->library, ARM_LIBRARY_GEMM) != 0)
+    return tf_fail(e, TF_EXIT_INPUT, "job: an arm names library '%s' (known: %s)", arm->library,
+                   ARM_LIBRARY_GEMM);
+  if (read_ll_array(o, "gemm", g, ARM_GEMM_FIELDS))
+    return tf_fail(e, TF_EXIT_INPUT, "job: a GEMM arm lacks its 'gemm' fields");
+  for (int i = 0; i < ARM_GEMM_FIELDS; i++) {
+    long long hi = i < 3 ? j->nbuffers : i < 6 ? j->ndims : 2;
+    if (g[i] < 0 || g[i] >= hi)
+      return tf_fail(e, TF_EXIT_INPUT, "job: a GEMM arm's field %d is out of range", i);
+    arm->gemm[i] = (int)g[i];
+  }
+  return 0;
 }
 
 static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) {
@@ -301,9 +324,7 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
       read_ll_array(o, "iargs", arm->geom.iarg, j->nargs) || !arm->name_expr[0])
     return tf_fail(e, TF_EXIT_INPUT, "job: an arm is malformed (name_expr, config, grid, block, "
                                      "counts, clear or iargs)");
-  if (arm->library[0] && strcmp(arm->library, ARM_LIBRARY_SGEMM) != 0)
-    return tf_fail(e, TF_EXIT_INPUT, "job: an arm names library '%s' (known: %s)", arm->library,
-                   ARM_LIBRARY_SGEMM);
+  if (arm->library[0] && gemm_from_json(o, j, arm, e)) return -1;
   for (int b = 0; b < j->nbuffers; b++) {
     arm->geom.clear[b] = clear[b] != 0;
     if (arm->geom.count[b] < 1 || arm->geom.count[b] > SPEC_MAX_ELEMENTS)

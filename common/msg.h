@@ -78,11 +78,15 @@ typedef struct job_arm {
   launch_geom geom;
   char fault[8];         /* injected fault for tests: "", "crash", "hang", "wrong" */
   char library[16];      /* "": the arm is a kernel of the job's NVRTC program; a library
-                          * routine otherwise (ARM_LIBRARY_SGEMM: `bench`'s cuBLAS arm, which
-                          * only the cuda backend runs): name_expr then only names it */
+                          * routine otherwise (ARM_LIBRARY_GEMM: a campaign's GEMM peer in
+                          * `bench`, which only the cuda backend runs): name_expr then only
+                          * names it */
+  int gemm[7];           /* ARM_LIBRARY_GEMM: buffers a, b, c, dimensions m, n, k (indices
+                          * into the job's layout) and b_nk (common/campaign.h, peer_gemm) */
 } job_arm;
 
-#define ARM_LIBRARY_SGEMM "cublas_sgemm"
+#define ARM_LIBRARY_GEMM "cublas_gemm"
+#define ARM_GEMM_FIELDS 7
 
 typedef struct job {
   long long id;

@@ -113,34 +113,23 @@ int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err
   return 0;
 }
 
-/* Index of the name in the list of n names of `width` bytes each, or -1. */
-static int name_index(const char *names, size_t width, int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(names + (size_t)i * width, name) == 0) return i;
-  return -1;
-}
-
-int job_set_sgemm_arm(job *j, const campaign *c, int arm, tf_err *e) {
-  int m = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "M");
-  int n = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "N");
-  int k = name_index(j->dim_names[0], SPEC_NAME, j->ndims, "K");
-  int a = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "A");
-  int b = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "B");
-  int o = name_index(j->buf_names[0], SPEC_NAME, j->nbuffers, "C");
-  if (strcmp(j->family, "matmul") != 0 || m < 0 || n < 0 || k < 0 || a < 0 || b < 0 || o < 0 ||
-      !j->buf_output[o] || j->buf_output[a] || j->buf_output[b])
-    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': template '%s' is not a matmul with "
-                   "dimensions M, N, K, inputs A, B and output C: no cuBLAS SGEMM arm",
-                   c->path, c->tmpl.name);
+int job_set_gemm_arm(job *j, const campaign *c, int arm, const peer_gemm *p, tf_err *e) {
+  if (p->a >= j->nbuffers || p->b >= j->nbuffers || p->c >= j->nbuffers || p->m >= j->ndims ||
+      p->n >= j->ndims || p->k >= j->ndims)
+    return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': a peer names a buffer or dimension the "
+                   "template '%s' lacks", c->path, c->tmpl.name);
   job_arm *x = &j->arm[arm];
   memset(x, 0, sizeof *x);
-  snprintf(x->library, sizeof x->library, "%s", ARM_LIBRARY_SGEMM);
-  snprintf(x->name_expr, sizeof x->name_expr, "cublasSgemm_v2");
+  snprintf(x->library, sizeof x->library, "%s", ARM_LIBRARY_GEMM);
+  snprintf(x->name_expr, sizeof x->name_expr, "cublasGemmEx");
+  int g[ARM_GEMM_FIELDS] = {p->a, p->b, p->c, p->m, p->n, p->k, p->b_nk};
+  memcpy(x->gemm, g, sizeof g);
   for (int d = 0; d < 3; d++) x->geom.grid[d] = x->geom.block[d] = 1; /* cuBLAS chooses */
   for (int i = 0; i < j->nbuffers; i++) x->geom.count[i] = 1;
-  x->geom.count[a] = j->dims[m] * j->dims[k];
-  x->geom.count[b] = j->dims[k] * j->dims[n];
-  x->geom.count[o] = j->dims[m] * j->dims[n];
+  long long m = j->dims[p->m], n = j->dims[p->n], k = j->dims[p->k];
+  x->geom.count[p->a] = m * k;
+  x->geom.count[p->b] = k * n;
+  x->geom.count[p->c] = m * n;
   update_nsources(j);
   return 0;
 }

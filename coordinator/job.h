@@ -25,10 +25,9 @@ int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, 
  * naming both files otherwise). A job compiles at most one committed kernel: several arms may
  * hold the same one, never two different ones. k's source becomes sources[1]. */
 int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e);
-/* Set one arm to cuBLAS SGEMM (ARM_LIBRARY_SGEMM) on the job's own buffers: row-major
- * C[M][N] = A[M][K] * B[K][N], so the template must be of family matmul with dimensions M, N,
- * K and buffers A, B, C of exactly those sizes (TF_EXIT_INPUT naming the template otherwise).
- * Only the cuda backend runs such an arm (`tunefarm bench`'s cuBLAS row). */
-int job_set_sgemm_arm(job *j, const campaign *c, int arm, tf_err *e);
+/* Set one arm to the campaign's GEMM peer p (ARM_LIBRARY_GEMM, cublasGemmEx) on the job's
+ * own buffers, sized as p's dimensions say. Only the cuda backend runs such an arm
+ * (`tunefarm bench`'s peer rows); TF_EXIT_INPUT when p does not fit the job's layout. */
+int job_set_gemm_arm(job *j, const campaign *c, int arm, const peer_gemm *p, tf_err *e);
 
 #endif

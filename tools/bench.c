@@ -347,8 +347,8 @@ static int build_arms(bench *b, const bench_opts *o, tf_err *e) {
     a->kernel = &b->kernels[k];
     snprintf(a->what, sizeof a->what, "%s", b->kernels[k].name);
   }
-  if (strcmp(b->c.tmpl.family, "matmul") == 0 && !o->no_cublas) /* what: bench_measure.c */
-    new_arm(b, BENCH_CUBLAS, "cuBLAS");
+  for (int p = 0; p < b->c.npeers && !o->no_cublas; p++) /* what: bench_measure.c */
+    new_arm(b, BENCH_CUBLAS, "cuBLAS")->peer = p;
   choose_unit(b);
   for (int i = 0; i < b->narms; i++) {
     bench_arm *a = &b->arms[i];

@@ -66,7 +66,7 @@ typedef enum {
   BENCH_WRONG,    /* over the tolerance on some input set: not timed */
   BENCH_ERROR,    /* compile, launch or check failed: note says why */
   BENCH_REFUSED,  /* breaks a constraint at these shapes: never launched */
-  BENCH_SKIPPED   /* cuBLAS without the cuda backend or without libcublas */
+  BENCH_SKIPPED   /* a peer without the cuda backend or without libcublas */
 } bench_status;
 
 typedef struct bench_arm {
@@ -75,6 +75,7 @@ typedef struct bench_arm {
   bench_kind kind;
   config cfg;           /* BENCH_TEMPLATE */
   const spec *kernel;   /* BENCH_KERNEL */
+  int peer;             /* BENCH_CUBLAS: index into the campaign's peers */
   const char *ledger;   /* the ledger a farm best came from, else NULL */
   bench_status status;
   char note[1100];      /* why refused, skipped or failed (a tf_err message and a prefix) */

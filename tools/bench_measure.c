@@ -85,7 +85,7 @@ static int set_arm(job *j, const bench *b, int place, const bench_arm *a, tf_err
   switch (a->kind) {
   case BENCH_TEMPLATE: return job_set_template_arm(j, &b->c, place, &a->cfg, e);
   case BENCH_KERNEL: return job_set_kernel_arm(j, &b->c, place, a->kernel, e);
-  default: return job_set_sgemm_arm(j, &b->c, place, e);
+  default: return job_set_gemm_arm(j, &b->c, place, &b->c.peers[a->peer], e);
   }
 }
 
@@ -236,10 +236,23 @@ static void skip(bench_arm *a, const char *why) {
   fprintf(stderr, "tunefarm bench: %s %s\n", a->label, a->note);
 }
 
-/* The cuBLAS arm is measured where the cuda backend runs, libcublas loads and the template is
- * a matmul an SGEMM computes (job_set_sgemm_arm says); skipped, with the reason, otherwise. */
+/* What the peer's call is: the routine, its types and math. */
+static void peer_what(const bench *b, bench_arm *a) {
+  const peer_gemm *p = &b->c.peers[a->peer];
+  const spec_buffer *A = &b->c.tmpl.bufs[p->a], *C = &b->c.tmpl.bufs[p->c];
+  if (A->type == REFERENCE_F32 && C->type == REFERENCE_F32)
+    snprintf(a->what, sizeof a->what, "cublasSgemm_v2, CUBLAS_DEFAULT_MATH (FP32, no TF32)%s",
+             p->b_nk ? ", B transposed" : "");
+  else
+    snprintf(a->what, sizeof a->what, "cublasGemmEx, %s inputs, %s output, CUBLAS_COMPUTE_32F%s",
+             A->type == REFERENCE_BF16 ? "BF16" : "FP16", C->type == REFERENCE_F32 ? "FP32"
+             : A->type == REFERENCE_BF16 ? "BF16" : "FP16", p->b_nk ? ", B transposed" : "");
+}
+
+/* A peer arm is measured where the cuda backend runs and libcublas loads; skipped, with the
+ * reason, otherwise. */
 static void ready_cublas(bench *b, bench_arm *a) {
-  snprintf(a->what, sizeof a->what, "cublasSgemm_v2, CUBLAS_DEFAULT_MATH (FP32, no TF32)");
+  peer_what(b, a);
   if (strcmp(b->backend, "cuda") != 0) {
     skip(a, "needs the cuda backend");
     return;
@@ -251,10 +264,10 @@ static void ready_cublas(bench *b, bench_arm *a) {
     return;
   }
   job_init(j, &b->c, 0, 0);
-  int bad = job_set_sgemm_arm(j, &b->c, ARM_CONTROL, &e);
+  int bad = job_set_gemm_arm(j, &b->c, ARM_CONTROL, &b->c.peers[a->peer], &e);
   free(j);
   if (bad) {
-    skip(a, "the template has no dimensions M, N, K or no buffers A, B, C");
+    skip(a, e.msg);
     return;
   }
   tf_cublas *lib = &b->cublas; /* never unloaded (tools/bench.h) */

@@ -138,8 +138,9 @@ static void print_header(FILE *f, const bench *b, const bench_opts *o) {
         "the same of CUPTI's kernel-only times; vs fastest: median / the fastest correct "
         "arm's median\n", f);
   if (b->cublas_lib[0])
-    fprintf(f, "- cuBLAS: cublasSgemm_v2 from %s, math mode CUBLAS_DEFAULT_MATH (FP32 SGEMM, no "
-            "TF32), an arm of the cuda backend measured in jobs beside the kernels\n",
+    fprintf(f, "- cuBLAS: the campaign's peers from %s, math mode CUBLAS_DEFAULT_MATH "
+            "(cublasSgemm_v2 for FP32: no TF32; cublasGemmEx with CUBLAS_COMPUTE_32F for FP16 "
+            "and BF16), arms of the cuda backend measured in jobs beside the kernels\n",
             b->cublas_lib);
   fputc('\n', f);
 }

@@ -45,10 +45,11 @@ void cublas_load_from(tf_cublas *b, const char *const *names) {
   CUBLAS_SYM(b, cublasSetStream_v2);
   CUBLAS_SYM(b, cublasSetMathMode);
   CUBLAS_SYM(b, cublasSgemm_v2);
+  CUBLAS_SYM(b, cublasGemmEx);
   if (!b->cublasCreate_v2 || !b->cublasDestroy_v2 || !b->cublasSetStream_v2 ||
-      !b->cublasSetMathMode || !b->cublasSgemm_v2) {
+      !b->cublasSetMathMode || !b->cublasSgemm_v2 || !b->cublasGemmEx) {
     snprintf(b->why, sizeof b->why, "%s lacks one of cublasCreate_v2, cublasDestroy_v2, "
-             "cublasSetStream_v2, cublasSetMathMode, cublasSgemm_v2", b->soname);
+             "cublasSetStream_v2, cublasSetMathMode, cublasSgemm_v2, cublasGemmEx", b->soname);
     cublas_unusable(b);
     return;
   }
@@ -88,13 +89,23 @@ int cublas_check(cublasStatus_t r, const char *call, const char *file, int line,
 
 /* ---- the call -------------------------------------------------------------------------- */
 
-/* Row-major C = A*B is column-major C^T = B^T * A^T: cuBLAS sees B as the left operand. */
-int cublas_sgemm_rowmajor(const tf_cublas *b, cublasHandle_t h, long long m, long long n,
-                          long long k, const float *A, const float *B, float *C, tf_err *e) {
+/* Row-major C = A*B is column-major C^T = B^T * A^T: cuBLAS sees B as the left operand. B[k][n]
+ * read column-major is B^T already (op N, leading dimension n); B[n][k] read column-major is
+ * B, so it is transposed (op T, leading dimension k). */
+int cublas_gemm_rowmajor(const tf_cublas *b, cublasHandle_t h, const cublas_gemm_args *g,
+                         tf_err *e) {
   const float one = 1.0f, zero = 0.0f;
-  if (m < 1 || n < 1 || k < 1 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
-    return tf_fail(e, TF_EXIT_INPUT, "cublas sgemm: M, N and K must be in [1, %d]", INT_MAX);
-  return CUBLAS_CHECK(b->cublasSgemm_v2(h, TF_CUBLAS_OP_N, TF_CUBLAS_OP_N, (int)n, (int)m,
-                                         (int)k, &one, B, (int)n, A, (int)k, &zero, C, (int)n),
+  if (g->m < 1 || g->n < 1 || g->k < 1 || g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
+    return tf_fail(e, TF_EXIT_INPUT, "cublas gemm: M, N and K must be in [1, %d]", INT_MAX);
+  int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+  int opb = g->b_nk ? TF_CUBLAS_OP_T : TF_CUBLAS_OP_N, ldb = g->b_nk ? k : n;
+  if (g->ab_type == CUDA_R_32F && g->c_type == CUDA_R_32F)
+    return CUBLAS_CHECK(b->cublasSgemm_v2(h, opb, TF_CUBLAS_OP_N, n, m, k, &one, g->B, ldb, g->A,
+                                          k, &zero, g->C, n),
+                        e);
+  return CUBLAS_CHECK(b->cublasGemmEx(h, opb, TF_CUBLAS_OP_N, n, m, k, &one, g->B, g->ab_type,
+                                      ldb, g->A, g->ab_type, k, &zero, g->C,
+                                      g->c_type, n, TF_CUBLAS_COMPUTE_32F,
+                                      TF_CUBLAS_GEMM_DEFAULT),
                       e);
 }

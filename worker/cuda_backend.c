@@ -20,8 +20,8 @@
  *     before wrote reaches it.
  *   - a job that needs a second copy of the code (new's own, or the canary)
  *     loads every kernel's cubin twice: two sets of libraries and kernels.
- *   - an arm may be a library call instead of a kernel (job_arm.library: cuBLAS
- *     SGEMM, worker/cublas.h, for `tunefarm bench`): it has no kernel in the
+ *   - an arm may be a library call instead of a kernel (job_arm.library: a
+ *     cuBLAS GEMM, worker/cublas.h, for `tunefarm bench`): it has no kernel in the
  *     program, and is otherwise an arm like the others: the same buffers,
  *     inputs, reference, check and sampler; only the launch differs (cb_run).
  * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs,
@@ -55,7 +55,7 @@
 #include "common/decide.h"      /* defines: stats_rel_spread */
 #include "common/program.h"     /* defines: program_of_job, program_request, program_compile */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
-#include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_sgemm_rowmajor */
+#include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_gemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
 #include "worker/nvml.h"        /* defines: nvml_load, nvml_device, nvml_sm_mhz, ... */
@@ -150,8 +150,6 @@ typedef struct cb_job {
   int told[ARM_COUNT]; /* the arm's failing output was named on stderr in this job */
   sample_pool pool; /* events and scratch, kept for the job; kern: CB_MAX_KERNELS_PER_CALL
                      * records per sample */
-  long long mnk[3];  /* the SGEMM arm's M, N, K */
-  int abc[3];        /* and the indices of its buffers A, B, C */
 } cb_job;
 
 typedef struct cuda_backend {
@@ -171,7 +169,7 @@ typedef struct cuda_backend {
   cb_host host;
   cb_bufs bufs;
   cb_job job;
-  tf_cublas blas;    /* loaded at the first job with an SGEMM arm */
+  tf_cublas blas;    /* loaded at the first job with a GEMM arm */
   cublasHandle_t blas_handle;
   int have_blas;     /* blas is loaded and blas_handle created on this stream */
 } cuda_backend;
@@ -367,7 +365,7 @@ static int cb_validate(const job *j, tf_err *e) {
   for (int k = 0; !bad && k < ARM_COUNT; k++) {
     const launch_geom *g = &j->arm[k].geom;
     if (!j->arm[k].name_expr[0]) bad = "an arm has no name expression";
-    if (j->arm[k].library[0] && strcmp(j->arm[k].library, ARM_LIBRARY_SGEMM) != 0)
+    if (j->arm[k].library[0] && strcmp(j->arm[k].library, ARM_LIBRARY_GEMM) != 0)
       bad = "an arm names an unknown library routine";
     for (int d = 0; !bad && d < 3; d++)
       if (!g->grid[d] || !g->block[d]) bad = "an arm has an empty grid or block";
@@ -797,31 +795,14 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
   return 0;
 }
 
-/* Index of name among n names of SPEC_NAME bytes, or -1. */
-static int cb_name_index(const char (*names)[SPEC_NAME], int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(names[i], name) == 0) return i;
-  return -1;
-}
-
-/* For a job with an SGEMM arm: its dimensions and buffers, and cuBLAS on this stream (loaded
- * once, kept for the process). */
-static int cb_sgemm_setup(cuda_backend *s, tf_err *e) {
-  cb_job *b = &s->job;
-  const job *j = &b->j;
+/* For a job with a GEMM arm: cuBLAS on this stream (loaded once, kept for the process). The
+ * arm's buffers and dimensions were checked against the job's layout when it was read
+ * (common/msg.c). */
+static int cb_blas_setup(cuda_backend *s, tf_err *e) {
+  const job *j = &s->job.j;
   int any = 0;
   for (int k = 0; k < ARM_COUNT; k++) any |= j->arm[k].library[0] != '\0';
-  if (!any) return 0;
-  static const char *const dims[3] = {"M", "N", "K"}, *const bufs[3] = {"A", "B", "C"};
-  for (int i = 0; i < 3; i++) {
-    int d = cb_name_index(j->dim_names, j->ndims, dims[i]);
-    b->abc[i] = cb_name_index(j->buf_names, j->nbuffers, bufs[i]);
-    if (d < 0 || b->abc[i] < 0 || strcmp(j->family, "matmul") != 0)
-      return tf_fail(e, TF_EXIT_INPUT, "job %lld: an SGEMM arm needs a matmul job with "
-                     "dimensions M, N, K and buffers A, B, C", j->id);
-    b->mnk[i] = j->dims[d];
-  }
-  if (s->have_blas) return 0;
+  if (!any || s->have_blas) return 0;
   cublas_load(&s->blas);
   if (!s->blas.ok) return tf_fail(e, TF_EXIT_FAIL, "cuBLAS: %s", s->blas.why);
   if (CUBLAS_CHECK(s->blas.cublasCreate_v2(&s->blas_handle), e)) return -1;
@@ -849,7 +830,7 @@ static int cb_prepare(void *self, const job *j, result *r, tf_err *e) {
   b->active = 1;
   b->ncopies = placement_copies(j);
   b->nslots = placement_slots(j);
-  if ((cb_has_program(j) && (cb_compile(s, r, e) || cb_load(s, e))) || cb_sgemm_setup(s, e) ||
+  if ((cb_has_program(j) && (cb_compile(s, r, e) || cb_load(s, e))) || cb_blas_setup(s, e) ||
       cb_host_prepare(s, e) || cb_device_alloc(s, e))
     goto fail;
   cb_launch L; /* every arm's arguments fit the kernel: fail here, not in the middle of timing */
@@ -866,14 +847,22 @@ fail:
 
 /* ---- launches, check, sample ------------------------------------------------------------ */
 
-/* The SGEMM arm's call on p's buffers. A failed execution usually leaves a sticky CUDA error
+/* cuBLAS's name of an element type (common/campaign.c lets f32, f16 and bf16 through). */
+static cudaDataType_t cb_blas_type(int t) {
+  return t == REFERENCE_F16 ? CUDA_R_16F : t == REFERENCE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* The GEMM arm's call on p's buffers. A failed execution usually leaves a sticky CUDA error
  * behind: it is classified as the runtime does, so that nothing touches the device again. */
-static int cb_sgemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
-  cb_job *b = &s->job;
+static int cb_gemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
+  const job *j = &s->job.j;
+  const int *g = j->arm[p->arm].gemm;
   void *const *dev = s->bufs.dev[set][p->bufs];
-  if (cublas_sgemm_rowmajor(&s->blas, s->blas_handle, b->mnk[0], b->mnk[1], b->mnk[2],
-                            dev[b->abc[0]], dev[b->abc[1]], dev[b->abc[2]], e) == 0)
-    return 0;
+  cublas_gemm_args a = {.m = j->dims[g[3]], .n = j->dims[g[4]], .k = j->dims[g[5]],
+                        .b_nk = g[6], .ab_type = cb_blas_type(j->buf_type[g[0]]),
+                        .c_type = cb_blas_type(j->buf_type[g[2]]), .A = dev[g[0]],
+                        .B = dev[g[1]], .C = dev[g[2]]};
+  if (cublas_gemm_rowmajor(&s->blas, s->blas_handle, &a, e) == 0) return 0;
   tf_err ce;
   tf_err_clear(&ce);
   if (CUDA_CHECK(cudaStreamSynchronize(s->stream), &ce) && ce.code == TF_STICKY) *e = ce;
@@ -882,7 +871,7 @@ static int cb_sgemm(cuda_backend *s, const placement *p, int set, tf_err *e) {
 
 /* One launch of p's arm: its kernel with L's arguments, or its library call. */
 static int cb_run(cuda_backend *s, const placement *p, int set, cb_launch *L, tf_err *e) {
-  if (s->job.j.arm[p->arm].library[0]) return cb_sgemm(s, p, set, e);
+  if (s->job.j.arm[p->arm].library[0]) return cb_gemm(s, p, set, e);
   return CUDA_CHECK(cudaLaunchKernel((const void *)L->kern, L->grid, L->block, L->argv, L->smem,
                                      s->stream), e);
 }

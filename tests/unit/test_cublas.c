@@ -1,5 +1,5 @@
 /* Unit tests of worker/cublas.c that need no GPU: loading libcublas degrades to a reason,
- * status codes become messages naming the call, and the SGEMM call refuses a shape cuBLAS's
+ * status codes become messages naming the call, and the GEMM call refuses a shape cuBLAS's
  * int API cannot take before it touches the library. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,16 +43,19 @@ static void check_should_name_the_call_and_the_status(void **state) {
   assert_non_null(strstr(e.msg, "test_cublas.c"));
 }
 
-static void sgemm_should_refuse_a_shape_cublas_cannot_take(void **state) {
+static void gemm_should_refuse_a_shape_cublas_cannot_take(void **state) {
   (void)state;
   tf_cublas b;
   memset(&b, 0, sizeof b); /* never called: the shape is checked before the library */
   tf_err e = {0};
   float x = 0.0f;
-  assert_int_equal(cublas_sgemm_rowmajor(&b, NULL, 1LL << 31, 4, 4, &x, &x, &x, &e), -1);
+  cublas_gemm_args g = {.m = 1LL << 31, .n = 4, .k = 4, .ab_type = CUDA_R_32F,
+                        .c_type = CUDA_R_32F, .A = &x, .B = &x, .C = &x};
+  assert_int_equal(cublas_gemm_rowmajor(&b, NULL, &g, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "M, N and K"));
-  assert_int_equal(cublas_sgemm_rowmajor(&b, NULL, 4, 0, 4, &x, &x, &x, &e), -1);
+  g.m = 4, g.n = 0, g.ab_type = CUDA_R_16BF;
+  assert_int_equal(cublas_gemm_rowmajor(&b, NULL, &g, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
 }
 
@@ -61,7 +64,7 @@ int main(void) {
       cmocka_unit_test(load_should_say_why_when_no_library_opens),
       cmocka_unit_test(load_should_refuse_a_library_without_the_functions),
       cmocka_unit_test(check_should_name_the_call_and_the_status),
-      cmocka_unit_test(sgemm_should_refuse_a_shape_cublas_cannot_take),
+      cmocka_unit_test(gemm_should_refuse_a_shape_cublas_cannot_take),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

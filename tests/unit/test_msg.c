@@ -479,22 +479,24 @@ static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state
   campaign_release(&c);
 }
 
-/* The bench's cuBLAS arm: an SGEMM on the job's own buffers, only for a matmul; it travels
- * with its library named, and the job's NVRTC program leaves it out. */
-static void job_set_sgemm_arm_should_take_a_matmul_only(void **state) {
+/* The bench's peer arm: the campaign's GEMM on the job's own buffers; it travels with its
+ * library and fields, and the job's NVRTC program leaves it out. */
+static void job_set_gemm_arm_should_travel_and_refuse_what_the_job_lacks(void **state) {
   (void)state;
   static campaign c, ln;
   static job j, b;
   load_campaign("matmul-1024.json", &c);
   load_campaign("layernorm-4096x768.json", &ln);
+  assert_int_equal(c.npeers, 1);
   tf_err e = {0};
   job_init(&j, &c, 3, 0);
   if (job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
-      job_set_sgemm_arm(&j, &c, ARM_NEW, &e) ||
+      job_set_gemm_arm(&j, &c, ARM_NEW, &c.peers[0], &e) ||
       job_set_kernel_arm(&j, &c, ARM_CONTROL, &c.control_kernel, &e))
     fail_msg("%s", e.msg);
-  assert_string_equal(j.arm[ARM_NEW].library, ARM_LIBRARY_SGEMM);
-  assert_int_equal(j.nsources, 2); /* the SGEMM is no committed kernel */
+  assert_string_equal(j.arm[ARM_NEW].library, ARM_LIBRARY_GEMM);
+  assert_int_equal(j.arm[ARM_NEW].gemm[6], 0); /* B[K][N] */
+  assert_int_equal(j.nsources, 2); /* the GEMM is no committed kernel */
   for (int i = 0; i < j.nbuffers; i++) /* A, B, C: 1024 x 1024 each */
     assert_int_equal(j.arm[ARM_NEW].geom.count[i], 1024 * 1024);
   program_ref p;
@@ -504,24 +506,27 @@ static void job_set_sgemm_arm_should_take_a_matmul_only(void **state) {
   cJSON *o = through_text(job_to_json(&j));
   if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
   assert_job_equal(&j, &b);
-  cJSON *arms = cJSON_GetObjectItemCaseSensitive(o, "arms");
-  cJSON *lib = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arms, ARM_NEW), "library");
-  assert_non_null(lib);
-  cJSON_SetValuestring(lib, "cublas_dgemm");
+  assert_memory_equal(b.arm[ARM_NEW].gemm, j.arm[ARM_NEW].gemm, sizeof j.arm[ARM_NEW].gemm);
+  cJSON *arm = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "arms"), ARM_NEW);
+  /* a field beyond the job's buffers would index past the worker's buffer table */
+  cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(arm, "gemm"), 2, cJSON_CreateNumber(3));
+  assert_int_equal(job_from_json(o, &b, &e), -1);
+  assert_non_null(strstr(e.msg, "out of range"));
+  cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(arm, "library"), "cublas_dgemm");
   assert_int_equal(job_from_json(o, &b, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "cublas_dgemm"));
   cJSON_Delete(o);
   /* no template arm before it: the program repeats the first kernel arm there */
-  if (job_set_sgemm_arm(&j, &c, ARM_BEST, &e)) fail_msg("%s", e.msg);
+  if (job_set_gemm_arm(&j, &c, ARM_BEST, &c.peers[0], &e)) fail_msg("%s", e.msg);
   program_of_job(&j, &p);
   assert_string_equal(p.exprs[ARM_BEST], j.arm[ARM_CONTROL].name_expr);
-  /* a layernorm has no SGEMM */
+  /* a peer whose dimension the job lacks: a layernorm has two */
   tf_err_clear(&e);
   job_init(&j, &ln, 4, 0);
-  assert_int_equal(job_set_sgemm_arm(&j, &ln, ARM_CONTROL, &e), -1);
+  assert_int_equal(job_set_gemm_arm(&j, &ln, ARM_CONTROL, &c.peers[0], &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
-  assert_non_null(strstr(e.msg, "no cuBLAS SGEMM arm"));
+  assert_non_null(strstr(e.msg, "lacks"));
   campaign_release(&c);
   campaign_release(&ln);
 }
@@ -810,7 +815,7 @@ int main(void) {
       cmocka_unit_test(hello_should_round_trip_a_device_or_an_error),
       cmocka_unit_test(device_uuid8_should_take_eight_hex_digits_after_the_prefix),
       cmocka_unit_test(job_build_should_resolve_matmul_1024),
-      cmocka_unit_test(job_set_sgemm_arm_should_take_a_matmul_only),
+      cmocka_unit_test(job_set_gemm_arm_should_travel_and_refuse_what_the_job_lacks),
       cmocka_unit_test(job_should_round_trip_every_field),
       cmocka_unit_test(job_should_round_trip_a_template_control),
       cmocka_unit_test(job_should_round_trip_typed_buffers_scalars_and_a_reference),
