@@ -42,7 +42,7 @@ typedef struct inject_rule {
 } inject_rule;
 
 /* A library routine `bench` times beside the template's kernels in the same rounds ("peers":
- * docs/SCHEMA.md): a GEMM C[M][N] = A[M][K] * B, B stored K x N or (b_nk) N x K, over three
+ * docs/reference/campaign.md): a GEMM C[M][N] = A[M][K] * B, B stored K x N or (b_nk) N x K, over three
  * of the template's buffers and three of its dimensions. The element types are the buffers':
  * A and B f32, f16 or bf16 alike; C f32 or A's type; the sum in FP32. */
 typedef struct peer_gemm {

@@ -47,7 +47,7 @@ static void usage(FILE *f) {
         "  --backend B     cuda, or sim (the simulated device: synthetic times, no output\n"
         "                  checked, rel_err \"not checked\"; cuBLAS is then skipped);\n"
         "                  default: cuda where a GPU is visible, else sim (said on stderr)\n"
-        "  --no-cublas     leave cuBLAS out\n"
+        "  --no-cublas     leave the campaign's peers (cuBLAS) out\n"
         "  --json          one JSON object per arm on stdout instead of the table\n"
         "  -h, --help      this text\n"
         "\n"
