@@ -127,10 +127,32 @@ static int load_named_spec(campaign *c, const char *key, const char *folder, con
   return tf_wrap(e, WHAT " '%s': key '%s'", c->path, key);
 }
 
+/* search.params: numbers by name, as written; which names a proposer takes and their ranges
+ * are the proposer's (coordinator/propose.h), checked where the proposer is found. */
+static int load_search_params(campaign *c, const cJSON *o, tf_err *e) {
+  const cJSON *params, *p;
+  if (jsonio_child(c->path, WHAT, o, "search", "params", 0, cJSON_Object, &params, e)) return -1;
+  cJSON_ArrayForEach(p, params) {
+    search_opts *so = &c->search;
+    if (!jsonio_safe_name(p->string) || strlen(p->string) >= sizeof so->param_key[0])
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.params' holds a key that is "
+                     "not a short name", c->path);
+    if (so->nparams == SEARCH_MAX_PARAMS)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.params' holds more than %d keys",
+                     c->path, SEARCH_MAX_PARAMS);
+    double v = 0;
+    if (jsonio_num(c->path, WHAT, params, "search.params", p->string, 1, -1e300, 1e300, &v, e))
+      return -1;
+    snprintf(so->param_key[so->nparams], sizeof so->param_key[0], "%s", p->string);
+    so->param_value[so->nparams++] = v;
+  }
+  return 0;
+}
+
 static int load_search(campaign *c, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"budget", "max_stale", "two_knob_after", "restarts",
                                      "mode", "pair", "fresh_every", "proposer",
-                                     "compile_ahead", NULL};
+                                     "compile_ahead", "params", NULL};
   const cJSON *o;
   long long v;
   if (jsonio_child(c->path, WHAT, root, "", "search", 0, cJSON_Object, &o, e)) return -1;
@@ -151,6 +173,7 @@ static int load_search(campaign *c, const cJSON *root, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'search.proposer' must be a name",
                    c->path);
   if (proposer) snprintf(c->search.proposer, sizeof c->search.proposer, "%s", proposer);
+  if (load_search_params(c, o, e)) return -1;
   v = c->search.budget;
   if (jsonio_int(c->path, WHAT, o, "search", "budget", 0, 1, 100000, &v, e)) return -1;
   c->search.budget = (int)v;

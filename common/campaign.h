@@ -17,6 +17,8 @@
 #include "common/opts.h"
 #include "common/spec.h"
 
+#define SEARCH_MAX_PARAMS 8
+
 typedef struct search_opts {
   int enabled;         /* 0: the campaign has no "search" section: measure start vs control only */
   int budget;          /* generations (decisions that measured something) per device */
@@ -31,6 +33,10 @@ typedef struct search_opts {
   char mode[16];       /* "neighbors", "aa" or "pair" (a campaign without "search": "aa") */
   char proposer[32];   /* what proposes the candidates (coordinator/propose.h); the coordinator
                         * refuses a name it does not know */
+  int nparams;         /* search.params: the proposer's parameters as written, numbers by name;
+                        * the coordinator checks them against the proposer's table */
+  char param_key[SEARCH_MAX_PARAMS][32];
+  double param_value[SEARCH_MAX_PARAMS];
   config pair;         /* the fixed new arm (aa: start itself), a study of the rule, not a search */
 } search_opts;
 

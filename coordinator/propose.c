@@ -1,6 +1,7 @@
 #include "coordinator/propose.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -466,22 +467,123 @@ void propose_feedback(proposer *p, const config *best, const config *cand, int k
     remember_near_miss(p, cand, ratio);
 }
 
-/* ---------------------------------------------------------------- the table */
+/* ---------------------------------------------------------------- shared helpers */
 
-static void coordinate_init(proposer *p, const spec *s, const long long *dims,
-                            unsigned long long seed) {
-  proposer_init(p, s, seed);
-  proposer_repairs(p, dims);
+unsigned long long propose_mix(unsigned long long x) { return mix(x); }
+
+double propose_uniform(unsigned long long x) {
+  return (double)(tf_mix64(x) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static const proposer_ops proposers[] = {
-    {.name = "coordinate", .init = coordinate_init, .next = propose_next,
-     .restart = propose_restart, .feedback = propose_feedback},
+int propose_legal(const proposer *p, const config *c) { return !p->dims || legal(p, c); }
+
+int propose_changed(const spec *s, const config *a, const config *b) { return changed(s, a, b); }
+
+/* Draws before a reachable list is scanned in order (most of it tried). */
+#define DRAW_TRIES 4096
+
+static int draw_listed(const space_view *v, const tried_set *tried, unsigned long long x,
+                       config *out) {
+  unsigned long long r = (unsigned long long)v->nreachable;
+  if (r == 0) return 0;
+  for (int draw = 0; draw < DRAW_TRIES; draw++) {
+    x = mix(x);
+    space_at(v, (int)((x >> 11) % r), out);
+    if (!tried_has(tried, out)) return 1;
+  }
+  for (unsigned long long j = 0, at = (x >> 11) % r; j < r; j++) {
+    space_at(v, (int)((at + j) % r), out);
+    if (!tried_has(tried, out)) return 1;
+  }
+  return 0;
+}
+
+int propose_draw_reachable(const proposer *p, const tried_set *tried, unsigned long long x,
+                           config *out) {
+  if (p->memo && p->memo->space && p->memo->space->reach)
+    return draw_listed(p->memo->space, tried, x, out);
+  for (int draw = 0; draw < DRAW_TRIES; draw++) {
+    config c;
+    memset(&c, 0, sizeof c);
+    c.n = p->s->nknobs;
+    for (int k = 0; k < p->s->nknobs; k++) {
+      x = mix(x);
+      c.v[k] = p->s->knobs[k].values[(x >> 11) % (unsigned long long)p->s->knobs[k].nvalues];
+    }
+    if (propose_legal(p, &c) && !tried_has(tried, &c)) {
+      *out = c;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- coordinate's row */
+
+static void coordinate_init(proposer *p, const spec *s, const long long *dims,
+                            unsigned long long seed, const double *param) {
+  (void)param;
+  proposer_init(p, s, seed);
+  proposer_repairs(p, dims);
+  p->seed = seed;
+}
+
+static void coordinate_feedback(proposer *p, const config *best, const config *cand,
+                                const propose_obs *o) {
+  propose_feedback(p, best, cand, o->kept, o->ratio);
+}
+
+static const proposer_ops coordinate_ops = {
+    .name = "coordinate", .init = coordinate_init, .next = propose_next,
+    .restart = propose_restart, .feedback = coordinate_feedback};
+
+/* ---------------------------------------------------------------- the table */
+
+extern const proposer_ops proposer_random;    /* coordinator/strategy_random.c */
+extern const proposer_ops proposer_annealing; /* coordinator/strategy_annealing.c */
+extern const proposer_ops proposer_model;     /* coordinator/strategy_model.c */
+
+static const proposer_ops *const proposers[] = {
+    &coordinate_ops,
+    &proposer_random,
+    &proposer_annealing,
+    &proposer_model,
 };
+#define NPROPOSERS (sizeof proposers / sizeof proposers[0])
 
 const proposer_ops *proposer_find(const char *name, const char **known) {
-  if (known) *known = "coordinate";
-  for (size_t i = 0; i < sizeof proposers / sizeof proposers[0]; i++)
-    if (strcmp(proposers[i].name, name) == 0) return &proposers[i];
+  if (known) *known = "coordinate, random, annealing, model";
+  for (size_t i = 0; i < NPROPOSERS; i++)
+    if (strcmp(proposers[i]->name, name) == 0) return proposers[i];
   return NULL;
+}
+
+static void param_names(const proposer_ops *ops, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < ops->nparams && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", ops->params[i].name);
+}
+
+int proposer_params(const proposer_ops *ops, const char *file, int n, const char (*keys)[32],
+                    const double *values, double *param, tf_err *e) {
+  for (int i = 0; i < PROPOSE_MAX_PARAMS; i++)
+    param[i] = i < ops->nparams ? ops->params[i].def : 0.0;
+  for (int k = 0; k < n; k++) {
+    int i = 0;
+    while (i < ops->nparams && strcmp(ops->params[i].name, keys[k]) != 0) i++;
+    if (i == ops->nparams) {
+      char names[256];
+      param_names(ops, names, sizeof names);
+      return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': key 'search.params.%s': proposer '%s' "
+                     "has no parameter '%s' (%s%s)", file, keys[k], ops->name, keys[k],
+                     ops->nparams ? "its parameters: " : "it takes none", names);
+    }
+    const proposer_param *pp = &ops->params[i];
+    if (!(values[k] >= pp->lo && values[k] <= pp->hi))
+      return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': key 'search.params.%s' must be a number "
+                     "from %g to %g (%s)", file, keys[k], pp->lo, pp->hi, pp->what);
+    param[i] = values[k];
+  }
+  return 0;
 }

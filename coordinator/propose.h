@@ -1,6 +1,9 @@
 /* propose: the next configuration to try on one device.
  *
- * Moves from `best` that were never tried on this device, in this order:
+ * The proposers are a table (proposer_ops, at the end): "coordinate" (below, the default),
+ * "random", "annealing" and "model" (coordinator/strategy_*.c; docs/reference/strategies.md).
+ * The coordinate proposer makes moves from `best` that were never tried on this device, in
+ * this order:
  * 1. single-knob moves: every other value of one knob, nearest first, knobs ordered by how
  *    much they have paid off on this device (keeps count, rejections cost a little), ties
  *    broken by a per-device seeded order;
@@ -117,15 +120,41 @@ typedef struct near_move {
   double ratio; /* its median ratio new/best */
 } near_move;
 
+/* What a decision tells a proposer (propose_obs): whether cand was kept, its median ratio
+ * new/best when the decision trusts it (reject, ambiguous; NAN otherwise, a keep included), and
+ * the two arms' medians in microseconds when the generation was decided on them (keep, reject,
+ * ambiguous; NAN otherwise). All of it is in the record, so a resumed search learns the same. */
+typedef struct propose_obs {
+  int kept;
+  double ratio;
+  double best_us, new_us;
+} propose_obs;
+
+/* A strategy's own state, held by value in the proposer: a search is copied by value to walk
+ * ahead (search_peek), so a state must hold no pointer that a copy's feedback could change
+ * under the original. Each strategy casts it to its own struct (checked to fit at compile
+ * time). */
+#define PROPOSE_STATE_BYTES 12288
+#define PROPOSE_MAX_PARAMS 8
+
 typedef struct proposer {
   const spec *s;
+  /* the coordinate proposer's state */
   near_move near[PROPOSE_MAX_NEAR]; /* near misses from the current best, closest first */
   int nnear;
   double payoff[SPEC_MAX_KNOBS];
   int tiebreak[SPEC_MAX_KNOBS]; /* seeded order for knobs of equal payoff */
   const long long *dims;        /* the problem, for repairs; NULL: no repairs */
   check_memo *memo;             /* borrowed from the search (may be NULL): the constraints'
-                                 * verdicts at dims */
+                                 * verdicts at dims, and the space `run` enumerated */
+  /* every strategy's */
+  unsigned long long seed;          /* the segment's seed: all of a strategy's randomness */
+  double param[PROPOSE_MAX_PARAMS]; /* its parameters, in its table's order */
+  union {
+    unsigned char bytes[PROPOSE_STATE_BYTES];
+    double align_d;
+    long long align_ll;
+  } state;
 } proposer;
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed);
@@ -152,21 +181,64 @@ int propose_restart(const proposer *p, const tried_set *tried, unsigned long lon
 void propose_feedback(proposer *p, const config *best, const config *cand, int kept,
                       double ratio);
 
-/* The proposers a campaign can name (search.proposer), each a table of the calls a search
- * makes; "coordinate" is the one above (moves of one knob, then informed moves of several). */
+/* ---------------------------------------------------------------- the table
+ *
+ * The proposers a campaign can name (search.proposer), one row each: its name, its parameters
+ * (search.params, by name, each with a default and a range), and the calls a search makes. A
+ * proposer is a pure function of its seed, its parameters and what the search tells it (the
+ * best, the tried set, the decisions fed back), never of the clock or the process: a resumed
+ * search replays its ledger through the same calls and proposes what the interrupted one
+ * would have. Adding one is a file with its functions and a row in propose.c. */
+typedef struct proposer_param {
+  const char *name;
+  double def, lo, hi; /* default, and the closed range a campaign may set */
+  const char *what;   /* for docs and messages */
+} proposer_param;
+
 typedef struct proposer_ops {
   const char *name;
-  /* A fresh proposer for a search on s at dims (borrowed: they outlive it), seeded. */
-  void (*init)(proposer *p, const spec *s, const long long *dims, unsigned long long seed);
+  const proposer_param *params;
+  int nparams;
+  /* A fresh proposer for a search on s at dims (borrowed: they outlive it), seeded, with its
+   * parameters (param[i] for params[i]). p->memo is set by the caller after it. */
+  void (*init)(proposer *p, const spec *s, const long long *dims, unsigned long long seed,
+               const double *param);
+  /* A restart begins with a new seed: NULL, a fresh proposer (init); else what it learned may
+   * carry over (a model of the device's times). */
+  void (*segment)(proposer *p, unsigned long long seed);
+  /* The next candidate from best that `tried` lacks: 1 and *out, *nchanged (how many knobs it
+   * changes from best); 0 when the strategy has none (the segment is exhausted). prefer_two:
+   * the segment has gone search.two_knob_after generations without a keep. */
   int (*next)(const proposer *p, const config *best, const tried_set *tried, int prefer_two,
               config *out, int *nchanged);
+  /* The start of a restart: a legal configuration `tried` lacks, drawn from seed. */
   int (*restart)(const proposer *p, const tried_set *tried, unsigned long long seed,
                  config *out);
-  void (*feedback)(proposer *p, const config *best, const config *cand, int kept, double ratio);
+  /* A decided generation: cand measured against best (o says how). */
+  void (*feedback)(proposer *p, const config *best, const config *cand, const propose_obs *o);
 } proposer_ops;
 
 #define PROPOSER_DEFAULT "coordinate"
 /* The proposer of that name, or NULL; *known (may be NULL) lists the names for a message. */
 const proposer_ops *proposer_find(const char *name, const char **known);
+
+/* The parameters of proposer `ops` from a campaign's search.params (keys[i] = values[i]):
+ * param[] gets each one's default, then the values given. TF_EXIT_INPUT naming
+ * 'search.params.KEY' (file: the campaign, for the message) when a key is not one of the
+ * proposer's or its value is out of its range. */
+int proposer_params(const proposer_ops *ops, const char *file, int n, const char (*keys)[32],
+                    const double *values, double *param, tf_err *e);
+
+/* Helpers the strategies share (propose.c). */
+unsigned long long propose_mix(unsigned long long x);          /* one splitmix64 step */
+double propose_uniform(unsigned long long x);                  /* [0, 1) from a hash */
+int propose_legal(const proposer *p, const config *c);          /* passes every constraint at
+                                                                 * dims (1 without dims) */
+int propose_changed(const spec *s, const config *a, const config *b); /* knobs that differ */
+/* A configuration of the space the search may reach that `tried` lacks, drawn from x: from
+ * the reachable list of the space `run` enumerated (p->memo->space) when there is one, else
+ * uniform over each knob's values and legal at dims; 1 and *out, 0 when none was found. */
+int propose_draw_reachable(const proposer *p, const tried_set *tried, unsigned long long x,
+                           config *out);
 
 #endif

@@ -20,6 +20,9 @@ int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err 
   if (!out->proposer)
     return tf_fail(e, TF_EXIT_INPUT, "campaign '%s': key 'search.proposer': no proposer '%s' "
                    "(known: %s)", c->path, c->search.proposer, known);
+  if (proposer_params(out->proposer, c->path, c->search.nparams, c->search.param_key,
+                      c->search.param_value, out->param, e))
+    return -1;
   out->tmpl = &c->tmpl;
   out->dims = c->dims;
   out->start = c->start;
@@ -67,7 +70,8 @@ static unsigned long long segment_seed(const search *s, int segment) {
 }
 
 /* Segment k begins at `start`: a fresh proposer (its own seeded knob order, no payoff, no near
- * misses), the tried set kept so that no configuration is measured twice as new. */
+ * misses), or one that carries what it learned, reseeded (proposer_ops.segment); the tried set
+ * kept so that no configuration is measured twice as new. */
 static int begin_segment(search *s, int k, const config *start, tf_err *e) {
   s->segment = k;
   s->seg_keeps = 0;
@@ -75,7 +79,10 @@ static int begin_segment(search *s, int k, const config *start, tf_err *e) {
   s->duel = s->dueled = 0;
   snprintf(s->seg_why, sizeof s->seg_why, "its search had stalled before this run");
   s->best = *start;
-  if (s->cfg.tmpl) s->cfg.proposer->init(&s->prop, s->cfg.tmpl, s->cfg.dims, segment_seed(s, k));
+  const proposer_ops *ops = s->cfg.proposer;
+  if (s->cfg.tmpl && k > 0 && ops->segment) ops->segment(&s->prop, segment_seed(s, k));
+  else if (s->cfg.tmpl)
+    ops->init(&s->prop, s->cfg.tmpl, s->cfg.dims, segment_seed(s, k), s->cfg.param);
   s->prop.memo = s->memo;
   return tried_add(&s->tried, start) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
 }
@@ -374,8 +381,10 @@ static void count(search *s, const search_fact *f) {
   }
   /* a refused generation's ratio is not trusted (its control drifted or it was noisy) */
   int trusted = f->decision == DECISION_REJECT || f->decision == DECISION_AMBIGUOUS;
+  propose_obs o = {kept, trusted ? f->ratio : NAN, kept || trusted ? f->best_us : NAN,
+                   kept || trusted ? f->new_us : NAN};
   if (s->cfg.tmpl && !s->cfg.search.fixed)
-    s->cfg.proposer->feedback(&s->prop, &s->best, &f->cand, kept, trusted ? f->ratio : NAN);
+    s->cfg.proposer->feedback(&s->prop, &s->best, &f->cand, &o);
   if (isfinite(f->best_us)) {
     s->best_us = kept ? f->new_us : f->best_us;
     s->best_gen = f->generation;

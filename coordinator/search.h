@@ -50,6 +50,7 @@ typedef struct search_config {
   int max_requeue;           /* decide.max_requeue */
   canary_opts canary;
   const proposer_ops *proposer; /* the campaign's search.proposer (with tmpl) */
+  double param[PROPOSE_MAX_PARAMS]; /* its parameters (search.params over its defaults) */
   unsigned long long seed;   /* measure.seed: with the device's ordinal, seeds the proposers */
   int ordinal;
   int loose;                 /* read back only, from a ledger that does not say its search mode
@@ -60,7 +61,8 @@ typedef struct search_config {
 } search_config;
 
 /* The search options of campaign c for the device at `ordinal`; TF_EXIT_INPUT when the
- * campaign names a proposer there is none of. */
+ * campaign names a proposer there is none of, or a parameter it does not take or out of its
+ * range. */
 int search_config_of(const campaign *c, int ordinal, search_config *out, tf_err *e);
 
 typedef enum {

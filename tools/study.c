@@ -22,6 +22,7 @@
 // uses, through common/decide.h: decide, decide_enough, decide_screen_round, decide_defaults,
 //           decision_names
 #include "tools/study.h"
+#include "tools/study_strategies.h" /* defines: study_strategies_main */
 
 #include <math.h>
 #include <stdio.h>
@@ -296,6 +297,8 @@ static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_S
 }
 
 int study_main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--strategies")) return study_strategies_main(argc, argv);
   study_opts so;
   memset(&so, 0, sizeof so);
   so.generations = 5000;

@@ -901,10 +901,11 @@ static void search_should_take_the_proposer_the_campaign_names(void **state) {
   tf_err e = {0};
   assert_int_equal(search_config_of(c, 0, &cfg, &e), 0);
   assert_string_equal(cfg.proposer->name, "coordinate");
-  snprintf(c->search.proposer, sizeof c->search.proposer, "annealing");
+  snprintf(c->search.proposer, sizeof c->search.proposer, "nosuch");
   assert_int_equal(search_config_of(c, 0, &cfg, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
-  assert_non_null(strstr(e.msg, "key 'search.proposer': no proposer 'annealing' (known: coordinate)"));
+  assert_non_null(strstr(e.msg, "key 'search.proposer': no proposer 'nosuch' (known: coordinate, "
+                                "random, annealing, model)"));
   free(c);
 }
 

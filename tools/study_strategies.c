@@ -1,0 +1,302 @@
+/* study_strategies: `tunefarm study --strategies` (tools/study_strategies.h). */
+// defines: study_strategies_main
+#include "tools/study_strategies.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/campaign.h"    // defines: campaign_load, campaign_release
+#include "common/err.h"         // defines: tf_err, tf_fail, tf_exit_status
+#include "coordinator/ledger.h" // defines: ledger_scan
+#include "coordinator/replay.h" // defines: ledger_best, ledger_best_add
+#include "coordinator/space.h"  // defines: space_enumerate, space_at
+#include "worker/simcost.h"     // defines: simcost_us
+
+#define MAX_GROUPS 16
+#define MAX_AT 16
+#define MAX_RUNS 4096
+
+/* A configuration's true time on a device: "sim", the cost model under the run's seed. A
+ * recorded space would answer from its table here. */
+typedef struct truth {
+  const campaign *c;
+  const space_view *v;
+  unsigned long long seed; /* the optimum below is this seed's */
+  double optimum_us;
+  int have_optimum;
+} truth;
+
+static double truth_us(const truth *t, const config *c, unsigned long long seed) {
+  return simcost_us(&t->c->tmpl, t->c->dims, c, seed);
+}
+
+static double truth_optimum(truth *t, unsigned long long seed) {
+  if (t->have_optimum && t->seed == seed) return t->optimum_us;
+  double best = INFINITY;
+  for (int i = 0; i < t->v->nreachable; i++) {
+    config c;
+    space_at(t->v, i, &c);
+    double us = truth_us(t, &c, seed);
+    if (us < best) best = us;
+  }
+  t->seed = seed, t->optimum_us = best, t->have_optimum = 1;
+  return best;
+}
+
+/* One run: its distance to the optimum after each measured generation. */
+typedef struct run_curve {
+  int n, cap;
+  double *ratio;        /* [m - 1]: the answer's true time / optimum after m measured */
+  double *gpu_s;        /* [m - 1]: GPU seconds of recorded rounds up to it */
+} run_curve;
+
+typedef struct scan_ctx {
+  truth *t;
+  ledger_best b;
+  run_curve *r;
+  double gpu_s;
+  unsigned long long seed;
+  int have_seed;
+} scan_ctx;
+
+static int curve_push(run_curve *r, double ratio, double gpu_s) {
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 256;
+    double *a = realloc(r->ratio, (size_t)cap * sizeof *a);
+    if (!a) return -1;
+    r->ratio = a;
+    double *g = realloc(r->gpu_s, (size_t)cap * sizeof *g);
+    if (!g) return -1;
+    r->gpu_s = g;
+    r->cap = cap;
+  }
+  r->ratio[r->n] = ratio;
+  r->gpu_s[r->n++] = gpu_s;
+  return 0;
+}
+
+static double rounds_gpu_s(const record_gen *g) {
+  double us = 0;
+  for (int i = 0; i < g->res.nrounds; i++)
+    for (int a = 0; a < ARM_COUNT; a++)
+      if (g->res.rounds[i].us[a] > 0) us += g->res.rounds[i].us[a] * g->res.samples;
+  return us * 1e-6;
+}
+
+static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
+  (void)line;
+  scan_ctx *x = ctx;
+  int measured_before = x->b.s ? x->b.s->measured : 0;
+  if (ledger_best_add(&x->b, rec, e)) return -1;
+  if (rec->kind != RECORD_GENERATION || !rec->gen.measured) return 0;
+  if (!x->have_seed) {
+    job *j = malloc(sizeof *j);
+    if (!j) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+    int rc = record_job(&rec->gen, j, e);
+    x->seed = j->measure.seed;
+    free(j);
+    if (rc) return -1;
+    x->have_seed = 1;
+  }
+  x->gpu_s += rounds_gpu_s(&rec->gen);
+  if (x->b.s->measured == measured_before) return 0; /* not in the budget: no new count */
+  const config *answer = search_answer(x->b.s, NULL, NULL);
+  double ratio = truth_us(x->t, answer, x->seed) / truth_optimum(x->t, x->seed);
+  return curve_push(x->r, ratio, x->gpu_s) ? tf_fail(e, TF_EXIT_FAIL, "out of memory") : 0;
+}
+
+static int read_run(truth *t, const char *path, run_curve *r, tf_err *e) {
+  scan_ctx x = {.t = t, .r = r};
+  ledger_best_init(&x.b, &t->c->tmpl, path);
+  int rc = ledger_scan(path, stderr, on_record, &x, e);
+  ledger_best_release(&x.b);
+  return rc;
+}
+
+/* Every *.jsonl under dir, sorted per folder, as runs of one group. */
+typedef struct group {
+  const char *name;
+  run_curve runs[MAX_RUNS];
+  int n;
+} group;
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int read_dir(truth *t, const char *dir, group *g, tf_err *e) {
+  struct dirent **list;
+  int n = scandir(dir, &list, NULL, by_name), rc = 0;
+  if (n < 0) return tf_fail(e, TF_EXIT_INPUT, "folder '%s' cannot be read", dir);
+  for (int i = 0; i < n; i++) {
+    char path[4096];
+    struct stat st;
+    const char *name = list[i]->d_name;
+    size_t len = strlen(name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (rc || name[0] == '.' || stat(path, &st)) continue;
+    if (S_ISDIR(st.st_mode)) {
+      rc = read_dir(t, path, g, e);
+    } else if (len > 6 && strcmp(name + len - 6, ".jsonl") == 0) {
+      if (g->n == MAX_RUNS) rc = tf_fail(e, TF_EXIT_INPUT, "more than %d runs", MAX_RUNS);
+      else rc = read_run(t, path, &g->runs[g->n++], e);
+    }
+  }
+  for (int i = 0; i < n; i++) free(list[i]);
+  free(list);
+  return rc;
+}
+
+/* ---- the table ---- */
+
+static double ratio_at(const run_curve *r, int g) {
+  if (r->n == 0) return NAN;
+  return r->ratio[(g < r->n ? g : r->n) - 1];
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median over runs of the first count (gens) or GPU time (else) within `within`; runs
+ * that never got there count as infinite. */
+static double median_to(const group *g, double within, int gens) {
+  double *v = malloc((size_t)(g->n ? g->n : 1) * sizeof *v);
+  if (!v) return NAN;
+  for (int i = 0; i < g->n; i++) {
+    const run_curve *r = &g->runs[i];
+    v[i] = INFINITY;
+    for (int m = 0; m < r->n; m++)
+      if (r->ratio[m] <= within) {
+        v[i] = gens ? m + 1 : r->gpu_s[m];
+        break;
+      }
+  }
+  qsort(v, (size_t)g->n, sizeof *v, cmp_double);
+  double med = g->n ? v[(g->n - 1) / 2] : NAN;
+  free(v);
+  return med;
+}
+
+static void print_table(const group *gs, int ng, const int *at, int nat, double within,
+                        FILE *out) {
+  fprintf(out, "\nWithin %.0f%% of the optimum: fraction of runs after G measured generations\n\n"
+          "| strategy | runs |", (within - 1) * 100);
+  for (int a = 0; a < nat; a++) fprintf(out, " G=%d |", at[a]);
+  fprintf(out, " median G to reach | median GPU s to reach |\n|---|---:|");
+  for (int a = 0; a < nat; a++) fprintf(out, "---:|");
+  fprintf(out, "---:|---:|\n");
+  for (int i = 0; i < ng; i++) {
+    const group *g = &gs[i];
+    fprintf(out, "| %s | %d |", g->name, g->n);
+    for (int a = 0; a < nat; a++) {
+      int k = 0;
+      for (int r = 0; r < g->n; r++) k += ratio_at(&g->runs[r], at[a]) <= within;
+      fprintf(out, " %.2f |", g->n ? (double)k / g->n : 0.0);
+    }
+    double mg = median_to(g, within, 1), ms = median_to(g, within, 0);
+    if (isfinite(mg)) fprintf(out, " %.0f | %.3f |\n", mg, ms);
+    else fprintf(out, " - | - |\n");
+  }
+}
+
+/* ---- arguments ---- */
+
+static int usage(void) {
+  fprintf(stderr, "usage: tunefarm study --strategies [--truth sim] [--at G,G,...] CAMPAIGN "
+                  "NAME=DIR ...\n");
+  return TF_EXIT_INPUT;
+}
+
+static int parse_at(const char *s, int *at, int *nat) {
+  *nat = 0;
+  while (*s && *nat < MAX_AT) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > 1000000 || (*end && *end != ',')) return -1;
+    at[(*nat)++] = (int)v;
+    s = *end ? end + 1 : end;
+  }
+  return *s ? -1 : 0;
+}
+
+static int run_study(const char *cpath, char **pairs, int npairs, const int *at, int nat,
+                     tf_err *e) {
+  campaign *c = calloc(1, sizeof *c);
+  group *gs = calloc(MAX_GROUPS, sizeof *gs);
+  space_view v = {0};
+  int rc = -1, ng = 0;
+  if (!c || !gs) {
+    tf_fail(e, TF_EXIT_FAIL, "out of memory");
+    goto end;
+  }
+  if (campaign_load(c, cpath, e) || space_enumerate(c, &v, e)) goto end;
+  truth t = {.c = c, .v = &v};
+  for (; ng < npairs; ng++) {
+    char *eq = strchr(pairs[ng], '=');
+    if (!eq || eq == pairs[ng] || !eq[1]) {
+      tf_fail(e, TF_EXIT_INPUT, "'%s' is not NAME=DIR", pairs[ng]);
+      goto end;
+    }
+    *eq = '\0';
+    gs[ng].name = pairs[ng];
+    if (read_dir(&t, eq + 1, &gs[ng], e)) goto end;
+    if (gs[ng].n == 0) {
+      tf_fail(e, TF_EXIT_INPUT, "folder '%s' holds no ledger", eq + 1);
+      goto end;
+    }
+  }
+  printf("Strategies on %s (truth: the simulated device's cost model, each run under its own "
+         "measure.seed; %d reachable configurations)\n", c->name, v.nreachable);
+  print_table(gs, ng, at, nat, 1.01, stdout);
+  print_table(gs, ng, at, nat, 1.03, stdout);
+  rc = 0;
+end:
+  for (int i = 0; gs && i < MAX_GROUPS; i++)
+    for (int r = 0; r < gs[i].n; r++) free(gs[i].runs[r].ratio), free(gs[i].runs[r].gpu_s);
+  free(gs);
+  space_release(&v);
+  if (c) campaign_release(c);
+  free(c);
+  return rc;
+}
+
+int study_strategies_main(int argc, char **argv) {
+  int at[MAX_AT] = {10, 25, 50, 100, 200}, nat = 5, i = 1;
+  const char *cpath = NULL;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "--strategies")) continue;
+    if (!strcmp(argv[i], "--at") && i + 1 < argc) {
+      if (parse_at(argv[++i], at, &nat)) {
+        fprintf(stderr, "tunefarm study: --at '%s' must be generation counts, e.g. 10,50,100\n",
+                argv[i]);
+        return TF_EXIT_INPUT;
+      }
+    } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
+      if (strcmp(argv[++i], "sim") != 0) {
+        fprintf(stderr, "tunefarm study: --truth '%s': only 'sim' (the simulated device's cost "
+                        "model) is known\n", argv[i]);
+        return TF_EXIT_INPUT;
+      }
+    } else {
+      return usage();
+    }
+  }
+  if (argc - i < 2) return usage();
+  cpath = argv[i++];
+  if (argc - i > MAX_GROUPS) {
+    fprintf(stderr, "tunefarm study: at most %d strategies\n", MAX_GROUPS);
+    return TF_EXIT_INPUT;
+  }
+  tf_err e = {0};
+  if (run_study(cpath, argv + i, argc - i, at, nat, &e)) {
+    fprintf(stderr, "tunefarm study: %s\n", e.msg);
+    return tf_exit_status(&e);
+  }
+  return 0;
+}
