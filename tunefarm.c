@@ -9,6 +9,7 @@
  *   devices                  worker/devices.h
  *   report                   tools/report.h
  *   study                    tools/study.h, tools/study_replay.h (--ledgers)
+ *   sweep                    tools/sweep.h
  *   verify                   tools/verify.h */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ISSET */
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include "tools/report.h"             // defines: report_main
 #include "tools/study.h"              // defines: study_main
 #include "tools/study_replay.h"       // defines: study_replay_main
+#include "tools/sweep.h"              // defines: sweep_main
 #include "tools/verify.h"             // defines: verify_main
 #include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main
@@ -56,7 +58,8 @@ static void usage(FILE *f) {
           "  export LEDGER      a search's best as a .cu and .h that build with plain nvcc\n"
           "  devices            the GPUs of this node and their tags\n"
           "  measure            the measure child (jobs on stdin, results on stdout)\n"
-          "  study              both decision rules on simulated streams, or on GPU ledgers\n\n"
+          "  study              both decision rules on simulated streams, or on GPU ledgers\n"
+          "  sweep CAMPAIGN     measure every reachable configuration into a recorded space\n\n"
           "`tunefarm COMMAND --help` describes each. Exit status: 0 success, 1 failure,\n"
           "2 bad input or usage.\n");
 }
@@ -482,6 +485,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
   if (!strcmp(cmd, "bench")) return bench_main(argc, argv);
   if (!strcmp(cmd, "export")) return export_main(argc, argv);
+  if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;
