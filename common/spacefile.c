@@ -30,7 +30,7 @@ static double quantile(const double *v, int n, double q) {
 
 void spacefile_entry_stats(space_entry *x) {
   int n = x->nrounds;
-  x->median_us = x->mad_us = x->q1_us = x->q3_us = x->ratio = NAN;
+  x->median_us = x->mad_us = x->q1_us = x->q3_us = x->ratio = x->ref_median_us = NAN;
   if (n <= 0) return;
   double *v = malloc(sizeof *v * (size_t)n * 2);
   if (!v) return;
@@ -43,6 +43,7 @@ void spacefile_entry_stats(space_entry *x) {
   x->mad_us = stats_median(v + n, n);
   for (int i = 0; i < n; i++) v[i] = x->us[i] / x->ref_us[i];
   x->ratio = stats_median(v, n);
+  x->ref_median_us = stats_median(x->ref_us, n);
   free(v);
 }
 
@@ -360,7 +361,7 @@ static int next_json(reader *r, cJSON **out, tf_err *e) {
   if (!*out || !cJSON_IsObject(*out)) {
     cJSON_Delete(*out);
     return tf_fail(e, TF_EXIT_INPUT, "space '%s': line %ld is not a JSON object: the file is "
-                   "corrupt", r->sf->path, r->line);
+                   "corrupt or cut short", r->sf->path, r->line);
   }
   return 1;
 }
@@ -477,9 +478,9 @@ void spacefile_config_text(const space_file *sf, const config *c, char *buf, siz
 }
 
 double spacefile_round_us(const space_file *sf, const space_entry *x, int r) {
-  return x->us[r] / x->ref_us[r] * sf->reference_us;
+  return x->us[r] * (x->ratio * sf->reference_us / x->median_us);
 }
 
 double spacefile_control_us(const space_file *sf, const space_entry *x, int r) {
-  return x->control_us[r] / x->ref_us[r] * sf->reference_us;
+  return x->control_us[r] * (sf->reference_us / x->ref_median_us);
 }

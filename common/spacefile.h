@@ -48,6 +48,7 @@ typedef struct space_entry {
   double *control_us;  /* the control's, in the same rounds */
   double median_us, mad_us, q1_us, q3_us; /* over us[] */
   double ratio;        /* median over rounds of us / ref_us: drift cancels */
+  double ref_median_us; /* median of ref_us */
   int samples, burn_in; /* launches per arm and round; unrecorded rounds before them */
   double launch_spread; /* the launches' relative spread in burn-in; NAN unknown */
   double load_s, check_s, measure_s; /* where its job's time went (common/msg.h) */
@@ -80,8 +81,10 @@ void spacefile_release(space_file *sf);
 const space_entry *spacefile_find(const space_file *sf, const config *c);
 /* "K=V,K=V" in the header's knob order. */
 void spacefile_config_text(const space_file *sf, const config *c, char *buf, size_t len);
-/* Round r of entry x, the drift that the reference saw in that round taken out:
- * x->us[r] / x->ref_us[r] * sf->reference_us (and the same of the control). */
+/* Round r of entry x at the level the reference sets for the whole sweep: its own round
+ * scaled so that its median is x->ratio * sf->reference_us (the drift the reference saw
+ * beside it taken out, the round-to-round noise its own); the control's round r scaled by
+ * sf->reference_us / x->ref_median_us. */
 double spacefile_round_us(const space_file *sf, const space_entry *x, int r);
 double spacefile_control_us(const space_file *sf, const space_entry *x, int r);
 

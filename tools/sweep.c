@@ -624,3 +624,53 @@ int sweep_main(int argc, char **argv) {
   free(s);
   return rc;
 }
+
+/* ---- a space against a campaign (run --space) ---- */
+
+static int space_fits(const campaign *c, const space_file *sf, tf_err *e) {
+  const spec *t = &c->tmpl;
+  int same = strcmp(t->name, sf->tmpl) == 0 && t->nknobs == sf->nknobs && t->ndims == sf->ndims;
+  for (int i = 0; same && i < t->nknobs; i++) same = strcmp(t->knobs[i].name, sf->knobs[i]) == 0;
+  for (int i = 0; same && i < t->ndims; i++)
+    same = strcmp(t->dims[i].name, sf->dim_names[i]) == 0 && c->dims[i] == sf->dims[i];
+  if (!same)
+    return tf_fail(e, TF_EXIT_INPUT, "space '%s' was recorded for template '%s' at another "
+                   "problem or with other knobs than campaign '%s' asks", sf->path, sf->tmpl,
+                   c->path);
+  return 0;
+}
+
+static int space_covers(const space_view *v, const space_file *sf, const campaign *c,
+                        tf_err *e) {
+  int missing = 0, first = -1;
+  for (int i = 0; i < v->nreachable; i++) {
+    config x;
+    space_at(v, i, &x);
+    if (!spacefile_find(sf, &x)) missing++, first = first < 0 ? i : first;
+  }
+  if (!missing) return 0;
+  config x;
+  char text[512];
+  space_at(v, first, &x);
+  spacefile_config_text(sf, &x, text, sizeof text);
+  return tf_fail(e, TF_EXIT_INPUT, "space '%s' has no configuration %s (%d of the %d that "
+                 "campaign '%s' can reach are missing): record them with tunefarm sweep",
+                 sf->path, text, missing, v->nreachable, c->path);
+}
+
+int sweep_check_space(const char *campaign_path, const char *space, tf_err *e) {
+  campaign *c = calloc(1, sizeof *c);
+  space_view v = {0};
+  space_file sf = {0};
+  if (!c) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  int rc = campaign_load(c, campaign_path, e) || space_enumerate(c, &v, e) ||
+                   spacefile_load(&sf, space, e) || space_fits(c, &sf, e) ||
+                   space_covers(&v, &sf, c, e)
+               ? -1
+               : 0;
+  spacefile_release(&sf);
+  space_release(&v);
+  campaign_release(c);
+  free(c);
+  return rc;
+}

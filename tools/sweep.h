@@ -19,6 +19,14 @@
 #ifndef TF_SWEEP_H
 #define TF_SWEEP_H
 
+#include "common/err.h"
+
 int sweep_main(int argc, char **argv); /* argv[0] is "sweep" */
+
+/* Whether the space file at `space` can answer every job of the campaign at `campaign_path`:
+ * a readable space (spacefile_load), of the campaign's template, knobs and problem, holding
+ * every configuration the campaign's search can reach. 0, or -1 with e (TF_EXIT_INPUT, one
+ * message naming the file and, for a missing one, the configuration). */
+int sweep_check_space(const char *campaign_path, const char *space, tf_err *e);
 
 #endif
