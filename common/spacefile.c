@@ -79,7 +79,7 @@ cJSON *spacefile_entry_to_json(const space_entry *x) {
   if (x->detail[0]) cJSON_AddStringToObject(o, "detail", x->detail);
   add7(o, "compile_ms", x->compile_ms);
   add7(o, "rel_err", x->rel_err);
-  if (x->check != SPACE_PASS) return o;
+  if (x->check != SPACE_PASS || x->nrounds == 0) return o; /* a compile alone (sweep's part) */
   add7(o, "median_us", x->median_us);
   add7(o, "mad_us", x->mad_us);
   add7(o, "q1_us", x->q1_us);
@@ -193,7 +193,9 @@ int spacefile_entry_from_json(const cJSON *o, int nknobs, space_entry *x, const 
       jsonio_str(file, "space", o, NULL, "detail", 0, sizeof x->detail - 1, &detail, e))
     return -1;
   snprintf(x->detail, sizeof x->detail, "%s", detail);
-  return x->check == SPACE_PASS ? measured_from(o, x, file, line, e) : 0;
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
+  int compile_only = cJSON_IsString(type) && strcmp(type->valuestring, "compile") == 0;
+  return x->check == SPACE_PASS && !compile_only ? measured_from(o, x, file, line, e) : 0;
 }
 
 /* ---- the header ---- */

@@ -197,6 +197,18 @@ static int index_of(const sweep *s, const config *c) {
   return -1;
 }
 
+/* A compile line of the part file: that kernel's compile is done (time, or refusal). */
+static int resume_compile(sweep *s, const cJSON *o, long line, tf_err *e) {
+  space_entry x;
+  if (spacefile_entry_from_json(o, s->sf.nknobs, &x, s->part, line, e)) return -1;
+  int i = index_of(s, &x.cfg);
+  if (i < 0) return 0;
+  s->compile_state[i] = x.check == SPACE_COMPILE_ERROR ? 2 : 1;
+  s->compile_ms[i] = x.compile_ms;
+  snprintf(s->refusal[i], sizeof s->refusal[i], "%s", x.detail);
+  return 0;
+}
+
 /* What an earlier sweep of the same campaign on the same device left in OUT.part; a part of
  * another campaign or device is refused (it is not ours to overwrite). */
 static int resume_part(sweep *s, FILE *f, tf_err *e) {
@@ -216,6 +228,9 @@ static int resume_part(sweep *s, FILE *f, tf_err *e) {
           strcmp(old.dev.uuid, s->sf.dev.uuid) != 0)
         rc = tf_fail(e, TF_EXIT_INPUT, "'%s' holds a sweep of another campaign or "
                      "device (or is no sweep): remove it, or give another -o", s->part);
+    } else if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "type")) &&
+               strcmp(cJSON_GetObjectItemCaseSensitive(o, "type")->valuestring, "compile") == 0) {
+      rc = resume_compile(s, o, n, e);
     } else {
       space_entry x;
       if (spacefile_entry_from_json(o, s->sf.nknobs, &x, s->part, n, e)) {
@@ -341,6 +356,15 @@ static void take_compile(sweep *s, compiling *c) {
     snprintf(s->refusal[i], sizeof s->refusal[i], "%s",
              cJSON_IsString(msg) ? msg->valuestring : "nvrtc refused the program");
   cJSON_Delete(o);
+  /* kept in the part file, so that a resumed sweep knows the time the cache now hides */
+  space_entry x = {.check = s->compile_state[i] == 2 ? SPACE_COMPILE_ERROR : SPACE_PASS,
+                   .compile_ms = s->compile_ms[i], .rel_err = NAN, .nrounds = 0};
+  space_at(&s->v, i, &x.cfg);
+  snprintf(x.detail, sizeof x.detail, "%s", s->refusal[i]);
+  cJSON *line = spacefile_entry_to_json(&x);
+  cJSON_ReplaceItemInObjectCaseSensitive(line, "type", cJSON_CreateString("compile"));
+  jsonio_write_line(s->pf, line);
+  cJSON_Delete(line);
 }
 
 static void compile_progress(const sweep *s, int done, int of, double t0, int force) {
@@ -361,12 +385,12 @@ static int compile_all(sweep *s, tf_err *e) {
   if (!run) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int next = 0, nrun = 0, done = 0, todo = 0, rc = 0;
   double t0 = tf_monotonic_s();
-  for (int i = 0; i < s->v.nreachable; i++) todo += !s->have[i];
+  for (int i = 0; i < s->v.nreachable; i++) todo += !s->have[i] && !s->compile_state[i];
   while (rc == 0 && (next < s->v.nreachable || nrun > 0)) {
     while (rc == 0 && nrun < jobs && next < s->v.nreachable) {
       int i = next++;
       program_ref p;
-      if (s->have[i]) continue;
+      if (s->have[i] || s->compile_state[i]) continue;
       if (kernel_program(s, i, &p, e)) { rc = -1; break; }
       pid_t pid = spawn_compile(s, &p, &sim, &run[nrun].fd);
       if (pid < 0) { rc = tf_fail(e, TF_EXIT_FAIL, "cannot start a compile: %s", strerror(errno)); break; }
@@ -455,6 +479,7 @@ static int measure_one(sweep *s, int i, space_entry *x, tf_err *e) {
   if (job_build(s->j, &s->c, i + 1, 0, &s->c.start, &cfg, e)) return -1;
   snprintf(s->j->decide.rule, sizeof s->j->decide.rule, "median"); /* every round, no early stop */
   if (s->o.rounds > 0) s->j->measure.rounds = s->o.rounds;
+  s->j->measure.max_samples = s->j->measure.samples; /* rounds as the farm's sequential rule takes them */
   cJSON *msg = job_to_json(s->j), *reply = NULL;
   char why[512] = "";
   int rc = childproc_send(&s->child, msg, e);

@@ -23,6 +23,17 @@ head -4 plain >again.tfspace.part
 "$TF" sweep --backend sim -o again.tfspace "$camp" 2>again.err || { cat again.err; fail "resume failed"; }
 grep -q "measured 6 of 6" again.err || { cat again.err; fail "did not resume from the part file"; }
 [ "$(zcat again.tfspace | grep -c '"type":"config"')" -eq 9 ] || fail "resumed file incomplete"
+# Compile times: NVRTC's (here the simulated device's compile) for kernels the cache lacks,
+# null for those it holds; a part file keeps them for the sweep that resumes it.
+export TUNEFARM_SIM_COMPILE=0.01 TUNEFARM_CACHE="$WORK/cache"
+"$TF" sweep --backend sim --quiet -o timed.tfspace "$camp" || fail "timed sweep failed"
+[ "$(zcat timed.tfspace | grep -c '"compile_ms":[0-9]')" -eq 9 ] || fail "compile times not recorded"
+{ zcat timed.tfspace | head -1
+  zcat timed.tfspace | sed -n 2,4p | sed -E 's/"type":"config"/"type":"compile"/; s/,"rel_err".*$/}/'; } >warm.tfspace.part
+"$TF" sweep --backend sim --quiet -o warm.tfspace "$camp" || fail "warm sweep failed"
+[ "$(zcat warm.tfspace | grep -c '"compile_ms":[0-9]')" -eq 3 ] || fail "compile times of the part file lost"
+[ "$(zcat warm.tfspace | grep -c '"compile_ms":null')" -eq 6 ] || fail "cached kernels given a compile time"
+export TUNEFARM_SIM_COMPILE=0
 # A part file of another campaign is not overwritten.
 sed 's/"campaign_hash":"[0-9a-f]*"/"campaign_hash":"00"/' plain | head -2 >other.tfspace.part
 expect_exit 2 "$TF" sweep --backend sim -o other.tfspace "$camp"
