@@ -9,6 +9,7 @@
  *   devices                  worker/devices.h
  *   report                   tools/report.h
  *   study                    tools/study.h, tools/study_replay.h (--ledgers)
+ *   sweep                    tools/sweep.h
  *   verify                   tools/verify.h */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ISSET */
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include "tools/report.h"             // defines: report_main
 #include "tools/study.h"              // defines: study_main
 #include "tools/study_replay.h"       // defines: study_replay_main
+#include "tools/sweep.h"              // defines: sweep_main
 #include "tools/verify.h"             // defines: verify_main
 #include "worker/backend.h"           // defines: backend_find
 #include "worker/child.h"             // defines: child_main
@@ -56,7 +58,8 @@ static void usage(FILE *f) {
           "  export LEDGER      a search's best as a .cu and .h that build with plain nvcc\n"
           "  devices            the GPUs of this node and their tags\n"
           "  measure            the measure child (jobs on stdin, results on stdout)\n"
-          "  study              both decision rules on simulated streams, or on GPU ledgers\n\n"
+          "  study              both decision rules on simulated streams, or on GPU ledgers\n"
+          "  sweep CAMPAIGN     measure every reachable configuration into a recorded space\n\n"
           "`tunefarm COMMAND --help` describes each. Exit status: 0 success, 1 failure,\n"
           "2 bad input or usage.\n");
 }
@@ -65,7 +68,7 @@ static void run_usage(FILE *f) {
   fprintf(f,
           "usage: [mpirun -np G+1] tunefarm run [--backend cuda|sim] [--ledgers DIR] [--fresh]\n"
           "                                     [--quiet] [--compile-jobs N] [--no-run-ahead]\n"
-          "                                     [--worker-margin S] CAMPAIGN\n\n"
+          "                                     [--worker-margin S] [--space FILE] CAMPAIGN\n\n"
           "Rank 0 coordinates; ranks 1..G each measure on one GPU (the node-local worker\n"
           "index picks it) and every GPU runs its own search with its own ledger:\n"
           "DIR/<campaign>/<host>-gpu<N>-<uuid8>.jsonl. Run the same command again to resume:\n"
@@ -76,8 +79,10 @@ static void run_usage(FILE *f) {
           "  mpirun -np G+1 [--oversubscribe] <this binary> run <the same arguments>\n"
           "with G the GPUs this node shows (1 worker without a GPU, and with --backend sim),\n"
           "and --oversubscribe when the node has fewer cores than ranks.\n\n"
-          "  --backend B   cuda or sim; default: cuda where a worker sees a GPU, else sim\n"
-          "                (the simulated device), said on the first line\n"
+          "  --backend B   cuda, sim or replay; default: cuda where a worker sees a GPU, else\n"
+          "                sim (the simulated device), said on the first line\n"
+          "  --space FILE  the replay backend: every round drawn from a space recorded by\n"
+          "                `tunefarm sweep` (docs/reference/sweep.md), seeded by measure.seed\n"
           "  --ledgers D   ledgers folder (default: ledgers)\n"
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"
@@ -104,6 +109,7 @@ typedef struct run_args {
   int ledgers_given;       /* --ledgers was given (else the default is not repeated) */
   const char *jobs_arg;    /* --compile-jobs and --worker-margin as given; NULL: not given */
   const char *margin_arg;
+  const char *space;       /* --space: the recorded space the replay backend answers from */
   char why[320];           /* what is wrong with the command line */
   char resume[4096];       /* how to resume the run, as it was launched (run_opts.resume) */
 } run_args;
@@ -141,6 +147,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                          {"compile-jobs", required_argument, 0, 'j'},
                                          {"worker-margin", required_argument, 0, 'm'},
                                          {"no-run-ahead", no_argument, 0, 'A'},
+                                         {"space", required_argument, 0, 's'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
   int c;
@@ -148,6 +155,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":b:l:fqh", longs, NULL)) != -1) {
     switch (c) {
+      case 's': a->space = optarg; break;
       case 'b': a->o.backend = optarg; break;
       case 'l': a->o.ledgers = optarg, a->ledgers_given = 1; break;
       case 'f': a->o.fresh = 1; break;
@@ -191,7 +199,10 @@ static int parse_run(int argc, char **argv, run_args *a) {
   if (optind < argc - 1)
     return run_refuse(a, "one campaign file, not also '%s' (options go before it)", argv[optind + 1]);
   if (a->o.backend && !backend_find(a->o.backend))
-    return run_refuse(a, "unknown backend '%s' (cuda or sim)", a->o.backend);
+    return run_refuse(a, "unknown backend '%s' (cuda, sim or replay)", a->o.backend);
+  if (a->space && !a->o.backend) a->o.backend = "replay";
+  if ((a->space != NULL) != (a->o.backend && strcmp(a->o.backend, "replay") == 0))
+    return run_refuse(a, "--backend replay and --space FILE go together");
   a->o.campaign = argv[optind];
   return 0;
 }
@@ -321,6 +332,7 @@ static void put_run(text *t, const char *exe, const run_args *a) {
   if (a->jobs_arg) put(t, " --compile-jobs"), put_arg(t, a->jobs_arg);
   if (!a->o.run_ahead) put(t, " --no-run-ahead");
   if (a->margin_arg) put(t, " --worker-margin"), put_arg(t, a->margin_arg);
+  if (a->space) put(t, " --space"), put_arg(t, a->space);
   put_arg(t, a->o.campaign);
 }
 
@@ -406,6 +418,16 @@ static int self_launch(int argc, char **argv, const char *as, const run_args *a)
   return TF_EXIT_FAIL;
 }
 
+/* The replay backend's space, checked against the campaign before any rank starts, and named
+ * to the measure children (TUNEFARM_SPACE, inherited through mpirun and posix_spawn). */
+static int replay_space(const run_args *a, tf_err *e) {
+  char abs[4096];
+  if (sweep_check_space(a->o.campaign, a->space, e)) return -1;
+  if (!realpath(a->space, abs)) snprintf(abs, sizeof abs, "%s", a->space);
+  setenv("TUNEFARM_SPACE", abs, 1);
+  return 0;
+}
+
 static int cmd_run(int argc, char **argv, const char *as) {
   /* The margin covers what the job's deadline does not: starting a measure child (its hello
    * may take up to the worker's hello_s, 120 s), stopping an old one, the messages. */
@@ -415,6 +437,13 @@ static int cmd_run(int argc, char **argv, const char *as) {
   if (a.help) {
     run_usage(stdout);
     return 0;
+  }
+  tf_err space_err = {0};
+  if (!bad && a.space && replay_space(&a, &space_err)) {
+    if (!launched() || getenv("OMPI_COMM_WORLD_RANK") == NULL ||
+        strcmp(getenv("OMPI_COMM_WORLD_RANK"), "0") == 0)
+      fprintf(stderr, "tunefarm run: %s\n", space_err.msg);
+    return tf_exit_status(&space_err);
   }
   if (!bad && !launched()) return self_launch(argc, argv, as, &a);
   doorbell_block(); /* before MPI_Init starts threads, which would swallow the rings */
@@ -482,6 +511,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "verify")) return verify_main(argc, argv);
   if (!strcmp(cmd, "bench")) return bench_main(argc, argv);
   if (!strcmp(cmd, "export")) return export_main(argc, argv);
+  if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;

@@ -185,7 +185,7 @@ static void base_record(const farm *f, const device_run *d, const search_step *s
   g->generation = st->generation;
   snprintf(g->device, sizeof g->device, "%s", d->dev.uuid);
   snprintf(g->backend, sizeof g->backend, "%s", d->dev.backend);
-  g->simulated = strcmp(d->dev.backend, "sim") == 0;
+  g->simulated = strcmp(d->dev.backend, "cuda") != 0; /* sim, or a replay of a space */
   now_iso(g->time, sizeof g->time);
   snprintf(g->rule, sizeof g->rule, "%s", f->c.decide.rule);
   g->restart = st->segment;
@@ -915,6 +915,8 @@ static const char *backend_of(const farm *f) {
 /* What a simulated device's results are not: said on the run's first line and in its summary,
  * since its decision lines read like a GPU's. "" without one. */
 static const char *simulated_note(const farm *f) {
+  if (strcmp(backend_of(f), "replay") == 0)
+    return " (replay of a recorded space: every round is drawn from its recorded rounds)";
   return strstr(backend_of(f), "sim") ? " (simulated device: its times are synthetic, from a "
                                         "cost model, and no kernel's output is checked)" : "";
 }

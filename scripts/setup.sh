@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # iproute2: tests/mpi/two_hosts.sh makes two simulated hosts out of network namespaces.
-pkgs="cmake gcc make pkg-config libopenmpi-dev openmpi-bin libcjson-dev libcmocka-dev iproute2"
+pkgs="cmake gcc make pkg-config libopenmpi-dev openmpi-bin libcjson-dev zlib1g-dev libcmocka-dev iproute2"
 # --tests (scripts/test.sh): what only the tests use, without recommends (about 25 s, 100 MB):
 # Debian's JSON Schema validator for the T4 report, and headless Chromium for the HTML page
 # (the shell alone: Blink without the desktop browser; the full chromium package took 96 s).

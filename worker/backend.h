@@ -49,10 +49,15 @@ typedef struct backend_ops {
   void (*clock)(void *self, double *mhz, unsigned long long *reasons);
   void (*finish)(void *self);
   void (*close)(void *self);
+  /* Optional, NULL for a device whose time is real: a device whose time is simulated sets the
+   * result's times and wall_s, once the protocol has run the job, to what the job took on the
+   * device it stands for (replay: the recorded compile, check and round times). */
+  void (*elapsed)(void *self, result *r);
 } backend_ops;
 
 extern const backend_ops backend_sim;
 extern const backend_ops backend_cuda;
+extern const backend_ops backend_replay; /* worker/replay_backend.c: a recorded space */
 
 /* The simulated device's architecture, what its programs are "compiled" for. */
 #define SIM_ARCH "sm_90"

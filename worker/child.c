@@ -326,7 +326,7 @@ int child_main(int argc, char **argv) {
 }
 
 /* The device kinds a measure child can open, by name. */
-static const backend_ops *const backends[] = {&backend_cuda, &backend_sim};
+static const backend_ops *const backends[] = {&backend_cuda, &backend_sim, &backend_replay};
 
 const backend_ops *backend_find(const char *name) {
   for (size_t i = 0; name && i < sizeof backends / sizeof backends[0]; i++)

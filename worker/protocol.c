@@ -283,5 +283,6 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
     if (rc == 0) ops->finish(self); /* never touch a device after a sticky error */
   }
   r->wall_s = tf_monotonic_s() - t0;
+  if (rc == 0 && ops->elapsed) ops->elapsed(self, r);
   return rc;
 }

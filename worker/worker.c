@@ -77,6 +77,7 @@ static int start_pool(worker_state *w) {
   sim_compile simulate = {0.0, 0.0, 0.0, 0};
   tf_err e = {0};
   int sim = strcmp(w->backend, "sim") == 0;
+  if (strcmp(w->backend, "replay") == 0) return 0; /* its compiles are recorded, not run */
   if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.none)))
     return 0;
   cpus_share cpus = cpus_share_mine(w->o->workers_on_node);

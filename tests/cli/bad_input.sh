@@ -107,7 +107,7 @@ run_says() { # what-it-must-say args...
   expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run "$@"
   grep -qF -- "$want" last.err || { cat last.err; fail "run $*: does not say '$want'"; }
 }
-run_says "unknown backend 'gpu' (cuda or sim)" --backend gpu "$good"
+run_says "unknown backend 'gpu' (cuda, sim or replay)" --backend gpu "$good"
 run_says "--compile-jobs wants auto or a whole number 0..1024, not '-3'" --compile-jobs -3 "$good"
 run_says "--worker-margin wants seconds in [0, 86400], not 'abc'" --worker-margin abc "$good"
 run_says "unknown option '--bogus'" --bogus "$good"
