@@ -12,6 +12,7 @@
 #include "common/compile.h" /* defines: compile_includes_of */
 #include "common/decide.h"
 #include "common/jsonio.h"
+#include "common/rule.h" /* defines: decide_select, decide_params_load, rule_names */
 
 #define WHAT "campaign"
 
@@ -280,9 +281,10 @@ static int load_measure(campaign *c, const cJSON *root, tf_err *e) {
 }
 
 static int load_decide(campaign *c, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"rule", "min_gain", "drift_tolerance", "max_requeue",
-                                     "alpha", "beta", "min_rounds", "clock_skew",
-                                     "throttle_mhz", "max_screened", NULL};
+  const char *keys[64] = {"rule", "min_gain", "drift_tolerance", "max_requeue", "clock_skew",
+                          "throttle_mhz", "max_screened"};
+  int nkeys = 7;
+  decide_param_keys(keys, &nkeys, 64); /* and every rule's own parameters */
   const cJSON *o;
   decide_opts *d = &c->decide;
   if (jsonio_child(c->path, WHAT, root, "", "decide", 0, cJSON_Object, &o, e)) return -1;
@@ -291,20 +293,17 @@ static int load_decide(campaign *c, const cJSON *root, tf_err *e) {
   if (jsonio_only_keys(c->path, WHAT, o, "decide", keys, e) ||
       jsonio_str(c->path, WHAT, o, "decide", "rule", 0, sizeof d->rule - 1, &rule, e))
     return -1;
-  if (rule) {
-    if (!decide_rule_known(rule))
-      return tf_fail(e, TF_EXIT_INPUT,
-                     WHAT " '%s': key 'decide.rule': unknown rule '%s' (known: median, sequential)",
-                     c->path, rule);
-    snprintf(d->rule, sizeof d->rule, "%s", rule);
+  if (rule && decide_select(d, rule)) {
+    char known[256];
+    rule_names(known, sizeof known);
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'decide.rule': unknown rule '%s' (known: %s)",
+                   c->path, rule, known);
   }
   return jsonio_num(c->path, WHAT, o, "decide", "min_gain", 0, 0.0, 0.5, &d->min_gain, e) ||
                  jsonio_num(c->path, WHAT, o, "decide", "drift_tolerance", 0, 0.0, 1.0,
                             &d->drift_tolerance, e) ||
                  get_int(c, o, "decide", "max_requeue", 0, 100, &d->max_requeue, e) ||
-                 jsonio_num(c->path, WHAT, o, "decide", "alpha", 0, 1e-6, 0.5, &d->alpha, e) ||
-                 jsonio_num(c->path, WHAT, o, "decide", "beta", 0, 1e-6, 0.5, &d->beta, e) ||
-                 get_int(c, o, "decide", "min_rounds", 1, 200, &d->min_rounds, e) ||
+                 decide_params_load(c->path, WHAT, o, d, e) ||
                  jsonio_num(c->path, WHAT, o, "decide", "clock_skew", 0, 0.0, 1.0, &d->clock_skew,
                             e) ||
                  jsonio_num(c->path, WHAT, o, "decide", "throttle_mhz", 0, 0.0, 10000.0,

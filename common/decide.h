@@ -7,11 +7,9 @@
  * tolerance -> refused as noisy; otherwise the rule judges the per-round
  * ratios new/best.
  *
- * Rules are selected by name (decide_opts.rule):
- *   "median"      baseline: keep iff the median ratio < 1 - min_gain.
- *   "sequential"  issue 6: clock-screened rounds, a sequential test with early
- *                 stopping and a cap, a sign-test gate, AMBIGUOUS when the two
- *                 instruments disagree.
+ * Rules are selected by name (decide_opts.rule) from the registry
+ * (common/rule.h): one row each, in common/rules/ ("median", the baseline;
+ * "sequential", clock-screened rounds and a sequential test).
  * A rule also says when the child may stop measuring (decide_enough): the
  * child calls it after each recorded round with the rounds so far. */
 #ifndef TF_DECIDE_H

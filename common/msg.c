@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/jsonio.h"
+#include "common/rule.h" /* defines: decide_select, decide_params_to_json, decide_params_from_json */
 
 const char *const arm_names[ARM_COUNT] = {"best", "new", "control"};
 /* A round's keys per arm, in arm_names' order: spelled out, not printed per round. */
@@ -244,23 +245,22 @@ cJSON *decide_opts_to_json(const decide_opts *d) {
   cJSON_AddNumberToObject(o, "min_gain", d->min_gain);
   cJSON_AddNumberToObject(o, "drift_tolerance", d->drift_tolerance);
   cJSON_AddNumberToObject(o, "max_requeue", d->max_requeue);
-  cJSON_AddNumberToObject(o, "alpha", d->alpha);
-  cJSON_AddNumberToObject(o, "beta", d->beta);
-  cJSON_AddNumberToObject(o, "min_rounds", d->min_rounds);
+  decide_params_to_json(d, o); /* the rule's own parameters (common/rule.h) */
   cJSON_AddNumberToObject(o, "clock_skew", d->clock_skew);
   cJSON_AddNumberToObject(o, "throttle_mhz", d->throttle_mhz);
   cJSON_AddNumberToObject(o, "max_screened", d->max_screened);
   return o;
 }
 
+/* An unknown rule keeps its name, so that decide() says which one it was. */
 static void decide_from_json(const cJSON *o, decide_opts *d) {
-  str_into(o, "rule", d->rule, sizeof d->rule);
+  char rule[sizeof d->rule];
+  str_into(o, "rule", rule, sizeof rule);
+  if (decide_select(d, rule)) snprintf(d->rule, sizeof d->rule, "%s", rule);
   d->min_gain = num_or(o, "min_gain", d->min_gain);
   d->drift_tolerance = num_or(o, "drift_tolerance", d->drift_tolerance);
   d->max_requeue = INT_OR(o, "max_requeue", d->max_requeue);
-  d->alpha = num_or(o, "alpha", d->alpha);
-  d->beta = num_or(o, "beta", d->beta);
-  d->min_rounds = INT_OR(o, "min_rounds", d->min_rounds);
+  decide_params_from_json(o, d);
   d->clock_skew = num_or(o, "clock_skew", d->clock_skew);
   d->throttle_mhz = num_or(o, "throttle_mhz", d->throttle_mhz);
   d->max_screened = INT_OR(o, "max_screened", d->max_screened);

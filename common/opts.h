@@ -51,23 +51,26 @@ typedef struct canary_opts {
   double threshold;    /* |median ratio - 1| above this is a bias (default: min_gain / 4) */
 } canary_opts;
 
+/* Room for one rule's own parameters (common/rule.h). */
+#define DECIDE_MAX_PARAMS 8
+
 typedef struct decide_opts {
-  char rule[16];          /* "median" (baseline) or "sequential" */
+  char rule[16];          /* a rule of the registry (common/rule.h), e.g. "median", "sequential" */
   double min_gain;        /* keep only if new is faster by more than this fraction */
   double drift_tolerance; /* control max/min over rounds above 1 + this: noisy */
   int max_requeue;        /* a noisy generation is measured again at most this often */
-  /* sequential rule (issue 6); ignored by "median" */
-  double alpha, beta;     /* false-keep and false-reject rates the test is built for */
-  int min_rounds;         /* never stop before this many recorded rounds */
+  /* the clock screen, for rules that screen rounds (decide_rule.screens) */
   double clock_skew;      /* screen a round whose arms' SM clocks differ by more than this fraction */
   double throttle_mhz;    /* screen a round whose SM clock falls below this (0: off) */
   int max_screened;       /* more screened rounds than this: refused as noisy */
+  /* The rule's own parameters, in the order of its table; only its file names them. */
+  double param[DECIDE_MAX_PARAMS];
 } decide_opts;
 
 /* The documented defaults of every decide option (docs/design.md says why
- * each value): rule "sequential", min_gain 0.01, drift_tolerance 0.03,
- * max_requeue 2; sequential: alpha 0.01, beta 0.05, min_rounds 4,
- * clock_skew 0.02, throttle_mhz 0 (off), max_screened 4. */
+ * each value): rule "sequential" with its parameters' defaults, min_gain 0.01,
+ * drift_tolerance 0.03, max_requeue 2, clock_skew 0.02, throttle_mhz 0 (off),
+ * max_screened 4. Defined with the rule registry (common/rules.c). */
 void decide_defaults(decide_opts *o);
 
 #endif

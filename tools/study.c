@@ -10,9 +10,10 @@
  * measured again, with a fresh stream, up to max_requeue times, as the
  * coordinator does; its rounds all count.
  *
- * Rules compared: "median" (baseline), "sequential", and "sequential" with
- * the clock readings withheld (a device whose boosts the clock does not show:
- * the robust statistics alone must carry it).
+ * Rules compared: every rule of the registry (common/rule.h), and each rule
+ * that screens rounds by clock once more with the clock readings withheld (a
+ * device whose boosts the clock does not show: the robust statistics alone
+ * must carry it).
  *
  * Output: markdown on stdout; the time taken on stderr.
  *
@@ -31,26 +32,37 @@
 #include <time.h>
 
 #include "common/decide.h" /* defines: decide, decide_enough, decide_screen_round, ... */
+#include "common/rule.h"   /* defines: rule_count, rule_at, decide_select */
 
 // defines: sim_noise_*, SIM_NOISE_ARMS
 #include "worker/sim_noise.h"
 
 #define STUDY_SCENARIOS 3
-#define STUDY_RULES 3
+#define STUDY_RULES (2 * RULE_MAX) /* each rule, and each screening rule without clocks */
 static const double scenario_gain[STUDY_SCENARIOS] = {0.0, 0.03, 0.05};
 static const char *const scenario_names[STUDY_SCENARIOS] = {"A/A", "3% gain", "5% gain"};
 
 typedef struct study_rule {
-  const char *label;
+  char label[64];
   const char *rule;
   int clocks; /* 0: the clock readings are withheld from the rule */
 } study_rule;
 
-static const study_rule study_rules[STUDY_RULES] = {
-    {"median (baseline)", "median", 1},
-    {"sequential", "sequential", 1},
-    {"sequential, clocks withheld", "sequential", 0},
-};
+/* The rows compared, from the registry: "median (baseline)", "sequential",
+ * "sequential, clocks withheld". Returns their count. */
+static int study_rules_of(study_rule rows[STUDY_RULES]) {
+  int n = 0;
+  for (int i = 0; i < rule_count() && n < STUDY_RULES; i++) {
+    const decide_rule *r = rule_at(i);
+    rows[n] = (study_rule){.rule = r->name, .clocks = 1};
+    snprintf(rows[n++].label, sizeof rows[0].label, "%s%s", r->name,
+             r->baseline ? " (baseline)" : "");
+    if (!r->screens) continue;
+    rows[n] = (study_rule){.rule = r->name, .clocks = 0};
+    snprintf(rows[n++].label, sizeof rows[0].label, "%s, clocks withheld", r->name);
+  }
+  return n;
+}
 
 typedef struct study_opts {
   int generations;
@@ -73,7 +85,7 @@ static void usage(FILE *f) {
           "                      [--samples K] [--noise key=value,...]\n"
           "       tunefarm study --ledgers LEDGER|DIR ...\n"
           "\n"
-          "Runs the decision rules (median, sequential, sequential without clock readings)\n"
+          "Runs every decision rule (and each clock-screening rule without clock readings)\n"
           "on the same simulated streams of rounds: A/A pairs and pairs where new is truly\n"
           "3%% and 5%% faster, N generations each, and prints a markdown table of keep\n"
           "rates, recorded rounds per decision, refused and ambiguous rates.\n"
@@ -207,7 +219,8 @@ static decision_kind study_measure(const study_opts *so, const study_rule *sr,
 }
 
 /* -1 when out of memory. */
-static int study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
+static int study_run(const study_opts *so, const study_rule *rows, int nrows,
+                     tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
   result *res = malloc(sizeof *res); /* large: one, reused */
   if (!res) return -1;
   measure_opts m;
@@ -221,10 +234,10 @@ static int study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCEN
     sim_us[ARM_BEST] = so->best_us;
     sim_us[ARM_NEW] = so->best_us * (1.0 - scenario_gain[sc]);
     sim_us[ARM_CONTROL] = so->control_us;
-    for (int ru = 0; ru < STUDY_RULES; ru++) {
+    for (int ru = 0; ru < nrows; ru++) {
       decide_opts o;
       decide_defaults(&o);
-      snprintf(o.rule, sizeof o.rule, "%s", study_rules[ru].rule);
+      decide_select(&o, rows[ru].rule);
       tally *t = &tallies[ru][sc];
       for (int g = 0; g < so->generations; g++) {
         decision_kind k = DECISION_REFUSED;
@@ -232,7 +245,7 @@ static int study_run(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCEN
           /* the stream depends on (scenario, generation, attempt), never on the rule */
           long long stream = ((long long)sc << 40) | ((long long)g << 8) | attempt;
           int noisy = 0;
-          k = study_measure(so, &study_rules[ru], &o, &m, sim_us, stream, res, t, &noisy);
+          k = study_measure(so, &rows[ru], &o, &m, sim_us, stream, res, t, &noisy);
           if (!(k == DECISION_REFUSED && noisy)) break;
         }
         t->kinds[k]++;
@@ -253,7 +266,8 @@ double study_wilson(long k, long n, int upper) {
 
 static double pct(long k, long n) { return n > 0 ? 100.0 * (double)k / (double)n : NAN; }
 
-static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
+static void study_print(const study_opts *so, const study_rule *rows, int nrows,
+                        tally tallies[STUDY_RULES][STUDY_SCENARIOS]) {
   long n = so->generations;
   const sim_noise_params *p = &so->noise;
   printf("Simulated device, %d generations per scenario, seed %llu; %d burn-in rounds, cap %d "
@@ -265,7 +279,7 @@ static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_S
   printf("| rule | false keeps on A/A (95%% upper) | keeps at 3%% | keeps at 5%% | "
          "recorded rounds per decision | refused | ambiguous |\n");
   printf("|---|---|---|---|---|---|---|\n");
-  for (int ru = 0; ru < STUDY_RULES; ru++) {
+  for (int ru = 0; ru < nrows; ru++) {
     long rounds = 0, refused = 0, ambiguous = 0;
     for (int sc = 0; sc < STUDY_SCENARIOS; sc++) {
       rounds += tallies[ru][sc].rounds;
@@ -274,7 +288,7 @@ static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_S
     }
     const tally *aa = &tallies[ru][0];
     printf("| %s | %.2f%% (%.2f%%) | %.1f%% | %.1f%% | %.2f | %.2f%% | %.2f%% |\n",
-           study_rules[ru].label, pct(aa->kinds[DECISION_KEEP], n),
+           rows[ru].label, pct(aa->kinds[DECISION_KEEP], n),
            100.0 * study_wilson(aa->kinds[DECISION_KEEP], n, 1),
            pct(tallies[ru][1].kinds[DECISION_KEEP], n), pct(tallies[ru][2].kinds[DECISION_KEEP], n),
            (double)rounds / (double)(STUDY_SCENARIOS * n), pct(refused, STUDY_SCENARIOS * n),
@@ -284,11 +298,11 @@ static void study_print(const study_opts *so, tally tallies[STUDY_RULES][STUDY_S
   printf("| rule | scenario | keep | reject | refused | ambiguous | rounds per decision | "
          "measurements per decision | screened rounds per decision |\n");
   printf("|---|---|---|---|---|---|---|---|---|\n");
-  for (int ru = 0; ru < STUDY_RULES; ru++) {
+  for (int ru = 0; ru < nrows; ru++) {
     for (int sc = 0; sc < STUDY_SCENARIOS; sc++) {
       const tally *t = &tallies[ru][sc];
       printf("| %s | %s | %.2f%% | %.2f%% | %.2f%% | %.2f%% | %.2f | %.3f | %.2f |\n",
-             study_rules[ru].label, scenario_names[sc], pct(t->kinds[DECISION_KEEP], n),
+             rows[ru].label, scenario_names[sc], pct(t->kinds[DECISION_KEEP], n),
              pct(t->kinds[DECISION_REJECT], n), pct(t->kinds[DECISION_REFUSED], n),
              pct(t->kinds[DECISION_AMBIGUOUS], n), (double)t->rounds / (double)n,
              (double)t->measurements / (double)n, (double)t->screened / (double)n);
@@ -311,16 +325,18 @@ int study_main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &so);
   if (rc == 1) return 0;
   if (rc != 0) return rc;
+  study_rule rows[STUDY_RULES];
+  int nrows = study_rules_of(rows);
   tally tallies[STUDY_RULES][STUDY_SCENARIOS];
   memset(tallies, 0, sizeof tallies);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (study_run(&so, tallies)) {
+  if (study_run(&so, rows, nrows, tallies)) {
     fprintf(stderr, "tunefarm study: out of memory\n");
     return 1;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  study_print(&so, tallies);
+  study_print(&so, rows, nrows, tallies);
   fprintf(stderr, "tunefarm study: %.1f s\n",
           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   return 0;

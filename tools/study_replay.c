@@ -2,11 +2,12 @@
  * recorded rounds of GPU ledgers (tools/study_replay.h says what is counted).
  *
  * The ledgers come from fixed-pair campaigns measured with the median rule,
- * every round recorded (campaigns/decide-aa.json, decide-gain3.json), so both
- * rules read the very same rounds: "median" all of them, as the coordinator
- * did; "sequential" the prefix its own protocol would have measured. Output:
+ * every round recorded (campaigns/decide-aa.json, decide-gain3.json), so every
+ * rule of the registry (common/rule.h) reads the very same rounds: a rule that
+ * judges a fixed number of rounds all of them, as the coordinator did; any
+ * other the prefix its own protocol would have measured. Output:
  * markdown on stdout; bad input is one message naming the file, exit 2. */
-// defines: study_replay_rules, study_replay_init, study_replay_release,
+// defines: study_replay_init, study_replay_release,
 //          study_replay_add, study_replay_print, study_replay_tally,
 //          study_replay_cell, study_ratios_median, study_replay_main
 #include "tools/study_replay.h"
@@ -24,8 +25,8 @@
 // defines: study_wilson
 #include "tools/study.h"
 
-const char *const study_replay_rules[STUDY_REPLAY_RULES] = {"median", "sequential"};
-enum { RULE_MEDIAN = 0, RULE_SEQUENTIAL = 1 };
+/* Every rule tallies every replayed record: the first rule's count is the cell's. */
+static long cell_generations(const study_cell *c) { return c->t[0].generations; }
 
 /* One ledger being read: where its records go. */
 typedef struct replay_file {
@@ -180,7 +181,7 @@ static int pair_of(study_replay *sr, const replay_file *f, long line, const reco
 static int record_load(study_replay *sr, const replay_file *f, long line, const record_gen *g,
                        tf_err *e) {
   if (record_job(g, sr->job, e)) return tf_wrap(e, "ledger '%s': line %ld", f->path, line);
-  if (strcmp(sr->job->decide.rule, "median") != 0)
+  if (!decide_fixed_rounds(&sr->job->decide))
     return tf_fail(e, TF_EXIT_INPUT,
                    "ledger '%s': line %ld: measured with rule '%s'; the replay needs every "
                    "round recorded, by rule 'median' (campaigns/decide-aa.json)",
@@ -204,34 +205,54 @@ static void tally_add(study_tally *t, const decision *d, int rounds) {
   t->screened += d->screened;
 }
 
-/* Rule "median" on every recorded round, with the job's options as recorded. */
-static decision_kind replay_median(study_replay *sr, study_tally *t) {
+/* A rule that judges a fixed number of rounds, on every recorded round. */
+static decision_kind replay_all(study_replay *sr, const decide_opts *o, study_tally *t) {
   decision d;
-  decide(&sr->job->decide, sr->res, &d);
+  decide(o, sr->res, &d);
   tally_add(t, &d, sr->res->nrounds);
   decision_kind k = d.kind;
   decision_release(&d);
   return k;
 }
 
-/* Rule "sequential" on the prefix its protocol would have measured. Marks
- * screened rounds and cuts sr->res to the prefix: run it after the median. */
-static void replay_sequential(study_replay *sr, study_tally *t) {
-  decide_opts o = sr->job->decide;
-  snprintf(o.rule, sizeof o.rule, "sequential");
+/* Any other rule on the prefix its protocol would have measured. Marks screened rounds and
+ * cuts sr->res to the prefix: record_rounds restores them for the next rule. */
+static void replay_prefix(study_replay *sr, const decide_opts *o, study_tally *t) {
   result *r = sr->res;
   int n = 0, stopped = 0;
   while (n < r->nrounds && !stopped) {
-    r->rounds[n].screened = decide_screen_round(&o, &r->rounds[n]);
+    r->rounds[n].screened = decide_screen_round(o, &r->rounds[n]);
     n++;
-    stopped = decide_enough(&o, &sr->job->measure, r->rounds, n);
+    stopped = decide_enough(o, &sr->job->measure, r->rounds, n);
   }
   if (!stopped) t->ran_out++;
   r->nrounds = n;
   decision d;
-  decide(&o, r, &d);
+  decide(o, r, &d);
   tally_add(t, &d, n);
   decision_release(&d);
+}
+
+static void record_rounds(study_replay *sr, const record_gen *g) {
+  sr->res->nrounds = g->res.nrounds;
+  memcpy(sr->res->rounds, g->res.rounds, (size_t)g->res.nrounds * sizeof *sr->res->rounds);
+}
+
+/* Every rule of the registry on the record; the recorded rule with the job's own options,
+ * the others with their defaults and the job's shared options. */
+static void replay_rules(study_replay *sr, const record_gen *g, study_cell *c) {
+  for (int i = 0; i < rule_count(); i++) {
+    const decide_rule *rule = rule_at(i);
+    decide_opts o = sr->job->decide;
+    int recorded = strcmp(o.rule, rule->name) == 0;
+    if (!recorded) decide_select(&o, rule->name);
+    record_rounds(sr, g);
+    if (!rule->fixed_rounds) {
+      replay_prefix(sr, &o, &c->t[i]);
+    } else if (replay_all(sr, &o, &c->t[i]) != g->decision && recorded) {
+      sr->differ++;
+    }
+  }
 }
 
 static int replay_record(study_replay *sr, const replay_file *f, long line, const record_gen *g,
@@ -250,9 +271,7 @@ static int replay_record(study_replay *sr, const replay_file *f, long line, cons
   if (p < 0) return -1;
   study_cell *c = cell_at(sr, p, f->device);
   if (ratios_add(c, sr->res)) return tf_fail(e, TF_EXIT_FAIL, "study: out of memory");
-  decision_kind k = replay_median(sr, &c->t[RULE_MEDIAN]);
-  if (g->decision != k) sr->differ++;
-  replay_sequential(sr, &c->t[RULE_SEQUENTIAL]);
+  replay_rules(sr, g, c);
   return 0;
 }
 
@@ -359,8 +378,8 @@ const study_cell *study_replay_cell(const study_replay *sr, const char *uuid, in
 const study_tally *study_replay_tally(const study_replay *sr, const char *uuid, int aa,
                                       const char *rule) {
   const study_cell *c = study_replay_cell(sr, uuid, aa);
-  for (int r = 0; c && r < STUDY_REPLAY_RULES; r++)
-    if (strcmp(study_replay_rules[r], rule) == 0)
+  for (int r = 0; c && r < rule_count(); r++)
+    if (strcmp(rule_at(r)->name, rule) == 0)
       return c->t[r].generations ? &c->t[r] : NULL;
   return NULL;
 }
@@ -399,7 +418,7 @@ static int pooled_ratios(const study_replay *sr, int p, study_ratios *span, stud
                          long *gens) {
   for (int d = 0; d < sr->ndevices; d++) {
     const study_cell *c = cell_at(sr, p, d);
-    *gens += c->t[RULE_MEDIAN].generations;
+    *gens += cell_generations(c);
     for (long i = 0; i < c->span.n; i++)
       if (ratios_push(span, c->span.v[i])) return -1;
     for (long i = 0; i < c->kernel.n; i++)
@@ -416,8 +435,8 @@ static void print_ratios(const study_replay *sr, int p, FILE *out) {
   int shown = 0;
   for (int d = 0; d < sr->ndevices; d++) {
     const study_cell *c = cell_at(sr, p, d);
-    if (!c->t[RULE_MEDIAN].generations) continue;
-    ratio_row(out, sr->devices[d].uuid, c->t[RULE_MEDIAN].generations, &c->span, &c->kernel);
+    if (!cell_generations(c)) continue;
+    ratio_row(out, sr->devices[d].uuid, cell_generations(c), &c->span, &c->kernel);
     shown++;
   }
   study_ratios span = {0}, kernel = {0};
@@ -435,16 +454,16 @@ static void print_rate(FILE *out, long k, long n, int aa) {
   fprintf(out, "%.2f%% (%s %.2f%%)", pct(k, n), aa ? "≤" : "≥", 100.0 * study_wilson(k, n, aa));
 }
 
-static void tally_row(FILE *out, const char *who, const char *rule, const study_tally *t,
+static void tally_row(FILE *out, const char *who, const decide_rule *rule, const study_tally *t,
                       int aa) {
   long n = t->generations;
-  fprintf(out, "| %s | %s | %ld | %ld | ", who, rule, n, t->kinds[DECISION_KEEP]);
+  fprintf(out, "| %s | %s | %ld | %ld | ", who, rule->name, n, t->kinds[DECISION_KEEP]);
   print_rate(out, t->kinds[DECISION_KEEP], n, aa);
   fprintf(out, " | %ld (%.1f%%) | %ld (%.1f%%) | %.2f | %.2f | ", t->kinds[DECISION_REFUSED],
           pct(t->kinds[DECISION_REFUSED], n), t->kinds[DECISION_AMBIGUOUS],
           pct(t->kinds[DECISION_AMBIGUOUS], n), n ? (double)t->rounds / (double)n : NAN,
           n ? (double)t->screened / (double)n : NAN);
-  if (strcmp(rule, "median") == 0)
+  if (rule->fixed_rounds)
     fprintf(out, "— |\n");
   else
     fprintf(out, "%ld (%.1f%%) |\n", t->ran_out, pct(t->ran_out, n));
@@ -467,15 +486,15 @@ static void print_tallies(const study_replay *sr, int p, FILE *out) {
   int shown = 0;
   for (int d = 0; d < sr->ndevices; d++) {
     const study_cell *c = cell_at(sr, p, d);
-    if (!c->t[RULE_MEDIAN].generations) continue;
-    for (int r = 0; r < STUDY_REPLAY_RULES; r++)
-      tally_row(out, sr->devices[d].uuid, study_replay_rules[r], &c->t[r], aa);
+    if (!cell_generations(c)) continue;
+    for (int r = 0; r < rule_count(); r++)
+      tally_row(out, sr->devices[d].uuid, rule_at(r), &c->t[r], aa);
     shown++;
   }
-  for (int r = 0; shown > 1 && r < STUDY_REPLAY_RULES; r++) {
+  for (int r = 0; shown > 1 && r < rule_count(); r++) {
     study_tally all = {0};
     for (int d = 0; d < sr->ndevices; d++) tally_merge(&all, &cell_at(sr, p, d)->t[r]);
-    tally_row(out, "all devices, pooled counts", study_replay_rules[r], &all, aa);
+    tally_row(out, "all devices, pooled counts", rule_at(r), &all, aa);
   }
   fprintf(out, "\n");
 }

@@ -23,12 +23,10 @@
 #include "common/decide.h"
 #include "common/err.h"
 #include "common/msg.h"
+#include "common/rule.h"
 
-#define STUDY_REPLAY_RULES 2        /* study_replay_rules: "median", "sequential" */
 #define STUDY_REPLAY_MAX_DEVICES 32
 #define STUDY_REPLAY_MAX_PAIRS 8    /* truth groups: A/A, and one per gain pair */
-
-extern const char *const study_replay_rules[STUDY_REPLAY_RULES];
 
 typedef struct study_tally {
   long generations;
@@ -44,7 +42,7 @@ typedef struct study_ratios { /* growable list of per-round ratios new/best */
 } study_ratios;
 
 typedef struct study_cell { /* one truth group on one device */
-  study_tally t[STUDY_REPLAY_RULES];
+  study_tally t[RULE_MAX]; /* by the rule's place in the registry (common/rule.h) */
   study_ratios span;   /* event span, every recorded round of every generation */
   study_ratios kernel; /* kernel time, the rounds where both arms have one */
 } study_cell;

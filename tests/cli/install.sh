@@ -57,10 +57,10 @@ mkdir -p pc
 cp "$pc/libcjson.pc" pc/
 export PKG_CONFIG_LIBDIR="$WORK/pc" PKG_CONFIG_PATH=""
 pkg-config --exists cmocka && fail "the test's pkg-config still finds CMocka"
-cmake -S "$SRC" -B nocmocka >nocmocka.log 2>&1 || { cat nocmocka.log; fail "configure without CMocka failed"; }
-grep -q "tests off" nocmocka.log || { cat nocmocka.log; fail "configure did not say the tests are off"; }
-grep -qi cmocka nocmocka/build.ninja nocmocka/CMakeFiles/tfcore.dir/flags.make 2>/dev/null &&
+cmake -S "$SRC" -B bare-configure >bare-configure.log 2>&1 || { cat bare-configure.log; fail "configure without CMocka failed"; }
+grep -q "tests off" bare-configure.log || { cat bare-configure.log; fail "configure did not say the tests are off"; }
+grep -qi cmocka bare-configure/build.ninja bare-configure/CMakeFiles/tfcore.dir/flags.make 2>/dev/null &&
   fail "the library is built against CMocka"
-expect_exit 1 cmake -S "$SRC" -B nocmocka -DTF_TESTS=ON # the same cache: no second search
+expect_exit 1 cmake -S "$SRC" -B bare-configure -DTF_TESTS=ON # the same cache: no second search
 grep -q "TF_TESTS needs CMocka: install libcmocka-dev" last.err || { cat last.err; fail "no fix named"; }
 echo "ok: the binary configures without CMocka; -DTF_TESTS=ON names the package"

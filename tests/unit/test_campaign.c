@@ -229,8 +229,7 @@ static void campaign_should_fill_the_defaults_of_absent_keys(void **state) {
   assert_memory_equal(&c.measure, &d.measure, sizeof c.measure);
   assert_string_equal(c.decide.rule, d.decide.rule);
   assert_true(c.decide.min_gain == d.decide.min_gain);
-  assert_true(c.decide.alpha == d.decide.alpha);
-  assert_int_equal(c.decide.min_rounds, d.decide.min_rounds);
+  assert_memory_equal(c.decide.param, d.decide.param, sizeof c.decide.param);
   assert_int_equal(c.control_is_kernel, 1);
   assert_string_equal(c.control_kernel.name, "toyk");
   assert_int_equal(c.ninject, 0);

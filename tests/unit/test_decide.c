@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "common/decide.h"
+#include "common/rule.h"
 
 /* A small, fixed, zero-mean scatter for "noisy" rounds (fractions). */
 static const double wobble[8] = {0.004, -0.003, 0.001, -0.005, 0.002, -0.001, 0.003, -0.002};
@@ -85,9 +86,9 @@ static void defaults_should_match_the_documented_values(void **state) {
   assert_true(o.min_gain == 0.01);
   assert_true(o.drift_tolerance == 0.03);
   assert_int_equal(o.max_requeue, 2);
-  assert_true(o.alpha == 0.01);
-  assert_true(o.beta == 0.05);
-  assert_int_equal(o.min_rounds, 4);
+  assert_true(*decide_param(&o, "alpha") == 0.01);
+  assert_true(*decide_param(&o, "beta") == 0.05);
+  assert_true(*decide_param(&o, "min_rounds") == 4);
   assert_true(o.clock_skew == 0.02);
   assert_true(o.throttle_mhz == 0.0);
   assert_int_equal(o.max_screened, 4);

@@ -17,6 +17,7 @@
 
 #include "common/msg.h"
 #include "common/program.h"
+#include "common/rule.h"
 #include "coordinator/job.h"
 #include "tests/unit/testutil.h"
 
@@ -222,9 +223,7 @@ static void assert_job_equal(const job *x, const job *y) {
   assert_true(d->min_gain == f->min_gain);
   assert_true(d->drift_tolerance == f->drift_tolerance);
   assert_int_equal(d->max_requeue, f->max_requeue);
-  assert_true(d->alpha == f->alpha);
-  assert_true(d->beta == f->beta);
-  assert_int_equal(d->min_rounds, f->min_rounds);
+  assert_memory_equal(d->param, f->param, sizeof d->param);
   assert_true(d->clock_skew == f->clock_skew);
   assert_true(d->throttle_mhz == f->throttle_mhz);
   assert_int_equal(d->max_screened, f->max_screened);
@@ -306,7 +305,7 @@ static void job_should_round_trip_every_field(void **state) {
   tf_err e = {0};
   if (job_build(&j, &c, 123456789012LL, 39, &c.start, &nw, &e)) fail_msg("%s", e.msg);
   snprintf(j.arm[ARM_NEW].fault, sizeof j.arm[ARM_NEW].fault, "hang");
-  j.decide.alpha = 0.025;
+  *decide_param(&j.decide, "alpha") = 0.025;
   j.decide.throttle_mhz = 1500.5;
   cJSON *o = through_text(job_to_json(&j));
   if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
