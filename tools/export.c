@@ -17,6 +17,7 @@
 #include "coordinator/job.h"  /* defines: job_init, job_set_template_arm */
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_* */
+#include "worker/backend.h"     /* defines: backend_simulated */
 
 #define EXPORT_EXPR 4096
 
@@ -902,7 +903,7 @@ static void usage(FILE *f) {
 static const char *cubin_arch(const export_what *w, const export_opts *o) {
   if (o->no_cubin) return NULL;
   if (o->arch) return o->arch;
-  if (w->dev && strcmp(w->dev->backend, "cuda") == 0 && w->dev->arch[0]) return w->dev->arch;
+  if (w->dev && !backend_simulated(w->dev->backend) && w->dev->arch[0]) return w->dev->arch;
   return NULL;
 }
 
@@ -943,9 +944,9 @@ static void say_written(const export_opts *o, const export_what *w, const char *
   else
     fprintf(o->out, " (no cubin: %s; --arch sm_XY builds one)\n",
            o->no_cubin                                     ? "--no-cubin"
-           : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
-           : w->dev                                        ? "the ledger's device is simulated"
-                                                           : "no GPU named");
+           : w->dev && !backend_simulated(w->dev->backend) ? "see the warning"
+           : w->dev                                         ? "the ledger's device is simulated"
+                                                            : "no GPU named");
   fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 -arch=%s -c %s/%s.cu\n",
           w->build_arch, o->dir, w->name);
 }

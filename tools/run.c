@@ -156,8 +156,11 @@ static int parse_run(int argc, char **argv, run_args *a) {
   if (optind == argc) return run_refuse(a, "no campaign file given");
   if (optind < argc - 1)
     return run_refuse(a, "one campaign file, not also '%s' (options go before it)", argv[optind + 1]);
-  if (a->o.backend && !backend_find(a->o.backend))
-    return run_refuse(a, "unknown backend '%s' (cuda or sim)", a->o.backend);
+  if (a->o.backend && !backend_find(a->o.backend)) {
+    char names[128];
+    backend_names(names, sizeof names);
+    return run_refuse(a, "unknown backend '%s' (%s)", a->o.backend, names);
+  }
   a->o.campaign = argv[optind];
   return 0;
 }
@@ -332,14 +335,15 @@ static int launched(void) {
  * node shows (one on the simulated device), the same arguments and this very binary. Returns
  * only when mpirun cannot be started. */
 static int self_launch(int argc, char **argv, const char *as, const run_args *a) {
-  int gpus = 0, sim = a->o.backend && strcmp(a->o.backend, "sim") == 0;
+  const backend_ops *b = backend_find(a->o.backend);
+  int gpus = 0, sim = b && b->simulated;
   tf_err e = {0};
   if (!sim && cuda_device_count(&gpus, &e))
     gpus = 0; /* no GPU: the worker falls back to the simulated device, or says why not */
   int ranks = (gpus > 0 ? gpus : 1) + 1;
   char why[64];
   if (sim)
-    snprintf(why, sizeof why, "--backend sim");
+    snprintf(why, sizeof why, "--backend %s", b->name);
   else if (gpus > 0)
     snprintf(why, sizeof why, "one per GPU of this node");
   else

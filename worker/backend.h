@@ -1,5 +1,7 @@
 /* backend: the device side of the measure child, one table of functions per
- * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c).
+ * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c), and the list of
+ * them (worker/backend.c), which every caller asks instead of comparing names: a backend is
+ * one file exporting its backend_ops and one row of that list.
  *
  * The measurement protocol (worker/protocol.c) is written once against this
  * table: the backend provides primitives, the protocol decides their order
@@ -29,6 +31,11 @@ typedef struct backend_opts {
 
 typedef struct backend_ops {
   const char *name;
+  /* 1: its times are not a GPU's (synthetic, or drawn from a record): never pooled with a
+   * GPU's, never vouched for as one (a ledger's "simulated", report, export, bench). */
+  int simulated;
+  /* Whether it can serve here: 1, or 0 with why not in why (len bytes). */
+  int (*probe)(char *why, size_t len);
   int (*open)(void **self, const backend_opts *o, tf_err *e);
   int (*describe)(void *self, device_record *d, tf_err *e);
   /* Compile (through the cache), load placement_copies(j) copies of the code, allocate
@@ -62,7 +69,20 @@ extern const backend_ops backend_cuda;
  * when it is none of these. */
 int sim_compile_seconds(sim_compile *out, tf_err *e);
 
-/* The table for "cuda" or "sim", NULL for anything else. */
+/* The table of the backend called name, NULL for a name no row holds (and for NULL). */
 const backend_ops *backend_find(const char *name);
+
+/* What a measure child opens when not told: the first row, in order of preference (cuda,
+ * sim), whose probe accepts. When that is not the first row, why holds the first row's
+ * reason ("the CUDA runtime sees no device"). A backend that must be named (one that needs
+ * a file) answers its probe with 0 and comes after sim. */
+const backend_ops *backend_default(char *why, size_t len);
+
+/* Whether a device record's backend (as ledgers and HELLO carry it) is simulated; a name no
+ * row holds counts as simulated: tunefarm vouches only for the GPUs it knows. */
+int backend_simulated(const char *name);
+
+/* The backends' names for a message: "cuda or sim" (with more rows, "a, b or c"). */
+void backend_names(char *buf, size_t len);
 
 #endif

@@ -1157,8 +1157,20 @@ static void cb_finish(void *self) {
   memset(b, 0, sizeof *b);
 }
 
+/* Usable where the runtime sees a device. */
+static int cb_probe(char *why, size_t len) {
+  int n = 0;
+  cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc == cudaSuccess && n > 0) return 1;
+  snprintf(why, len, "%s", rc == cudaSuccess ? "the CUDA runtime sees no device"
+                                             : cudaGetErrorString(rc));
+  return 0;
+}
+
 const backend_ops backend_cuda = {
     .name = "cuda",
+    .simulated = 0,
+    .probe = cb_probe,
     .open = cb_open,
     .describe = cb_describe,
     .prepare = cb_prepare,
