@@ -19,7 +19,7 @@
 
 #include "common/err.h"
 #include "common/msg.h"
-#include "common/program.h"
+#include "compile/program.h"
 #include "worker/placement.h"
 
 typedef struct backend_opts {
@@ -65,7 +65,7 @@ extern const backend_ops backend_cuda;
 #define SIM_ARCH "sm_90"
 /* TUNEFARM_SIM_COMPILE: unset, NVRTC compiles (all zeros); "0", the simulated device compiles
  * nothing (none); "S", seconds a simulated compile takes on a cache miss; or "S,L,F": L
- * seconds for a fraction F of the programs (common/program.h, sim_compile); TF_EXIT_INPUT
+ * seconds for a fraction F of the programs (compile/program.h, sim_compile); TF_EXIT_INPUT
  * when it is none of these. */
 int sim_compile_seconds(sim_compile *out, tf_err *e);
 

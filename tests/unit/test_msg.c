@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "common/msg.h"
-#include "common/program.h"
+#include "compile/program.h"
 #include "coordinator/job.h"
 #include "tests/unit/testutil.h"
 
