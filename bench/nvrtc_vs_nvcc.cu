@@ -8,7 +8,7 @@
 //                                                  CASE: only the cases whose name contains it)
 //
 // Per case: the kernel of the repository's source built twice, by nvcc into this program and by
-// NVRTC at run time with the options tunefarm passes (common/compile.c), loaded with
+// NVRTC at run time with the options tunefarm passes (compile/compile.c), loaded with
 // cudaLibraryLoadData as the measure child loads it; both launched through cudaLaunchKernel
 // with the same buffers. Each output is checked first (C poisoned with NaN, 512 sampled
 // entries against a double-precision dot product, relative L2 error at most 1e-5). Then ROUNDS

@@ -34,7 +34,7 @@
 
 #define CACHE_KEY_HEX 33 /* 32 hex digits and a NUL */
 
-/* The stand-in cubin of a simulated compile (common/compile.c) of the program of key: this
+/* The stand-in cubin of a simulated compile (compile/compile.c) of the program of key: this
  * prefix, the key and a newline, exactly; the only ".cubin" payload that is not ELF. */
 #define CACHE_SIM_CUBIN "tunefarm simulated cubin "
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "common/cache.h"
-#include "common/compile.h" /* defines: compile_includes_of */
+#include "common/source.h" /* defines: source_includes_of */
 #include "common/decide.h"
 #include "common/jsonio.h"
 #include "common/rule.h" /* defines: decide_select, decide_params_load, rule_names */
@@ -591,7 +591,7 @@ static char *identity_text(const cJSON *root) {
 }
 
 #define HASH_FILES 4
-#define HASH_PARTS (1 + HASH_FILES + 2 + 2 * (1 + 2 * COMPILE_MAX_HEADERS))
+#define HASH_PARTS (1 + HASH_FILES + 2 + 2 * (1 + 2 * SOURCE_MAX_HEADERS))
 
 /* The parts of an identity being hashed: fixed arrays, nothing owned. */
 typedef struct hash_parts {
@@ -606,12 +606,12 @@ static void add_part(hash_parts *h, const void *p, size_t len) {
 }
 
 /* What the kernel source at `path` includes, as parts after a tag naming whose they are:
- * each file's name and bytes, in the order compile_includes_of gives. Nothing at all for a
+ * each file's name and bytes, in the order source_includes_of gives. Nothing at all for a
  * source that includes nothing, so that the identity of such a campaign is what it was
  * before included files counted. */
 static int add_includes(campaign *c, hash_parts *h, const char *tag, const char *path,
-                        compile_includes *inc, tf_err *e) {
-  if (compile_includes_of(path, inc, e)) return tf_wrap(e, WHAT " '%s'", c->path);
+                        source_includes *inc, tf_err *e) {
+  if (source_includes_of(path, inc, e)) return tf_wrap(e, WHAT " '%s'", c->path);
   if (inc->n == 0) return 0;
   add_part(h, tag, strlen(tag));
   for (int i = 0; i < inc->n; i++) {
@@ -632,7 +632,7 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
                                    c->control_is_kernel ? c->control_kernel.source_path : NULL};
   hash_parts h = {0};
   char *bufs[HASH_FILES] = {0};
-  compile_includes inc[2] = {0};
+  source_includes inc[2] = {0};
   int rc = 0;
   add_part(&h, text, len);
   for (int i = 0; i < HASH_FILES && files[i] && rc == 0; i++) {
@@ -666,8 +666,8 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
   free(id);
   free(ref);
   for (int i = 0; i < HASH_FILES; i++) free(bufs[i]);
-  compile_includes_release(&inc[0]);
-  compile_includes_release(&inc[1]);
+  source_includes_release(&inc[0]);
+  source_includes_release(&inc[1]);
   return rc;
 }
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/compile.h" /* defines: compile_check_source */
+#include "common/source.h" /* defines: source_check */
 #include "common/jsonio.h"
 #include "common/numfmt.h" /* defines: numfmt_lld, NUMFMT_MAX */
 #include "kernels/reference.h" /* defines: reference_layout, REFERENCE_SEED_STRIDE */
@@ -564,7 +564,7 @@ static int resolve_source(spec *s, const char *key, const char *src, char *out, 
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': cannot open '%s'", s->path, key, out);
   fclose(f);
   /* no link out of the folder, no #include of anything but the folder's own files */
-  if (compile_check_source(out, e)) return tf_wrap(e, WHAT " '%s': key '%s'", s->path, key);
+  if (source_check(out, e)) return tf_wrap(e, WHAT " '%s': key '%s'", s->path, key);
   return 0;
 }
 

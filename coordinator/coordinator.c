@@ -29,6 +29,7 @@
 #include "coordinator/record.h"
 #include "coordinator/replay.h"
 #include "coordinator/search.h"
+#include "worker/backend.h" /* defines: backend_simulated */
 
 /* One device in this run: its search, its ledger, the job in flight. */
 typedef struct device_run {
@@ -185,7 +186,7 @@ static void base_record(const farm *f, const device_run *d, const search_step *s
   g->generation = st->generation;
   snprintf(g->device, sizeof g->device, "%s", d->dev.uuid);
   snprintf(g->backend, sizeof g->backend, "%s", d->dev.backend);
-  g->simulated = strcmp(d->dev.backend, "cuda") != 0; /* sim, or a replay of a space */
+  g->simulated = backend_simulated(d->dev.backend);
   now_iso(g->time, sizeof g->time);
   snprintf(g->rule, sizeof g->rule, "%s", f->c.decide.rule);
   g->restart = st->segment;
@@ -553,7 +554,7 @@ static void note_capped(const farm *f, device_run *d) {
 static void note_short(const farm *f, device_run *d) {
   const result *r = f->res;
   /* the simulated device's times say nothing about a GPU's timer */
-  if (d->short_told || strcmp(d->dev.backend, "cuda") != 0 || r->status != RESULT_OK ||
+  if (d->short_told || backend_simulated(d->dev.backend) || r->status != RESULT_OK ||
       r->nrounds == 0)
     return;
   double us[MSG_MAX_ROUNDS];
@@ -915,10 +916,11 @@ static const char *backend_of(const farm *f) {
 /* What a simulated device's results are not: said on the run's first line and in its summary,
  * since its decision lines read like a GPU's. "" without one. */
 static const char *simulated_note(const farm *f) {
-  if (strcmp(backend_of(f), "replay") == 0)
-    return " (replay of a recorded space: every round is drawn from its recorded rounds)";
-  return strstr(backend_of(f), "sim") ? " (simulated device: its times are synthetic, from a "
-                                        "cost model, and no kernel's output is checked)" : "";
+  const backend_ops *sim = f->o->backend ? backend_find(f->o->backend) : NULL;
+  for (int i = 0; !f->o->backend && i < f->ndev; i++)
+    if (!sim && f->d[i].usable && backend_simulated(f->d[i].dev.backend))
+      sim = backend_find(f->d[i].dev.backend);
+  return sim && sim->simulated && sim->note ? sim->note : "";
 }
 
 /* The run's outcome: said under --quiet too, which drops only the progress lines. */

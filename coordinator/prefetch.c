@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "common/program.h" /* defines: program_of_job, program_to_json */
+#include "compile/program.h" /* defines: program_of_job, program_to_json */
 
 cJSON *prefetch_list(const search *s, const search_step *pending, const job *sent, int n,
                      tf_err *e) {

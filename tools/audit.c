@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "common/clock.h"
-#include "common/compile.h"
-#include "common/iface.h"
+#include "compile/compile.h"
+#include "compile/iface.h"
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
@@ -117,7 +117,7 @@ static int load(const audit_opts *o, const char *cmd, campaign *c, int say) {
   return tf_exit_status(&e);
 }
 
-/* ---- the kernels' interfaces against their specs (common/iface.h) ----
+/* ---- the kernels' interfaces against their specs (compile/iface.h) ----
  *
  * NVRTC lowers each kernel's name expression to its mangled name, which holds the template
  * argument count and the parameter types: the start configuration's instantiation of the

@@ -2,7 +2,7 @@
  *
  * check: load and validate the campaign and its template; compile the start's instantiation,
  *   the reference kernel and a committed control kernel (cubin cache) to compare their
- *   parameters with the specs (common/iface.h), a mismatch is bad input; print the size of the knob space, how many configurations every
+ *   parameters with the specs (compile/iface.h), a mismatch is bad input; print the size of the knob space, how many configurations every
  *   constraint accepts, how many are reachable from the start by one- and
  *   two-knob moves through accepted configurations (what a search can visit),
  *   and how many each constraint refuses; warn, per launch value (grid, block,

@@ -112,8 +112,11 @@ static int parse_args(int argc, char **argv, bench_opts *o, int *help, tf_err *e
     }
     if (rc) return -1;
   }
-  if (o->backend && !backend_find(o->backend))
-    return tf_fail(e, TF_EXIT_INPUT, "option '--backend': '%s' is not cuda or sim", o->backend);
+  if (o->backend && !backend_find(o->backend)) {
+    char names[128];
+    backend_names(names, sizeof names);
+    return tf_fail(e, TF_EXIT_INPUT, "option '--backend': '%s' is not %s", o->backend, names);
+  }
   if (optind != argc - 1)
     return tf_fail(e, TF_EXIT_INPUT, "give exactly one campaign file (see --help)");
   o->campaign = argv[optind];

@@ -25,8 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/backend.h"   /* defines: backend_ops, backend_find, TF_STICKY */
-#include "worker/child.h"     /* defines: child_default_backend */
+#include "worker/backend.h"   /* defines: backend_ops, backend_find, backend_default, TF_STICKY */
 #include "worker/cublas.h"    /* defines: cublas_load */
 #include "worker/nvml.h"      /* defines: nvml_load, nvml_driver_version */
 #include "worker/protocol.h"  /* defines: protocol_run */
@@ -141,7 +140,7 @@ static int take_errors(bench *b, int slots[ARM_COUNT], const job_space *x) {
     int bad = !(a->rel_err <= x->j.tolerance); /* a NaN error is wrong too */
     fputs("tunefarm bench:   ", stderr);
     print_arm(stderr, a);
-    if (strcmp(b->backend, "sim") == 0 && !bad) /* it ran nothing to compare */
+    if (backend_simulated(b->backend) && !bad) /* it ran nothing to compare */
       fputs(": not checked (simulated device)\n", stderr);
     else
       fprintf(stderr, ": rel_err %.2e%s\n", a->rel_err, bad ? ", WRONG: not timed" : "");
@@ -253,7 +252,7 @@ static void peer_what(const bench *b, bench_arm *a) {
  * reason, otherwise. */
 static void ready_cublas(bench *b, bench_arm *a) {
   peer_what(b, a);
-  if (strcmp(b->backend, "cuda") != 0) {
+  if (backend_simulated(b->backend)) {
     skip(a, "needs the cuda backend");
     return;
   }
@@ -284,8 +283,8 @@ static void ready_cublas(bench *b, bench_arm *a) {
 static const char *pick_backend(const bench_opts *o) {
   if (o->backend) return o->backend;
   char why[256];
-  const char *name = child_default_backend(why, sizeof why);
-  if (strcmp(name, "sim") == 0)
+  const char *name = backend_default(why, sizeof why)->name;
+  if (why[0])
     fprintf(stderr, "tunefarm bench: no GPU here (%s): measuring on the simulated device "
             "(--backend sim)\n", why);
   return name;
@@ -293,7 +292,7 @@ static const char *pick_backend(const bench_opts *o) {
 
 /* "580.65.06 (CUDA 13.0)": NVML's driver version and the driver's CUDA version. */
 static void driver_text(bench *b) {
-  if (strcmp(b->backend, "cuda") != 0) {
+  if (backend_simulated(b->backend)) {
     snprintf(b->driver, sizeof b->driver, "none (simulated device)");
     return;
   }
@@ -311,7 +310,7 @@ static int open_device(bench *b, const bench_opts *o, const backend_ops *ops, vo
                        tf_err *e) {
   backend_opts bo = {.ordinal = o->device, .cache_dir = NULL};
   if (ops->open(self, &bo, e)) {
-    if (strcmp(ops->name, "cuda") == 0) e->code = TF_NO_DEVICE;
+    if (!ops->simulated) e->code = TF_NO_DEVICE;
     return tf_wrap(e, "cannot open %s device %d", ops->name, o->device);
   }
   if (ops->describe(*self, &b->dev, e)) {

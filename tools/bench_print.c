@@ -23,6 +23,7 @@
 #include "common/jsonio.h" /* defines: jsonio_write_line */
 #include "tools/bench.h"
 #include "tools/throughput.h" /* defines: throughput_rate */
+#include "worker/backend.h"    /* defines: backend_simulated */
 
 typedef struct arm_stats {
   double median, lo, hi; /* NAN unless measured */
@@ -97,7 +98,7 @@ static void dims_text(const bench *b, char *buf, size_t len) {
 }
 
 static int simulated(const bench *b) {
-  return strcmp(b->backend, "sim") == 0;
+  return backend_simulated(b->backend);
 }
 
 /* A measured arm of the simulated device: its rel_err says nothing (an injected fault's

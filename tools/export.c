@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "common/jsonio.h"    /* defines: jsonio_slurp, JSONIO_MAX_BYTES */
-#include "common/program.h"   /* defines: program_of_job, program_request, program_compile */
+#include "compile/program.h"   /* defines: program_of_job, program_request, program_compile */
 #include "coordinator/job.h"  /* defines: job_init, job_set_template_arm */
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_* */
+#include "worker/backend.h"     /* defines: backend_simulated */
 
 #define EXPORT_EXPR 4096
 
@@ -593,8 +594,8 @@ static int check_name(const char *name, tf_err *e) {
 /* ---- what the template includes ----
  *
  * NAME.cu holds the template's text, whose #include "x.cuh" lines name files of the
- * template's folder (common/compile.h, compile_check_source): each is copied beside NAME.cu,
- * as is, so that the export builds where it lands. The files are found as common/compile.c
+ * template's folder (common/source.h, source_check): each is copied beside NAME.cu,
+ * as is, so that the export builds where it lands. The files are found as compile/compile.c
  * finds what NVRTC is handed: every '#', "%:" or "??=" followed (through comments and
  * backslash-newlines) by include, include_next, import or embed and a quoted name, wherever
  * it stands. */
@@ -686,7 +687,7 @@ static int gather_includes(const char *t, size_t n, includes *inc, tf_err *e) {
     for (; (j = joined(t, i, n)) < n && t[j] != '"' && t[j] != '\n'; i = j + 1)
       if (k + 1 < sizeof name) name[k++] = t[j];
     name[k] = '\0';
-    /* compile_check_source let only plain names of the folder through */
+    /* source_check let only plain names of the folder through */
     if (jsonio_safe_name(name) && add_include(name, inc, e)) return -1;
   }
   return 0;
@@ -902,7 +903,7 @@ static void usage(FILE *f) {
 static const char *cubin_arch(const export_what *w, const export_opts *o) {
   if (o->no_cubin) return NULL;
   if (o->arch) return o->arch;
-  if (w->dev && strcmp(w->dev->backend, "cuda") == 0 && w->dev->arch[0]) return w->dev->arch;
+  if (w->dev && !backend_simulated(w->dev->backend) && w->dev->arch[0]) return w->dev->arch;
   return NULL;
 }
 
@@ -943,9 +944,9 @@ static void say_written(const export_opts *o, const export_what *w, const char *
   else
     fprintf(o->out, " (no cubin: %s; --arch sm_XY builds one)\n",
            o->no_cubin                                     ? "--no-cubin"
-           : w->dev && strcmp(w->dev->backend, "cuda") == 0 ? "see the warning"
-           : w->dev                                        ? "the ledger's device is simulated"
-                                                           : "no GPU named");
+           : w->dev && !backend_simulated(w->dev->backend) ? "see the warning"
+           : w->dev                                         ? "the ledger's device is simulated"
+                                                            : "no GPU named");
   fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 -arch=%s -c %s/%s.cu\n",
           w->build_arch, o->dir, w->name);
 }

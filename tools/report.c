@@ -24,6 +24,7 @@
 #include "tools/report_model.h" /* defines: report_ledger, report_ledger_read, writers */
 #include "tools/study.h"              /* defines: study_wilson */
 #include "tools/throughput.h"         /* defines: throughput_fp32_lanes */
+#include "worker/backend.h"            /* defines: backend_simulated */
 
 #define REASON_TOP 3
 
@@ -453,7 +454,7 @@ static void print_section(FILE *f, report_ledger *s) {
   fputs("\n\nledger: ", f);
   escape_markdown(f, s->path);
   fputs("\n\n", f);
-  if (strcmp(s->backend, "sim") == 0) /* its lines read like a GPU's: say what they are not */
+  if (backend_simulated(s->backend)) /* its lines read like a GPU's: say what they are not */
     fputs("**simulated device**: every time below is synthetic (a cost model with seeded "
           "noise), and no kernel's output was checked (rel_err not measured)\n\n", f);
   print_answer(f, s);

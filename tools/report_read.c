@@ -11,7 +11,7 @@
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_init, ledger_best_add, ledger_best_get */
 #include "coordinator/search.h" /* defines: search (the answer's state) */
-#include "common/program.h"     /* defines: program_source_path */
+#include "compile/program.h"     /* defines: program_source_path */
 #include "tools/throughput.h"   /* defines: throughput_work, throughput_rate, throughput_peak_tflops */
 
 /* Grow *v (of *cap elements of size sz) to hold n + 1. */

@@ -10,6 +10,7 @@
 #include "tools/report_model.h"
 
 #include "common/escape.h"
+#include "worker/backend.h" /* defines: backend_simulated */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -245,7 +246,7 @@ static void results_metadata(tree *t, cJSON *root, const report_ledger *l) {
   str(t, md, "timeunit", "milliseconds");
   str(t, md, "autotuner", "tunefarm");
   str(t, md, "device", l->dev.name);
-  if (strcmp(l->backend, "cuda") == 0) str(t, md, "compute_api", "CUDA");
+  if (!backend_simulated(l->backend)) str(t, md, "compute_api", "CUDA");
   str(t, md, "timestamp", l->created);
 }
 
@@ -278,7 +279,7 @@ static void cuda_version(char *buf, size_t len, const char *name, int v) {
  * ("name==version"); none for the simulated device. */
 static void requirements(tree *t, cJSON *env, const device_record *d) {
   cJSON *r = add(t, env, "requirements", cJSON_CreateArray());
-  if (strcmp(d->backend, "cuda") != 0) return;
+  if (backend_simulated(d->backend)) return;
   char buf[64];
   cuda_version(buf, sizeof buf, "cuda-driver", d->driver_version);
   str(t, r, NULL, buf);

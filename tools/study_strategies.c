@@ -15,6 +15,7 @@
 #include "coordinator/replay.h" // defines: ledger_best, ledger_best_add
 #include "coordinator/space.h"  // defines: space_enumerate, space_at
 #include "worker/simcost.h"     // defines: simcost_us
+#include "worker/backend.h"    // defines: backend_find
 
 #define MAX_GROUPS 16
 #define MAX_AT 16
@@ -278,7 +279,8 @@ int study_strategies_main(int argc, char **argv) {
         return TF_EXIT_INPUT;
       }
     } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
-      if (strcmp(argv[++i], "sim") != 0) {
+      const backend_ops *model = backend_find(argv[++i]); /* its cost model is the truth */
+      if (!model || !model->simulated || model->recorded) {
         fprintf(stderr, "tunefarm study: --truth '%s': only 'sim' (the simulated device's cost "
                         "model) is known\n", argv[i]);
         return TF_EXIT_INPUT;

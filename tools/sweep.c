@@ -18,11 +18,11 @@
 #include "common/clock.h"     // defines: tf_monotonic_s
 #include "common/decide.h"    // defines: stats_median
 #include "common/jsonio.h"
-#include "common/program.h"   // defines: program_of_job, program_kernels, program_to_json
+#include "compile/program.h"  // defines: program_of_job, program_kernels, program_to_json
 #include "common/spacefile.h" // defines: space_file, spacefile_entry_to_json
 #include "coordinator/job.h"  // defines: job_build
 #include "coordinator/space.h" // defines: space_enumerate, space_at
-#include "worker/backend.h"   // defines: sim_compile_seconds
+#include "worker/backend.h"   // defines: sim_compile_seconds, backend_find, backend_simulated
 #include "worker/child.h"     // defines: child_default_backend
 #include "worker/spawn.h"     // defines: childproc
 
@@ -121,8 +121,10 @@ static int parse(int argc, char **argv, sweep_opts *o) {
     fprintf(stderr, "tunefarm sweep: one campaign file, after the options (see --help)\n");
     return 2;
   }
-  if (o->backend && strcmp(o->backend, "cuda") != 0 && strcmp(o->backend, "sim") != 0) {
-    fprintf(stderr, "tunefarm sweep: unknown backend '%s' (cuda or sim)\n", o->backend);
+  const backend_ops *b = o->backend ? backend_find(o->backend) : NULL;
+  if (o->backend && (!b || b->recorded)) { /* a recorded space is not swept again */
+    fprintf(stderr, "tunefarm sweep: unknown backend '%s' (a GPU's, cuda, or the simulated "
+            "device, sim)\n", o->backend);
     return 2;
   }
   o->campaign = argv[optind];
@@ -176,7 +178,7 @@ static void fill_header(sweep *s) {
     snprintf(sf->dim_names[i], SPEC_NAME, "%s", t->dims[i].name);
     sf->dims[i] = s->c.dims[i];
   }
-  sf->simulated = strcmp(sf->dev.backend, "cuda") != 0;
+  sf->simulated = backend_simulated(sf->dev.backend);
   sf->reference = s->c.start;
   if (s->c.control_is_kernel)
     snprintf(sf->control, sizeof sf->control, "%s", s->c.control_kernel.name);
@@ -377,7 +379,7 @@ static void compile_progress(const sweep *s, int done, int of, double t0, int fo
 
 static int compile_all(sweep *s, tf_err *e) {
   sim_compile sim = {0.0, 0.0, 0.0, 0};
-  if (strcmp(s->sf.dev.backend, "sim") == 0 && sim_compile_seconds(&sim, e)) return -1;
+  if (backend_simulated(s->sf.dev.backend) && sim_compile_seconds(&sim, e)) return -1;
   if (sim.none) return 0; /* the simulated device compiles nothing: times stay unknown */
   int jobs = s->o.jobs;
   if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN) > 1 ? (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 : 1;

@@ -1,5 +1,7 @@
 /* backend: the device side of the measure child, one table of functions per
- * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c).
+ * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c), and the list of
+ * them (worker/backend.c), which every caller asks instead of comparing names: a backend is
+ * one file exporting its backend_ops and one row of that list.
  *
  * The measurement protocol (worker/protocol.c) is written once against this
  * table: the backend provides primitives, the protocol decides their order
@@ -17,7 +19,7 @@
 
 #include "common/err.h"
 #include "common/msg.h"
-#include "common/program.h"
+#include "compile/program.h"
 #include "worker/placement.h"
 
 typedef struct backend_opts {
@@ -29,6 +31,16 @@ typedef struct backend_opts {
 
 typedef struct backend_ops {
   const char *name;
+  /* 1: its times are not a GPU's (synthetic, or drawn from a record): never pooled with a
+   * GPU's, never vouched for as one (a ledger's "simulated", report, export, bench). */
+  int simulated;
+  /* A simulated backend's words for the run's first and last lines, " (...)"; else NULL. */
+  const char *note;
+  /* 1: it answers from a recorded space (run --space FILE, TUNEFARM_SPACE): compile times
+   * come from the record, and the worker compiles nothing ahead. */
+  int recorded;
+  /* Whether it can serve here: 1, or 0 with why not in why (len bytes). */
+  int (*probe)(char *why, size_t len);
   int (*open)(void **self, const backend_opts *o, tf_err *e);
   int (*describe)(void *self, device_record *d, tf_err *e);
   /* Compile (through the cache), load placement_copies(j) copies of the code, allocate
@@ -63,11 +75,26 @@ extern const backend_ops backend_replay; /* worker/replay_backend.c: a recorded 
 #define SIM_ARCH "sm_90"
 /* TUNEFARM_SIM_COMPILE: unset, NVRTC compiles (all zeros); "0", the simulated device compiles
  * nothing (none); "S", seconds a simulated compile takes on a cache miss; or "S,L,F": L
- * seconds for a fraction F of the programs (common/program.h, sim_compile); TF_EXIT_INPUT
+ * seconds for a fraction F of the programs (compile/program.h, sim_compile); TF_EXIT_INPUT
  * when it is none of these. */
 int sim_compile_seconds(sim_compile *out, tf_err *e);
 
-/* The table for "cuda" or "sim", NULL for anything else. */
+/* The table of the backend called name, NULL for a name no row holds (and for NULL). */
 const backend_ops *backend_find(const char *name);
+
+/* What a measure child opens when not told: the first row, in order of preference (cuda,
+ * sim), whose probe accepts. When that is not the first row, why holds the first row's
+ * reason ("the CUDA runtime sees no device"). A backend that must be named (one that needs
+ * a file) answers its probe with 0 and comes after sim. */
+const backend_ops *backend_default(char *why, size_t len);
+
+/* Whether a device record's backend (as ledgers and HELLO carry it) is simulated; a name no
+ * row holds counts as simulated: tunefarm vouches only for the GPUs it knows. */
+int backend_simulated(const char *name);
+/* The name of the backend that answers from a recorded space (run --space). */
+const char *backend_recorded_name(void);
+
+/* The backends' names for a message: "cuda or sim" (with more rows, "a, b or c"). */
+void backend_names(char *buf, size_t len);
 
 #endif

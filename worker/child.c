@@ -1,6 +1,5 @@
 #include "worker/child.h"
 
-#include <cuda_runtime_api.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -28,15 +27,6 @@ typedef struct child_opts {
   int instance;
   char fallback[256]; /* why it chose the simulated device itself; "" when asked for one */
 } child_opts;
-
-const char *child_default_backend(char *why, size_t len) {
-  int n = 0;
-  cudaError_t rc = cudaGetDeviceCount(&n);
-  if (rc == cudaSuccess && n > 0) return "cuda";
-  snprintf(why, len, "%s", rc == cudaSuccess ? "the CUDA runtime sees no device"
-                                             : cudaGetErrorString(rc));
-  return "sim";
-}
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -289,14 +279,16 @@ int child_main(int argc, char **argv) {
             strerror(errno));
   if (!o.backend) { /* a worker's child says why in its hello; a standalone one here */
     char why[200];
-    o.backend = child_default_backend(why, sizeof why);
-    if (strcmp(o.backend, "sim") == 0) snprintf(o.fallback, sizeof o.fallback, "%s", why);
+    o.backend = backend_default(why, sizeof why)->name;
+    if (why[0]) snprintf(o.fallback, sizeof o.fallback, "%s", why);
     if (o.fallback[0] && o.instance == 0)
       fprintf(stderr, "tunefarm measure: no GPU (%s): using the simulated device\n", why);
   }
   child_state st = {.ops = backend_find(o.backend)};
   if (!st.ops) {
-    fprintf(stderr, "tunefarm measure: unknown backend '%s' (cuda or sim)\n", o.backend);
+    char names[128];
+    backend_names(names, sizeof names);
+    fprintf(stderr, "tunefarm measure: unknown backend '%s' (%s)\n", o.backend, names);
     return 2;
   }
   /* Libraries (NVRTC, CUPTI, the driver) may print to stdout; keep the protocol on a
@@ -323,13 +315,4 @@ int child_main(int argc, char **argv) {
   free(st.r);
   free(st.ctx.memo);
   return rc;
-}
-
-/* The device kinds a measure child can open, by name. */
-static const backend_ops *const backends[] = {&backend_cuda, &backend_sim, &backend_replay};
-
-const backend_ops *backend_find(const char *name) {
-  for (size_t i = 0; name && i < sizeof backends / sizeof backends[0]; i++)
-    if (strcmp(backends[i]->name, name) == 0) return backends[i];
-  return NULL;
 }

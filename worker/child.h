@@ -21,7 +21,4 @@
 
 int child_main(int argc, char **argv);
 
-/* "cuda" where the runtime sees a device, else "sim"; *why says why when it is sim. */
-const char *child_default_backend(char *why, size_t len);
-
 #endif

@@ -42,7 +42,7 @@ typedef struct running {
   char key[CACHE_KEY_HEX];
 } running;
 
-/* A kernel to compile: a program of one name expression (common/program.h). */
+/* A kernel to compile: a program of one name expression (compile/program.h). */
 typedef struct wanted {
   program_ref prog;
   char key[CACHE_KEY_HEX];

@@ -3,14 +3,14 @@
  *
  * The coordinator attaches to each job the programs of the jobs its search may send next,
  * most likely first (a JOB message's "prefetch"). The worker hands them to its pool, which
- * compiles their kernels (common/program.h: a program compiles kernel by kernel), in that
+ * compiles their kernels (compile/program.h: a program compiles kernel by kernel), in that
  * order, each distinct kernel once, up to `jobs` at a time, each in a process of its own
  * (`tunefarm compile`: NVRTC's memory and any crash stay there), into the cubin cache. A new
  * list replaces the old: kernels of the old list still waiting are dropped, and compiles of
  * kernels the new list no longer holds are stopped (SIGKILL: the cache's entries are atomic
  * and the lock dies with its holder; at worst a hidden temporary file is left), so that the
  * cores go to what the search may still ask for. Kernels the cache already holds (best and
- * the control, mostly), or that are being compiled, are not started again; common/compile.h's
+ * the control, mostly), or that are being compiled, are not started again; compile/compile.h's
  * lock keeps the measure child from compiling a kernel the pool is compiling: it waits for
  * the cubin.
  *
@@ -22,7 +22,7 @@
  * launches are timed.
  *
  * A compile that fails here costs nothing but the core: the measure child of the job that
- * needs the program reads the refusal from the cache (common/compile.h caches NVRTC's
+ * needs the program reads the refusal from the cache (compile/compile.h caches NVRTC's
  * refusals with their log) or, after any other failure, compiles it itself and records what
  * happens against its generation, as without the pool.
  *
@@ -32,7 +32,7 @@
 #define TF_COMPILE_POOL_H
 
 #include "common/err.h"
-#include "common/program.h"
+#include "compile/program.h"
 #include "worker/cpus.h"
 
 /* The most programs one list holds; the rest of a longer one is ignored. */

@@ -3,7 +3,7 @@
  * One backend per process, bound to one visible device, with one non-blocking
  * stream. Per job (prepare):
  *   - each arm's name expression is a kernel compiled alone for the device's
- *     exact sm_XY through the cubin cache (common/program.h: best and the
+ *     exact sm_XY through the cubin cache (compile/program.h: best and the
  *     control are usually cache hits) and loaded with cudaLibraryLoadData, a
  *     module per kernel; each arm is a cudaKernel_t launched with
  *     cudaLaunchKernel. Runtime API only: the binary never links libcuda.
@@ -51,9 +51,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
+#include "compile/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
 #include "common/decide.h"      /* defines: stats_rel_spread */
-#include "common/program.h"     /* defines: program_of_job, program_request, program_compile */
+#include "compile/program.h"     /* defines: program_of_job, program_request, program_compile */
 #include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_gemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
@@ -376,7 +376,7 @@ static int cb_validate(const job *j, tf_err *e) {
   return 0;
 }
 
-/* The job's kernels (common/program.h: the compile pool compiles ahead the same requests). */
+/* The job's kernels (compile/program.h: the compile pool compiles ahead the same requests). */
 static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
   cb_job *b = &s->job;
   program_ref p;
@@ -493,7 +493,7 @@ static int cb_load(cuda_backend *s, tf_err *e) {
       b->nlib[c] = k + 1;
     }
     for (int a = 0; a < ARM_COUNT; a++) {
-      if (b->j.arm[a].library[0]) continue; /* no kernel of its own (common/program.h) */
+      if (b->j.arm[a].library[0]) continue; /* no kernel of its own (compile/program.h) */
       int k = b->kernel_of[a];
       if (CUDA_CHECK(cudaLibraryGetKernel(&b->kern[c][a], b->lib[c][k], b->pb.kernel[k].lowered[0]),
                      e))
@@ -1146,8 +1146,20 @@ static void cb_finish(void *self) {
   memset(b, 0, sizeof *b);
 }
 
+/* Usable where the runtime sees a device. */
+static int cb_probe(char *why, size_t len) {
+  int n = 0;
+  cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc == cudaSuccess && n > 0) return 1;
+  snprintf(why, len, "%s", rc == cudaSuccess ? "the CUDA runtime sees no device"
+                                             : cudaGetErrorString(rc));
+  return 0;
+}
+
 const backend_ops backend_cuda = {
     .name = "cuda",
+    .simulated = 0,
+    .probe = cb_probe,
     .open = cb_open,
     .describe = cb_describe,
     .prepare = cb_prepare,

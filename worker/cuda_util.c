@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/compile.h" /* defines: compile_nvrtc_version */
+#include "compile/compile.h" /* defines: compile_nvrtc_version */
 #include "worker/backend.h" /* defines: TF_STICKY */
 
 /* Errors about the machine rather than the work: no driver, no device. They are never sticky

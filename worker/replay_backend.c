@@ -204,8 +204,18 @@ static void replay_close(void *self) {
   free(d);
 }
 
+/* Never chosen by default: a replay needs its space file (run --space FILE). */
+static int replay_probe(char *why, size_t len) {
+  snprintf(why, len, "replay answers from a recorded space only: run --space FILE");
+  return 0;
+}
+
 const backend_ops backend_replay = {
     .name = "replay",
+    .simulated = 1,
+    .note = " (replay of a recorded space: every round is drawn from its recorded rounds)",
+    .recorded = 1,
+    .probe = replay_probe,
     .open = replay_open,
     .describe = replay_describe,
     .prepare = replay_prepare,

@@ -15,7 +15,7 @@
  *   TUNEFARM_SIM_NOISE  noise parameters, "jitter=0.01,boost_p=0.1,..." (sim_noise.h)
  *   TUNEFARM_SIM_SLEEP  f: sleep f x the simulated time of every sample() call
  *   TUNEFARM_SIM_COMPILE  unset: compile each job's kernels with NVRTC (for SIM_ARCH) through
- *                       the cubin cache (common/program.h), as the GPU does, so that a kernel
+ *                       the cubin cache (compile/program.h), as the GPU does, so that a kernel
  *                       that does not compile is a compile_error here too, with NVRTC's log.
  *                       0: compile nothing (tests of the farm's own machinery).
  *                       s: a simulated compile taking s seconds per kernel missing from the
@@ -42,7 +42,7 @@
 // defines: backend_ops, backend_opts
 #include "worker/backend.h"
 // defines: program_of_job, program_request, program_compile, program_source_path
-#include "common/program.h"
+#include "compile/program.h"
 // defines: tf_mix64
 #include "common/decide.h" /* defines: stats_rel_spread */
 #include "common/mix.h"
@@ -486,8 +486,18 @@ static void sim_close(void *self) {
   free(d);
 }
 
+/* Usable everywhere: it needs no device. */
+static int sim_probe(char *why, size_t len) {
+  (void)why, (void)len;
+  return 1;
+}
+
 const backend_ops backend_sim = {
     .name = "sim",
+    .simulated = 1,
+    .note = " (simulated device: its times are synthetic, from a cost model, and no kernel's "
+            "output is checked)",
+    .probe = sim_probe,
     .open = sim_open,
     .describe = sim_describe,
     .prepare = sim_prepare,

@@ -25,7 +25,7 @@ typedef struct childproc {
 
 typedef struct childproc_opts {
   const char *exe;       /* path of the tunefarm binary */
-  const char *backend;   /* "cuda" or "sim"; NULL: the child chooses (a GPU where it sees one) */
+  const char *backend;   /* worker/backend.h's name; NULL: the child chooses (a GPU if any) */
   int device;            /* ordinal */
   int instance;          /* the worker's count of children started, this one included */
 } childproc_opts;

@@ -8,7 +8,7 @@
 #include "common/jsonio.h"
 #include "common/mpimsg.h"
 #include "common/msg.h"
-#include "worker/backend.h"      /* defines: sim_compile_seconds */
+#include "worker/backend.h"      /* defines: backend_simulated, sim_compile_seconds */
 #include "worker/child.h"        /* defines: CHILD_DROP_SIGNAL */
 #include "worker/compile_pool.h" /* defines: compile_pool_start, compile_pool_want, ... */
 #include "worker/cpus.h"         /* defines: cpus_share_mine */
@@ -76,8 +76,9 @@ static void start_child(worker_state *w, hello *h) {
 static int start_pool(worker_state *w) {
   sim_compile simulate = {0.0, 0.0, 0.0, 0};
   tf_err e = {0};
-  int sim = strcmp(w->backend, "sim") == 0;
-  if (strcmp(w->backend, "replay") == 0) return 0; /* its compiles are recorded, not run */
+  const backend_ops *ops = backend_find(w->backend);
+  if (ops && ops->recorded) return 0; /* its compiles are recorded, not run */
+  int sim = backend_simulated(w->backend);
   if (!w->arch[0] || (sim && (sim_compile_seconds(&simulate, &e) || simulate.none)))
     return 0;
   cpus_share cpus = cpus_share_mine(w->o->workers_on_node);

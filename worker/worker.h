@@ -20,8 +20,8 @@
 
 typedef struct worker_opts {
   const char *exe;      /* the tunefarm binary, to start `tunefarm measure` */
-  const char *backend;  /* "cuda" or "sim"; NULL: the measure child chooses (a GPU where it
-                         * sees one), and the worker's hello says so */
+  const char *backend;  /* a backend's name (worker/backend.h); NULL: the measure child
+                         * chooses (a GPU where it sees one), and the worker's hello says so */
   int device;           /* node-local worker index = device ordinal */
   double hello_s;       /* how long the child may take to open its device */
   int compile_jobs;     /* compiles ahead at once (worker/compile_pool.h); -1: the node's cores

@@ -35,7 +35,7 @@ export TUNEFARM_SIM_COMPILE=0.01 TUNEFARM_CACHE="$WORK/cache"
 [ "$(zcat warm.tfspace | grep -c '"compile_ms":null')" -eq 6 ] || fail "cached kernels given a compile time"
 export TUNEFARM_SIM_COMPILE=0
 # A part file of another campaign is not overwritten.
-sed 's/"campaign_hash":"[0-9a-f]*"/"campaign_hash":"00"/' plain | head -2 >other.tfspace.part
+sed -n '1,2{s/"campaign_hash":"[0-9a-f]*"/"campaign_hash":"00"/;p}' plain >other.tfspace.part
 expect_exit 2 "$TF" sweep --backend sim -o other.tfspace "$camp"
 grep -q "holds a sweep of another campaign" "$WORK/last.err" || fail "foreign part file not refused"
 # Bad space files for run: one message, status 2, no mpirun started.

@@ -1,11 +1,11 @@
 /* fuzz_includes: any bytes as a kernel source, read for what it includes as compile_program
- * and spec_load read it before NVRTC sees it (compile_check_source: directives behind
+ * and spec_load read it before NVRTC sees it (source_check: directives behind
  * comments and joined lines, quoted names, headers of the folder and theirs in turn). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "common/compile.h"
+#include "common/source.h"
 #include "tests/fuzz/fuzzutil.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -22,6 +22,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!path[0]) snprintf(path, sizeof path, "%s/k/k.cu", fuzz_dir());
   fuzz_write(fuzz_dir(), "k/k.cu", data, size);
   tf_err e = {0};
-  (void)compile_check_source(path, &e);
+  (void)source_check(path, &e);
   return 0;
 }

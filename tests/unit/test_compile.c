@@ -1,4 +1,4 @@
-/* Unit tests of common/compile.c: NVRTC compiles of a small template kernel
+/* Unit tests of compile/compile.c: NVRTC compiles of a small template kernel
  * (tests/unit/data/axpy.cu) through the cubin cache. No GPU or driver needed. */
 #include <dirent.h>
 #include <setjmp.h>
@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "common/compile.h"
+#include "compile/compile.h"
+#include "common/source.h" /* defines: source_check, source_includes_of */
 #include "tests/unit/testutil.h"
 
 #ifndef TF_SOURCE_DIR
@@ -377,8 +378,8 @@ static void compile_should_refuse_a_source_linked_out_of_its_folder(void **state
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "outside its folder"));
   compile_release(&r);
-  assert_int_equal(compile_check_source(link, &e), -1);
-  assert_int_equal(compile_check_source(real, &e), 0);
+  assert_int_equal(source_check(link, &e), -1);
+  assert_int_equal(source_check(real, &e), 0);
 }
 
 /* What a kernel includes, for identities and exports: each file of the folder once, by its
@@ -390,22 +391,22 @@ static void compile_includes_should_list_each_file_once_in_order(void **state) {
   write_file(dir, "c.cuh", "// c\n");
   write_file(dir, "unrelated.cuh", "// not included\n");
   snprintf(path, sizeof path, "%s/k.cu", dir);
-  compile_includes inc;
+  source_includes inc;
   tf_err e = {0};
-  if (compile_includes_of(path, &inc, &e)) fail_msg("%s", e.msg);
+  if (source_includes_of(path, &inc, &e)) fail_msg("%s", e.msg);
   assert_int_equal(inc.n, 3);
   assert_string_equal(inc.names[0], "b.cuh");
   assert_string_equal(inc.names[1], "c.cuh");
   assert_string_equal(inc.names[2], "helper.cuh");
   assert_int_equal(inc.lens[1], 5);
   assert_memory_equal(inc.texts[1], "// c\n", 5);
-  compile_includes_release(&inc);
+  source_includes_release(&inc);
   assert_int_equal(inc.n, 0);
   write_file(dir, "c.cuh", "#include \"/etc/hostname\"\n");
-  assert_int_equal(compile_includes_of(path, &inc, &e), -1); /* what the check refuses */
+  assert_int_equal(source_includes_of(path, &inc, &e), -1); /* what the check refuses */
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_int_equal(inc.n, 0);
-  compile_includes_release(&inc);
+  source_includes_release(&inc);
 }
 
 static void compile_should_report_the_nvrtc_version(void **state) {

@@ -1,4 +1,4 @@
-/* Unit tests of common/iface.c: the demangler on names NVRTC lowers (one program of small
+/* Unit tests of compile/iface.c: the demangler on names NVRTC lowers (one program of small
  * kernels, compiled in a fresh cache; no GPU needed) and on hand-written ones, the comparison
  * with a spec's arguments and knobs (the softmax example), and the template parameter names
  * read from a source. */
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "common/compile.h"
-#include "common/iface.h"
+#include "compile/compile.h"
+#include "compile/iface.h"
 #include "common/spec.h"
 #include "tests/unit/testutil.h"
 

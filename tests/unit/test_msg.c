@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 
 #include "common/msg.h"
-#include "common/program.h"
 #include "common/rule.h"
+#include "compile/program.h"
 #include "coordinator/job.h"
 #include "tests/unit/testutil.h"
 

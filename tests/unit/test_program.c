@@ -1,4 +1,4 @@
-/* Unit tests of common/program.c: a job's program compiles kernel by kernel, each distinct
+/* Unit tests of compile/program.c: a job's program compiles kernel by kernel, each distinct
  * name expression alone, with the machine code it has beside the others. NVRTC, no GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "common/program.h"
+#include "compile/program.h"
 #include "tests/unit/testutil.h"
 
 /* A program of the test template (tests/unit/data/axpy.cu) with these arms' expressions. */

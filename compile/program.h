@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "common/compile.h"
+#include "compile/compile.h"
 #include "common/err.h"
 #include "common/msg.h"
 
@@ -61,7 +61,7 @@ typedef struct sim_compile {
  * which is not a template, would otherwise be compiled again beside every instantiation), with
  * its own cubin and cache entry, and the measure child loads each as a module of its own. A
  * kernel compiled alone has the same machine code, byte for byte, as beside the others
- * (bench/kernel_alone.py checks a ledger's programs; tests/unit/test_program.c two kernels), so
+ * (tests/unit/test_program.c compares two kernels so on every build), so
  * nothing measured changes; but a generation compiles only what is new to the cache: best was
  * compiled when it was new, the control once per campaign.
  *

@@ -1,4 +1,4 @@
-#include "common/iface.h"
+#include "compile/iface.h"
 
 #include <ctype.h>
 #include <stdio.h>

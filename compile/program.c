@@ -1,5 +1,5 @@
-/* program: a job's program as compile_program needs it (common/program.h). */
-#include "common/program.h"
+/* program: a job's program as compile_program needs it (compile/program.h). */
+#include "compile/program.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * Every name expression ("tf_matmul<64,64,...>") is registered with
  * nvrtcAddNameExpression; the lowered (mangled) names come back in the same
  * order. The farm's jobs compile each arm's kernel as a program of its own
- * (common/program.h); `tunefarm audit` compiles many in one. No driver is
+ * (compile/program.h); `tunefarm audit` compiles many in one. No driver is
  * needed (CI compiles).
  *
  * One program is compiled by one process at a time: a compile takes the program's lock in
@@ -70,36 +70,6 @@ void compile_nvrtc_version(int *major, int *minor);
 
 /* Whether this NVRTC builds machine code for arch ("sm_90", "sm_90a": the digits count). */
 int compile_arch_supported(const char *arch);
-
-/* A kernel source brings in nothing from outside its own folder: the file lies in the folder
- * it is named in (a symbolic link out of it is refused), and every #include is a quoted plain
- * file name ("helpers.cuh": no path, no '..', no <...>) of that same folder, which exists
- * there and obeys the same rule; __has_include and computed includes are refused. A line
- * that looks like an #include counts even inside a comment or a string. compile_program
- * checks every source so before NVRTC sees anything and hands NVRTC the included files
- * itself, so NVRTC never opens a file (it would read any path, and put the file's text in
- * its log, which a GPU run stores in the ledger). spec_load checks templates and committed
- * kernels the same way when they load. TF_EXIT_INPUT naming the file, the line and why. */
-int compile_check_source(const char *path, tf_err *e);
-
-#define COMPILE_MAX_HEADERS 16
-
-/* What a kernel source includes, directly or through another included file: each file once,
- * in the order the preprocessor first meets it (depth first through the source's text), so
- * the same files give the same list. names are the plain file names as written (files of the
- * source's own folder, joined to it they give the path); texts the bytes as read and checked.
- * Ownership: compile_includes_release frees the texts. */
-typedef struct compile_includes {
-  int n;
-  char names[COMPILE_MAX_HEADERS][64];
-  char *texts[COMPILE_MAX_HEADERS];
-  size_t lens[COMPILE_MAX_HEADERS];
-} compile_includes;
-
-/* compile_check_source's check of path, keeping what it found in *out (zeroed first; left
- * empty on failure, with e as compile_check_source fills it). */
-int compile_includes_of(const char *path, compile_includes *out, tf_err *e);
-void compile_includes_release(compile_includes *inc);
 
 /* One check macro for NVRTC: fetch the program log before judging (see compile.c). */
 
