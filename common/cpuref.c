@@ -116,7 +116,8 @@ static int buffers_of(const cpuref_set *s, tf_ref_buffer *out, void **outs, int 
     int role = j->buf_role[b];
     if (j->buf_output[b] && !SPEC_ROLE_CHECKED(role)) role = SPEC_ROLE_OUTPUT;
     *x = (tf_ref_buffer){.name = j->buf_names[b], .role = role, .type = j->buf_type[b],
-                         .count = (uint64_t)s->counts[b], .out_type = cpuref_out_type(j->buf_type[b])};
+                         .count = (uint64_t)s->counts[b],
+                         .out_type = cpuref_out_type(j->buf_type[b])};
     out_type[b] = x->out_type;
     outs[b] = NULL;
     if (SPEC_ROLE_FILLED(role)) x->in = s->in[b];

@@ -390,7 +390,8 @@ static void reference_to_json(const job *j, cJSON *o) {
     cJSON_AddStringToObject(r, "library", j->ref_library);
     cJSON_AddItemToObject(r, "iargs", ll_array(j->ref_geom.iarg, j->nargs));
     cJSON *names = cJSON_AddArrayToObject(r, "names");
-    for (int a = 0; a < j->nargs; a++) cJSON_AddItemToArray(names, cJSON_CreateString(j->arg_names[a]));
+    for (int a = 0; a < j->nargs; a++)
+      cJSON_AddItemToArray(names, cJSON_CreateString(j->arg_names[a]));
     return;
   }
   if (!j->ref_kernel[0]) return;

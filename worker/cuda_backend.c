@@ -13,7 +13,8 @@
  *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
  *     set sees identical data. The host copies and the CPU references (double)
  *     are kept across jobs of the same shape and seed: the reference is
- *     computed once per shape and set, not once per generation. So are the
+ *     computed once per shape and set, not once per generation (as are a reference
+ *     kernel's outputs, or a reference library's: common/cpuref.h). So are the
  *     device buffers, for jobs of the same shape, slots and L2 flush: freeing
  *     and allocating them took milliseconds per generation. Each job uploads
  *     its inputs and zeroes its outputs again, so nothing a kernel of the job
@@ -1039,9 +1040,9 @@ static int cb_copy_back(cuda_backend *s, const placement *p, int set, int o, tf_
              : 0;
 }
 
-/* The arm's error against the reference kernel's or library's outputs: the worst over the checked outputs
- * of each one's error under its own check (reference_verdict_error); the first failing
- * output of the arm is named on stderr once per job. */
+/* The arm's error against the reference kernel's or library's outputs: the worst over the
+ * checked outputs of each one's error under its own check (reference_verdict_error); the
+ * first failing output of the arm is named on stderr once per job. */
 static int cb_kernel_check(cuda_backend *s, const placement *p, int set, double *err, tf_err *e) {
   const cb_shape *sh = &s->host.shape;
   cb_job *b = &s->job;
