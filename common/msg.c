@@ -406,6 +406,15 @@ static int buffer_extra_from_json(const cJSON *x, job *j, int b, tf_err *e) {
 
 /* "reference": the reference kernel and its launch; absent for a family's CPU reference. */
 static void reference_to_json(const job *j, cJSON *o) {
+  if (j->ref_library[0]) {
+    cJSON *r = cJSON_AddObjectToObject(o, "reference");
+    cJSON_AddStringToObject(r, "library", j->ref_library);
+    cJSON_AddItemToObject(r, "iargs", ll_array(j->ref_geom.iarg, j->nargs));
+    cJSON *names = cJSON_AddArrayToObject(r, "names");
+    for (int a = 0; a < j->nargs; a++)
+      cJSON_AddItemToArray(names, cJSON_CreateString(j->arg_names[a]));
+    return;
+  }
   if (!j->ref_kernel[0]) return;
   cJSON *r = cJSON_AddObjectToObject(o, "reference");
   cJSON_AddStringToObject(r, "kernel", j->ref_kernel);
@@ -416,9 +425,28 @@ static void reference_to_json(const job *j, cJSON *o) {
   cJSON_AddItemToObject(r, "iargs", ll_array(j->ref_geom.iarg, j->nargs));
 }
 
+/* "reference": {"library": path, "iargs": [...], "names": [...]}: the CPU reference library,
+ * the integer arguments' values and every argument's name ("" for an untyped one). */
+static int library_from_json(const cJSON *r, job *j, tf_err *e) {
+  const cJSON *names = cJSON_GetObjectItemCaseSensitive(r, "names");
+  str_into(r, "library", j->ref_library, sizeof j->ref_library);
+  if (!j->ref_library[0] || read_ll_array(r, "iargs", j->ref_geom.iarg, j->nargs) ||
+      !cJSON_IsArray(names) || cJSON_GetArraySize(names) != j->nargs)
+    return tf_fail(e, TF_EXIT_INPUT, "job: 'reference' needs library, iargs and names (one per "
+                   "argument)");
+  for (int a = 0; a < j->nargs; a++) {
+    const char *n = cJSON_GetStringValue(cJSON_GetArrayItem(names, a));
+    if (!n || strlen(n) >= SPEC_NAME)
+      return tf_fail(e, TF_EXIT_INPUT, "job: 'reference.names[%d]' is not a name", a);
+    snprintf(j->arg_names[a], SPEC_NAME, "%s", n);
+  }
+  return 0;
+}
+
 static int reference_from_json(const cJSON *o, job *j, tf_err *e) {
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "reference");
   if (!r) return 0;
+  if (cJSON_GetObjectItemCaseSensitive(r, "library")) return library_from_json(r, j, e);
   str_into(r, "kernel", j->ref_kernel, sizeof j->ref_kernel);
   str_into(r, "source", j->ref_source, sizeof j->ref_source);
   if (!j->ref_kernel[0] || !j->ref_source[0] || read_uint_array(r, "grid", j->ref_geom.grid, 3) ||

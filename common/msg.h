@@ -125,6 +125,10 @@ typedef struct job {
   char ref_source[SPEC_PATH];
   char ref_kernel[64];
   launch_geom ref_geom;
+  /* Or the CPU reference library (include/tunefarm_ref.h; "" when there is none), relative to
+   * the root; ref_geom.iarg then holds the integer arguments, arg_names the scalars' names. */
+  char ref_library[SPEC_PATH];
+  char arg_names[SPEC_MAX_ARGS][SPEC_NAME];
   job_arm arm[ARM_COUNT];
   double tolerance;
   measure_opts measure;

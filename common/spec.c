@@ -568,16 +568,46 @@ static int resolve_source(spec *s, const char *key, const char *src, char *out, 
   return 0;
 }
 
+/* "reference": {"library": "lib/libref.so"}: a CPU reference the user builds, a relative path
+ * inside the spec's folder (each part a plain name: no "..", no hidden file). Only its form
+ * is checked here: the library is a build product, which `check` and `audit` load
+ * (common/cpuref.h) and the measure child uses; the simulated device needs none. */
+static int load_library(spec *s, const cJSON *ref, tf_err *e) {
+  static const char *const keys[] = {"library", NULL};
+  const char *lib;
+  if (jsonio_only_keys(s->path, WHAT, ref, "reference", keys, e) ||
+      jsonio_str(s->path, WHAT, ref, "reference", "library", 1, 255, &lib, e))
+    return -1;
+  char part[256];
+  const char *p = lib;
+  for (size_t n; *p; p += n + (p[n] == '/')) {
+    n = strcspn(p, "/");
+    snprintf(part, sizeof part, "%.*s", (int)n, p);
+    if (!jsonio_safe_name(part) || (p[n] == '/' && !p[n + 1]))
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.library': '%s' must be a "
+                     "relative path inside the spec's folder (plain names joined by '/')",
+                     s->path, lib);
+  }
+  char tmp[SPEC_PATH];
+  snprintf(tmp, sizeof tmp, "%s", s->path);
+  int n = snprintf(s->ref_library_path, SPEC_PATH, "%s/%s", dirname(tmp), lib);
+  if (n < 0 || (size_t)n >= SPEC_PATH)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': path too long", s->path);
+  snprintf(s->ref_library, sizeof s->ref_library, "%s", lib);
+  return 0;
+}
+
 /* "reference": {"kernel": k, "source": "ref.cu", "launch": {"grid": [...], "block": [...],
  * "smem": x}}: a kernel beside the spec that computes the outputs from the same arguments;
- * its launch names only problem sizes. */
+ * its launch names only problem sizes. Or a library (load_library). */
 static int load_reference(spec *s, const cJSON *root, tf_err *e) {
-  static const char *const keys[] = {"kernel", "source", "launch", NULL};
+  static const char *const keys[] = {"kernel", "source", "launch", "library", NULL};
   static const char *const lkeys[] = {"grid", "block", "smem", NULL};
   const cJSON *ref, *launch;
   const char *kernel, *src;
   if (jsonio_child(s->path, WHAT, root, "", "reference", 0, cJSON_Object, &ref, e)) return -1;
   if (!ref) return 0;
+  if (cJSON_GetObjectItemCaseSensitive(ref, "library")) return load_library(s, ref, e);
   if (jsonio_only_keys(s->path, WHAT, ref, "reference", keys, e) ||
       jsonio_str(s->path, WHAT, ref, "reference", "kernel", 1, sizeof s->ref_kernel - 1, &kernel,
                  e) ||
@@ -609,7 +639,7 @@ static int load_reference(spec *s, const cJSON *root, tf_err *e) {
 /* With a reference kernel the integer arguments name only problem sizes: the reference is
  * launched once per problem, with no configuration. */
 static int check_reference_args(const spec *s, tf_err *e) {
-  for (int a = 0; s->ref_kernel[0] && a < s->nargs; a++) {
+  for (int a = 0; (s->ref_kernel[0] || s->ref_library[0]) && a < s->nargs; a++) {
     char k[32];
     snprintf(k, sizeof k, "args[%d]", a);
     if (s->args[a].kind == SPEC_ARG_INT && dims_only(s, s->args[a].e, k, e)) return -1;
@@ -654,14 +684,15 @@ static int check_name_length(const spec *s, tf_err *e) {
  * "reference", exactly one. A family's reference reads and writes float32 by name: refused
  * here, on every path that loads a spec, when it cannot check this kernel. */
 static int check_family(const spec *s, tf_err *e) {
-  if (s->family[0] && s->ref_kernel[0])
+  const int user = s->ref_kernel[0] || s->ref_library[0];
+  if (s->family[0] && user)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': a spec names 'family' (a CPU "
-                   "reference) or 'reference' (a kernel), not both", s->path);
-  if (!s->family[0] && !s->ref_kernel[0])
+                   "reference) or 'reference' (a kernel or a library), not both", s->path);
+  if (!s->family[0] && !user)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': no reference checks the "
-                   "outputs: name a reference kernel ('reference') or a CPU reference ('family')",
-                   s->path);
-  if (s->ref_kernel[0]) return 0;
+                   "outputs: name a reference kernel or library ('reference') or a CPU reference "
+                   "('family')", s->path);
+  if (user) return 0;
   for (int b = 0; b < s->nbuffers; b++)
     if (s->bufs[b].type != REFERENCE_F32 || s->bufs[b].role == SPEC_ROLE_INOUT ||
         s->bufs[b].check.kind != REFERENCE_CHECK_L2)
@@ -1029,15 +1060,15 @@ int spec_launch(const spec *s, const long long *dims, const config *c, launch_ge
 int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, tf_err *e) {
   static const long long gmax[3] = {2147483647LL, 65535, 65535};
   memset(g, 0, sizeof *g);
-  if (!s->ref_kernel[0])
+  if (!s->ref_kernel[0] && !s->ref_library[0])
     return tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': no reference kernel", s->path);
   spec_launch_value vals[SPEC_LAUNCH_VALUES];
   int n = 0;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; s->ref_kernel[0] && i < 3; i++) {
     vals[n++] = (spec_launch_value){SPEC_VALUE_GRID, i, s->ref_grid[i], 1, gmax[i]};
     vals[n++] = (spec_launch_value){SPEC_VALUE_BLOCK, i, s->ref_block[i], 1, 1024};
   }
-  vals[n++] = (spec_launch_value){SPEC_VALUE_SMEM, 0, s->ref_smem, 0, 232448};
+  if (s->ref_kernel[0]) vals[n++] = (spec_launch_value){SPEC_VALUE_SMEM, 0, s->ref_smem, 0, 232448};
   spec_launch_value all[SPEC_LAUNCH_VALUES];
   int m = spec_launch_values(s, all);
   for (int i = 0; i < m; i++)
@@ -1052,7 +1083,7 @@ int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, 
                      spec_launch_value_key(&vals[i], buf, sizeof buf), x, vals[i].lo, vals[i].hi);
     store(g, &vals[i], x);
   }
-  if ((long long)g->block[0] * g->block[1] * g->block[2] > 1024)
+  if (s->ref_kernel[0] && (long long)g->block[0] * g->block[1] * g->block[2] > 1024)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.launch.block': more than 1024 "
                    "threads", s->path);
   return init_ranges(s, dims, g, e);

@@ -104,6 +104,10 @@ typedef struct spec {
   char ref_source_path[SPEC_PATH];
   char ref_grid_text[3][128], ref_block_text[3][128], ref_smem_text[128];
   expr *ref_grid[3], *ref_block[3], *ref_smem;
+  /* Or the CPU reference library ("reference": {"library": path}, include/tunefarm_ref.h):
+   * the path as the spec gives it and resolved beside the spec; "" when there is none. */
+  char ref_library[SPEC_PATH];
+  char ref_library_path[SPEC_PATH];
   char kernel[64];
   int nknobs;
   spec_knob knobs[SPEC_MAX_KNOBS];
@@ -186,7 +190,8 @@ typedef struct spec_launch_value {
 #define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS)
 
 /* The reference kernel's launch at a problem: grid, block, dynamic shared memory and the
- * integer arguments (which name only problem sizes when there is a reference kernel). */
+ * integer arguments (which name only problem sizes when there is a reference kernel); with a
+ * reference library, the integer arguments alone. */
 int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, tf_err *e);
 
 /* The values spec_launch computes, in the order it computes them, into out

@@ -29,13 +29,18 @@ static void update_nsources(job *j) {
 
 /* What the template's expressions give at the job's problem whatever the configuration: the
  * int ranges of the inputs' fills (spec_launch evaluated them into g) and the reference
- * kernel's launch. */
+ * kernel's launch, or the reference library's arguments. */
 static int set_problem_values(job *j, const campaign *c, const launch_geom *g, tf_err *e) {
   const spec *s = &c->tmpl;
   for (int b = 0; b < s->nbuffers; b++)
     if (s->bufs[b].init.kind == REFERENCE_INIT_INT)
       j->buf_init[b] = (reference_init){REFERENCE_INIT_INT, (double)g->init_lo[b],
                                         (double)g->init_hi[b]};
+  if (s->ref_library[0]) {
+    campaign_rel_path(c, s->ref_library_path, j->ref_library, SPEC_PATH);
+    for (int a = 0; a < s->nargs; a++) snprintf(j->arg_names[a], SPEC_NAME, "%s", s->args[a].name);
+    return spec_reference_launch(s, c->dims, &j->ref_geom, e);
+  }
   if (!s->ref_kernel[0]) return 0;
   snprintf(j->ref_kernel, sizeof j->ref_kernel, "%s", s->ref_kernel);
   campaign_rel_path(c, s->ref_source_path, j->ref_source, SPEC_PATH);

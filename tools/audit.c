@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/cpuref.h" /* defines: cpuref_validate */
 #include "compile/compile.h"
 #include "compile/iface.h"
 #include "common/jsonio.h"
@@ -198,6 +199,9 @@ static int iface_campaign(const campaign *c, const char *arch, int quiet_refusal
     return -1;
   if (s->ref_kernel[0] &&
       iface_kernel(s, s->ref_source_path, s->ref_kernel, 1, arch, quiet_refusal, warn, e))
+    return -1;
+  if (s->ref_library[0] &&
+      cpuref_validate(s->path, "reference.library", s->ref_library_path, e))
     return -1;
   if (c->control_is_kernel) {
     const spec *k = &c->control_kernel;

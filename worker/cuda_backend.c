@@ -13,7 +13,8 @@
  *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
  *     set sees identical data. The host copies and the CPU references (double)
  *     are kept across jobs of the same shape and seed: the reference is
- *     computed once per shape and set, not once per generation. So are the
+ *     computed once per shape and set, not once per generation (as are a reference
+ *     kernel's outputs, or a reference library's: common/cpuref.h). So are the
  *     device buffers, for jobs of the same shape, slots and L2 flush: freeing
  *     and allocating them took milliseconds per generation. Each job uploads
  *     its inputs and zeroes its outputs again, so nothing a kernel of the job
@@ -51,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cpuref.h"      /* defines: cpuref_open, cpuref_run, cpuref_close */
 #include "compile/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
 #include "common/decide.h"      /* defines: stats_rel_spread */
 #include "compile/program.h"     /* defines: program_of_job, program_request, program_compile */
@@ -104,6 +106,7 @@ typedef struct cb_shape {
   reference_init buf_init[SPEC_MAX_BUFFERS];
   char ref_kernel[64];       /* the reference kernel, "" for the family's CPU reference */
   char ref_source[SPEC_PATH];
+  char ref_library[SPEC_PATH]; /* or the CPU reference library (common/cpuref.h) */
   long long count[SPEC_MAX_BUFFERS]; /* the largest count of any arm */
   unsigned long long seed;
   int nsets;
@@ -118,7 +121,10 @@ typedef struct cb_host {
   void *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; the filled ones (input, inout)
                                              * page-locked, the others zeros */
   double *ref[CB_MAX_SETS];                  /* the family's CPU reference output per set */
-  void *kref[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* the reference kernel's outputs per set */
+  void *kref[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* the reference kernel's or library's outputs
+                                              * per set */
+  int kref_type[SPEC_MAX_BUFFERS];           /* their element type: the buffer's for a
+                                              * kernel, cpuref_out_type's for a library */
   int out;                                   /* the family's output; with a reference kernel
                                               * the first checked buffer ("wrong" halves it) */
   void *out_host;  /* one arm's output, copied back (page-locked) */
@@ -530,6 +536,13 @@ static void cb_shape_of(const job *j, cb_shape *sh) {
   sh->nsets = j->measure.input_sets;
   snprintf(sh->ref_kernel, sizeof sh->ref_kernel, "%s", j->ref_kernel);
   snprintf(sh->ref_source, sizeof sh->ref_source, "%s", j->ref_source);
+  snprintf(sh->ref_library, sizeof sh->ref_library, "%s", j->ref_library);
+}
+
+/* 1 when the job brings its own reference (a kernel or a library) for every checked output,
+ * 0 when the family's CPU reference checks its one output. */
+static int cb_user_ref(const cb_shape *sh) {
+  return sh->ref_kernel[0] || sh->ref_library[0];
 }
 
 static int cb_host_reference(cb_host *h, int set, tf_err *e) {
@@ -664,6 +677,32 @@ static int cb_kernel_reference(cuda_backend *s, tf_err *e) {
   if (rc == 0 || e->code != TF_STICKY) (void)cudaLibraryUnload(lib);
   compile_release(&cr);
   h->out = -1;
+  for (int b = h->shape.nbuffers - 1; b >= 0; b--) {
+    if (h->shape.buf_output[b]) h->out = b;
+    h->kref_type[b] = h->shape.buf_type[b];
+  }
+  return rc;
+}
+
+/* The reference library's outputs for every input set, called on the host inputs the arms
+ * are fed from (include/tunefarm_ref.h). */
+static int cb_library_reference(cuda_backend *s, tf_err *e) {
+  cb_host *h = &s->host;
+  const job *j = &s->job.j;
+  char path[2 * SPEC_PATH + 2];
+  program_source_path(j->root, j->ref_library, path, sizeof path);
+  cpuref r;
+  if (cpuref_open(&r, path, e)) return tf_wrap(e, "reference library");
+  int rc = 0;
+  for (int set = 0; rc == 0 && set < h->shape.nsets; set++) {
+    const void *in[SPEC_MAX_BUFFERS];
+    for (int b = 0; b < h->shape.nbuffers; b++) in[b] = h->buf[set][b];
+    const cpuref_set cs = {.j = j, .counts = h->shape.count, .in = in, .iargs = j->ref_geom.iarg,
+                           .set = set};
+    rc = cpuref_run(&r, &cs, h->kref[set], h->kref_type, e);
+  }
+  cpuref_close(&r);
+  h->out = -1;
   for (int b = h->shape.nbuffers - 1; b >= 0; b--)
     if (h->shape.buf_output[b]) h->out = b;
   return rc;
@@ -694,9 +733,10 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
       reference_fill_typed(h->buf[set][b], sh.buf_type[b], n, &sh.buf_init[b],
                            reference_input_seed(sh.seed, set, b));
     }
-    if (!sh.ref_kernel[0] && cb_host_reference(h, set, e)) return -1;
+    if (!cb_user_ref(&sh) && cb_host_reference(h, set, e)) return -1;
   }
   if (sh.ref_kernel[0] && cb_kernel_reference(s, e)) return -1;
+  if (sh.ref_library[0] && cb_library_reference(s, e)) return -1;
   if (!(h->out_host = cb_host_alloc(out_max, "the output", e)) ||
       !(h->in_host = cb_host_alloc(in_max, "an input", e)))
     return -1;
@@ -752,7 +792,7 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   const cb_host *h = &s->host;
   for (int k = 0; k < ARM_COUNT; k++)
     for (int o = 0; o < h->shape.nbuffers; o++)
-      if ((o == h->out || (h->shape.ref_kernel[0] && h->shape.buf_output[o])) &&
+      if ((o == h->out || (cb_user_ref(&h->shape) && h->shape.buf_output[o])) &&
           b->j.arm[k].geom.count[o] != h->shape.count[o])
         return tf_fail(e, TF_EXIT_FAIL, "arm '%s': output '%s' has %lld elements, another arm "
                        "has %lld: the arms must share the output's shape", arm_names[k],
@@ -989,9 +1029,9 @@ static int cb_copy_back(cuda_backend *s, const placement *p, int set, int o, tf_
              : 0;
 }
 
-/* The arm's error against the reference kernel's outputs: the worst over the checked outputs
- * of each one's error under its own check (reference_verdict_error); the first failing
- * output of the arm is named on stderr once per job. */
+/* The arm's error against the reference kernel's or library's outputs: the worst over the
+ * checked outputs of each one's error under its own check (reference_verdict_error); the
+ * first failing output of the arm is named on stderr once per job. */
 static int cb_kernel_check(cuda_backend *s, const placement *p, int set, double *err, tf_err *e) {
   const cb_shape *sh = &s->host.shape;
   cb_job *b = &s->job;
@@ -1000,7 +1040,7 @@ static int cb_kernel_check(cuda_backend *s, const placement *p, int set, double 
     if (!sh->buf_output[o]) continue;
     if (cb_copy_back(s, p, set, o, e)) return -1;
     reference_verdict v;
-    reference_compare(s->host.out_host, sh->buf_type[o], s->host.kref[set][o], sh->buf_type[o],
+    reference_compare(s->host.out_host, sh->buf_type[o], s->host.kref[set][o], s->host.kref_type[o],
                       (size_t)sh->count[o], &b->j.buf_check[o], b->j.tolerance, &v);
     double x = reference_verdict_error(&v, b->j.tolerance);
     if (!(x <= *err)) *err = x; /* NaN propagates */
@@ -1019,7 +1059,7 @@ static int cb_check(void *self, const placement *p, int set, double *rel_err, tf
   cuda_backend *s = self;
   if (cb_usable(s, p, set, e)) return -1;
   cb_job *b = &s->job;
-  int arm = p->arm, intact = 0, kernel_ref = s->host.shape.ref_kernel[0] != '\0';
+  int arm = p->arm, intact = 0, kernel_ref = cb_user_ref(&s->host.shape);
   size_t n = (size_t)s->host.shape.count[s->host.out];
   double err = 0.0;
   if (cb_check_launch(s, p, set, e) ||

@@ -13,7 +13,7 @@ cmake --install "$build" --prefix "$WORK/prefix" >install.log || { cat install.l
 p="$WORK/prefix"
 for f in bin/tunefarm share/tunefarm/templates/matmul.json share/tunefarm/templates/matmul.cu \
   share/tunefarm/kernels/matmul_regtile.json share/tunefarm/kernels/matmul_regtile.cu \
-  share/tunefarm/campaigns/matmul-1024.json; do
+  share/tunefarm/campaigns/matmul-1024.json include/tunefarm_ref.h; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
 [ ! -e "$p/share/tunefarm/kernels/reference.c" ] || fail "the CPU references' C source was installed"

@@ -384,7 +384,7 @@ static void compile_should_refuse_a_source_linked_out_of_its_folder(void **state
 
 /* What a kernel includes, for identities and exports: each file of the folder once, by its
  * plain name, in the order first met (depth first), with its bytes; nothing it does not. */
-static void compile_includes_should_list_each_file_once_in_order(void **state) {
+static void source_includes_should_list_each_file_once_in_order(void **state) {
   char dir[512], path[1024];
   kernel_folder(*state, dir, sizeof dir, "#include \"b.cuh\"\n#include \"helper.cuh\"\n#include \"b.cuh\"");
   write_file(dir, "b.cuh", "#include \"c.cuh\"\n#include \"b.cuh\"\n");
@@ -437,7 +437,7 @@ int main(void) {
       T(compile_should_take_a_header_of_the_kernels_folder),
       T(compile_should_refuse_includes_from_outside_the_folder),
       T(compile_should_refuse_a_source_linked_out_of_its_folder),
-      T(compile_includes_should_list_each_file_once_in_order),
+      T(source_includes_should_list_each_file_once_in_order),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);
