@@ -1,5 +1,5 @@
 /* sequential: clock-screened rounds, a sequential test with early stopping and a cap, a
- * sign-test gate, AMBIGUOUS when the two instruments disagree. docs/DECISIONS.md states the
+ * sign-test gate, AMBIGUOUS when the two instruments disagree. docs/design.md states the
  * rule, its defaults and the study that measured it. In brief:
  *  - Clock screen: a round whose arms ran at SM clocks more than clock_skew
  *    apart, or below throttle_mhz, is not used (and the child runs another);
