@@ -592,8 +592,287 @@ static void rounds_should_stop_at_the_records_capacity(void **state) {
   free(r);
 }
 
+/* ---- exact figures the rules and the canary report ---- */
+
+static double stat_of(const decision *d, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(d->stats, key);
+  if (!cJSON_IsNumber(v)) fail_msg("stats has no number '%s'", key);
+  return v->valuedouble;
+}
+
+/* Each gate names the status it rejects, and a detail of one character is a detail. */
+static void gates_should_name_the_status_and_keep_a_short_detail(void **state) {
+  (void)state;
+  static const struct {
+    result_status status;
+    const char *detail, *want;
+  } cases[] = {{RESULT_FAULT, "x", "fault: x"},
+               {RESULT_COMPILE_ERROR, "y", "compile error: y"},
+               {RESULT_ERROR, "", "error: (no detail)"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    result *r = new_result();
+    r->status = cases[i].status;
+    snprintf(r->detail, sizeof r->detail, "%s", cases[i].detail);
+    decision d = run("median", r);
+    assert_int_equal(d.kind, DECISION_REJECT);
+    assert_string_equal(d.reason, cases[i].want);
+    decision_release(&d);
+    free(r);
+  }
+}
+
+/* A refusal for drift sets the flag to 1, as every refusal for noise does. */
+static void a_noisy_refusal_should_set_the_flag_to_one(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 95.0, 80.0 * (1.0 + 0.02 * i));
+  for (int s = 0; s < 2; s++) {
+    decision d = run(s ? "sequential" : "median", r);
+    assert_int_equal(d.noisy, 1);
+    decision_release(&d);
+  }
+  free(r);
+}
+
+/* Rounds well inside the Huber bound: the location is their mean log ratio, over the rounds
+ * used and no other value. */
+static void sequential_location_should_be_the_mean_inside_the_huber_bound(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.97);
+  decision d = run("sequential", r);
+  double sum = 0.0;
+  for (int i = 0; i < d.nratios; i++) sum += log(d.ratios[i]);
+  double want = exp(sum / d.nratios);
+  if (fabs(stat_of(&d, "location_ratio") - want) > 1e-12)
+    fail_msg("location %.15g, want %.15g", stat_of(&d, "location_ratio"), want);
+  decision_release(&d);
+  free(r);
+}
+
+/* Two identical rounds: both scale estimates are 0, so the scale is the floor (min_gain) times
+ * the small-sample allowance sqrt((n + 1) / (n - 1)) = sqrt(3). */
+static void sequential_scale_should_carry_the_allowance_from_two_rounds(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_round(r, 100.0, 90.0, 80.0);
+  add_round(r, 100.0, 90.0, 80.0);
+  decide_opts o = opts("sequential");
+  o.min_rounds = 2;
+  decision d;
+  assert_int_equal(decide(&o, r, &d), 0);
+  assert_int_equal(d.nratios, 2);
+  assert_true(fabs(stat_of(&d, "sigma") - 0.01 * sqrt(3.0)) < 1e-15);
+  assert_true(stat_of(&d, "sigma_floor") == 0.01);
+  /* two of two faster: sign p 0.25 fails the gate, so no keep on the boundary */
+  assert_true(stat_of(&d, "sign_p") == 0.25);
+  decision_release(&d);
+  free(r);
+}
+
+/* A reject whose kernel ratio sits exactly at 1 - 1.5 min_gain is not contradicted: only a
+ * kernel gain beyond that makes it ambiguous. */
+static void a_reject_at_the_kernel_bound_should_not_be_ambiguous(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 1.0);
+  double bound = 1.0 - 1.5 * 0.01;
+  for (int i = 0; i < 8; i++) {
+    r->rounds[i].kernel_us[ARM_BEST] = 1.0;
+    r->rounds[i].kernel_us[ARM_NEW] = bound;
+  }
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_true(d.kernel_median_ratio == bound);
+  decision_release(&d);
+  for (int i = 0; i < 8; i++) r->rounds[i].kernel_us[ARM_NEW] = 0.98;
+  d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_AMBIGUOUS);
+  if (strstr(d.reason, "instruments disagree: event span says new is ") != d.reason)
+    fail_msg("reason '%s'", d.reason);
+  decision_release(&d);
+  free(r);
+}
+
+/* Clock-event reasons are recorded for the audit; they screen nothing by themselves. */
+static void clock_reasons_alone_should_not_screen_a_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 1, 1.0);
+  round_rec *rr = &r->rounds[0];
+  set_clocks(rr, 1980.0, 1980.0, 1980.0);
+  rr->reasons[0] = 4;
+  rr->reasons[1] = 0x4000000000000000ULL;
+  decide_opts o = opts("sequential");
+  assert_int_equal(decide_screen_round(&o, rr), 0);
+  set_clocks(rr, 0.0, 0.0, 0.0);
+  rr->sm_mhz[0] = rr->sm_mhz[1] = 1980.0;
+  assert_int_equal(decide_screen_round(&o, rr), 0);
+  free(r);
+}
+
+static void stats_rel_spread_should_take_two_values(void **state) {
+  (void)state;
+  double x[] = {1.0, 3.0}, one[] = {5.0};
+  assert_true(fabs(stats_rel_spread(x, 2) - 1.4826 * 1.0 / 2.0) < 1e-15);
+  assert_true(stats_rel_spread(one, 1) == 0.0);
+  double neg[] = {-1.0, -3.0};
+  assert_true(isnan(stats_rel_spread(neg, 2)));
+}
+
+/* ---- the canary ---- */
+
+static result *canary_result(int n, const double *ratio, const double *kratio) {
+  result *r = new_result();
+  r->child = 7;
+  r->ncanary = n;
+  for (int i = 0; i < n; i++) {
+    r->canary[i].us[0] = 100.0;
+    r->canary[i].us[1] = 100.0 * ratio[i];
+    r->canary[i].kernel_us[0] = kratio ? 50.0 : -1.0;
+    r->canary[i].kernel_us[1] = kratio ? 50.0 * kratio[i] : -1.0;
+  }
+  return r;
+}
+
+/* The half width of the interval of a set of m equal values: the floor threshold/2 as sigma,
+ * the median's error 1.2533 sigma / sqrt(m), the t factor at df degrees of freedom. */
+static double canary_half(double var, int used, int df) {
+  double z = 1.959964, t = z + (z * z * z + z) / (4.0 * df);
+  return t * sqrt(var) / used;
+}
+
+static void canary_should_estimate_and_bound_one_set(void **state) {
+  (void)state;
+  double ratio[8], kratio[8];
+  for (int i = 0; i < 8; i++) ratio[i] = 1.01, kratio[i] = 0.995;
+  result *r = canary_result(8, ratio, kratio);
+  canary_verdict v;
+  decide_canary(0.0025, 1, r, &v);
+  assert_int_equal(v.child, 7);
+  assert_int_equal(v.n, 8);
+  assert_true(v.threshold == 0.0025);
+  double se = 1.2533 * 0.00125 / sqrt(8.0);
+  double half = canary_half(se * se, 1, 7);
+  assert_true(fabs(v.ratio[0] - 1.01) < 1e-12);
+  assert_true(fabs(v.ratio[1] - 0.995) < 1e-12);
+  assert_true(fabs(v.lo[0] - (1.01 - half)) < 1e-12 && fabs(v.hi[0] - (1.01 + half)) < 1e-12);
+  assert_true(fabs(v.lo[1] - (0.995 - half)) < 1e-12 && fabs(v.hi[1] - (0.995 + half)) < 1e-12);
+  assert_int_equal(v.biased, 1);
+  if (!strstr(v.reason, "canary of measure process 7: a copy of best in new's place reads "
+                        "+1.00% [95%: ") ||
+      !strstr(v.reason, "(event span), -0.50% [95%: ") ||
+      !strstr(v.reason, "(kernel time) over 8 rounds; a bias beyond the threshold, so this "
+                        "process decides nothing"))
+    fail_msg("reason '%s'", v.reason);
+  free(r);
+}
+
+/* Two input sets: the estimate is the mean of the sets' medians, each set its own error; a set
+ * without rounds adds nothing. */
+static void canary_should_average_the_input_sets(void **state) {
+  (void)state;
+  double ratio[6] = {1.02, 0.99, 1.02, 0.99, 1.02, 0.99};
+  result *r = canary_result(6, ratio, NULL);
+  canary_verdict v;
+  decide_canary(0.0025, 2, r, &v);
+  double se = 1.2533 * 0.00125 / sqrt(3.0);
+  double half = canary_half(2 * se * se, 2, 4);
+  assert_true(fabs(v.ratio[0] - 1.005) < 1e-12);
+  assert_true(fabs(v.hi[0] - v.ratio[0] - half) < 1e-12);
+  assert_true(isnan(v.ratio[1]) && isinf(v.lo[1]) && isinf(v.hi[1]));
+  assert_int_equal(v.biased, 1);
+  if (!strstr(v.reason, "(event span), not measured (kernel time) over 6 rounds"))
+    fail_msg("reason '%s'", v.reason);
+  free(r);
+  /* three sets for two rounds: the third has none and is left out; one round a set leaves no
+   * degree of freedom, so no bound */
+  r = canary_result(2, ratio, NULL);
+  decide_canary(0.0025, 3, r, &v);
+  assert_true(fabs(v.ratio[0] - 1.005) < 1e-12);
+  assert_true(isinf(v.lo[0]) && isinf(v.hi[0]));
+  assert_int_equal(v.biased, 0);
+  free(r);
+}
+
+static void canary_should_clear_a_process_within_the_threshold_or_the_noise(void **state) {
+  (void)state;
+  double small[8], noisy[8];
+  for (int i = 0; i < 8; i++) {
+    small[i] = 1.002;
+    noisy[i] = 1.01 + (i % 2 ? 0.05 : -0.05) * (1 + i / 2);
+  }
+  result *r = canary_result(8, small, NULL);
+  canary_verdict v;
+  decide_canary(0.0025, 1, r, &v);
+  assert_int_equal(v.biased, 0);
+  if (!strstr(v.reason, "; no bias beyond the threshold")) fail_msg("reason '%s'", v.reason);
+  free(r);
+  r = canary_result(8, noisy, NULL);
+  decide_canary(0.0025, 1, r, &v);
+  assert_true(v.lo[0] < 1.0 && v.hi[0] > 1.0);
+  assert_int_equal(v.biased, 0);
+  free(r);
+}
+
+/* A kernel time of 0 (or none) on either copy in any round: the kernel time is not measured. */
+static void canary_kernel_time_should_need_every_round_positive(void **state) {
+  (void)state;
+  double ratio[6] = {1, 1, 1, 1, 1, 1}, kratio[6] = {1, 1, 1, 1, 1, 1};
+  for (int which = 0; which < 2; which++) {
+    result *r = canary_result(6, ratio, kratio);
+    r->canary[3].kernel_us[which] = 0.0;
+    canary_verdict v;
+    decide_canary(0.0025, 1, r, &v);
+    assert_true(isnan(v.ratio[1]));
+    assert_true(fabs(v.ratio[0] - 1.0) < 1e-12);
+    free(r);
+  }
+  result *r = canary_result(0, ratio, NULL);
+  canary_verdict v;
+  decide_canary(0.0025, 1, r, &v);
+  assert_true(isnan(v.ratio[0]) && isnan(v.ratio[1]));
+  assert_int_equal(v.biased, 0);
+  if (!strstr(v.reason, "not measured (event span), not measured (kernel time) over 0 rounds"))
+    fail_msg("reason '%s'", v.reason);
+  free(r);
+}
+
+static void untrusted_should_say_which_canary_or_which_process(void **state) {
+  (void)state;
+  decision d;
+  memset(&d, 0, sizeof d);
+  d.noisy = 1;
+  decide_untrusted(&d, NULL, 5);
+  assert_int_equal(d.kind, DECISION_REFUSED);
+  assert_int_equal(d.noisy, 0);
+  assert_string_equal(d.reason, "not decided: measured by measure process 5, which no canary "
+                                "has cleared; measured again after one");
+  canary_verdict cv;
+  memset(&cv, 0, sizeof cv);
+  snprintf(cv.reason, sizeof cv.reason, "biased");
+  decide_untrusted(&d, &cv, 6); /* a verdict without rounds cleared nothing */
+  assert_string_equal(d.reason, "not decided: measured by measure process 6, which no canary "
+                                "has cleared; measured again after one");
+  cv.n = 1;
+  decide_untrusted(&d, &cv, 6);
+  assert_string_equal(d.reason, "not decided: biased; measured again in a fresh process");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(gates_should_name_the_status_and_keep_a_short_detail),
+      cmocka_unit_test(a_noisy_refusal_should_set_the_flag_to_one),
+      cmocka_unit_test(sequential_location_should_be_the_mean_inside_the_huber_bound),
+      cmocka_unit_test(sequential_scale_should_carry_the_allowance_from_two_rounds),
+      cmocka_unit_test(a_reject_at_the_kernel_bound_should_not_be_ambiguous),
+      cmocka_unit_test(clock_reasons_alone_should_not_screen_a_round),
+      cmocka_unit_test(stats_rel_spread_should_take_two_values),
+      cmocka_unit_test(canary_should_estimate_and_bound_one_set),
+      cmocka_unit_test(canary_should_average_the_input_sets),
+      cmocka_unit_test(canary_should_clear_a_process_within_the_threshold_or_the_noise),
+      cmocka_unit_test(canary_kernel_time_should_need_every_round_positive),
+      cmocka_unit_test(untrusted_should_say_which_canary_or_which_process),
       cmocka_unit_test(a_bad_round_should_be_named_by_its_number),
       cmocka_unit_test(a_gain_without_a_limit_should_be_written_to_one_decimal),
       cmocka_unit_test(rounds_should_stop_at_the_records_capacity),

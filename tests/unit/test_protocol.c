@@ -380,11 +380,192 @@ static void a_wide_launch_spread_should_raise_the_samples(void **state) {
   free(j), free(r);
 }
 
+/* ---- a backend that logs what the protocol asks of it ---- */
+
+typedef struct sample_call {
+  placement p;
+  int set, samples;
+} sample_call;
+
+static sample_call calls[2048];
+static int ncalls;
+static placement checked_at[64];
+static int nchecked;
+static double exact_err = -1.0; /* >= 0: every check reads exactly this error */
+
+static int logging_sample(void *self, const placement *p, int set, int samples, double *us,
+                          double *kernel_us, double *spread, tf_err *e) {
+  if (ncalls < (int)(sizeof calls / sizeof calls[0]))
+    calls[ncalls++] = (sample_call){*p, set, samples};
+  return backend_sim.sample(self, p, set, samples, us, kernel_us, spread, e);
+}
+
+static int logging_check(void *self, const placement *p, int set, double *rel_err, tf_err *e) {
+  checks[p->arm]++;
+  if (nchecked < (int)(sizeof checked_at / sizeof checked_at[0])) checked_at[nchecked++] = *p;
+  int rc = backend_sim.check(self, p, set, rel_err, e);
+  if (rc == 0 && exact_err >= 0) *rel_err = exact_err;
+  return rc;
+}
+
+static void run_logged(fixture *f, gate_memo *m) {
+  tf_err e = {0};
+  protocol_ctx ctx = {.memo = m};
+  f->ops.sample = logging_sample;
+  f->ops.check = logging_check;
+  ncalls = nchecked = 0;
+  memset(checks, 0, sizeof checks);
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, m ? &ctx : NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+}
+
+/* The canary: after burn-in, best against its second copy (code 1, in new's buffers), the
+ * copy first in the rounds whose phase says so, at the job's samples, on the sets in turn. The
+ * gate checks the copy too, in the copy's place. */
+static void the_canary_should_alternate_best_and_its_copy(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->canary_rounds = 6;
+  f->j->measure.burn_in = 2;
+  run_logged(f, NULL);
+  assert_int_equal(f->r->ncanary, 6);
+  int copy_checked = 0;
+  for (int i = 0; i < nchecked; i++)
+    copy_checked += checked_at[i].arm == ARM_BEST && checked_at[i].code == 1;
+  assert_int_equal(copy_checked, f->j->measure.input_sets);
+  int at = 2 * ARM_COUNT; /* burn-in first */
+  for (int i = 0; i < 6; i++) {
+    const canary_round *c = &f->r->canary[i];
+    assert_int_equal(c->copy_first, placement_phase(&f->j->measure, i));
+    for (int k = 0; k < 2; k++) {
+      const sample_call *s = &calls[at + 2 * i + k];
+      int which = c->copy_first ? 1 - k : k;
+      placement want = placement_canary(&f->j->measure, i, which);
+      assert_int_equal(s->p.arm, ARM_BEST);
+      assert_int_equal(s->p.code, want.code);
+      assert_int_equal(s->p.bufs, want.bufs);
+      assert_int_equal(s->set, i % f->j->measure.input_sets);
+      assert_int_equal(s->samples, f->r->samples);
+    }
+    assert_true(c->us[0] > 0 && c->us[1] > 0);
+  }
+  /* then the recorded rounds, each arm once a round */
+  assert_int_equal(ncalls, at + 2 * 6 + ARM_COUNT * f->r->nrounds);
+}
+
+/* The sequential rule stops the rounds once it is sure; the median measures every one. */
+static void the_rule_should_say_when_the_rounds_are_enough(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 500, 1100);
+  f->j->measure.rounds = 40;
+  run_logged(f, NULL);
+  assert_int_equal(f->r->nrounds, 40);
+  decide_defaults(&f->j->decide);
+  snprintf(f->j->decide.rule, sizeof f->j->decide.rule, "sequential");
+  run_logged(f, NULL);
+  assert_true(f->r->nrounds < 40);
+  assert_int_equal(f->r->nrounds, f->j->decide.min_rounds);
+}
+
+/* The record holds MSG_MAX_ROUNDS rounds: a job that asks for more stops there. */
+static void the_rounds_should_stop_at_the_records_capacity(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->measure.rounds = MSG_MAX_ROUNDS + 20;
+  f->j->measure.samples = f->j->measure.max_samples = 1;
+  run_logged(f, NULL);
+  assert_int_equal(f->r->nrounds, MSG_MAX_ROUNDS);
+}
+
+/* A check whose error equals the tolerance passes, and is remembered as a pass. */
+static void a_check_at_the_tolerance_should_pass_and_be_remembered(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  exact_err = f->j->tolerance;
+  run_logged(f, f->memo);
+  assert_true(f->r->correct);
+  assert_true(f->r->rel_err[ARM_NEW] == f->j->tolerance);
+  run_logged(f, f->memo);
+  exact_err = -1.0;
+  assert_int_equal(checks[ARM_BEST] + checks[ARM_NEW] + checks[ARM_CONTROL], 0);
+  assert_true(f->r->correct);
+}
+
+/* The template's source is part of what a check is remembered by. */
+static void another_template_source_should_check_again(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1030, 1100);
+  run(f, f->memo, got);
+  snprintf(f->j->sources[0], SPEC_PATH, "templates/./chain.cu");
+  run(f, f->memo, got);
+  for (int a = 0; a < ARM_COUNT; a++) assert_int_equal(got[a], 2);
+}
+
+/* The memo starts again only at three quarters full. */
+static void a_memo_below_three_quarters_should_keep_what_it_has(void **state) {
+  fixture *f = *state;
+  int got[ARM_COUNT];
+  f->memo->used = GATE_MEMO_SLOTS * 3 / 4 - 7; /* room for the job's six checks */
+  chain_job(f->j, 1000, 1030, 1100);
+  run(f, f->memo, got);
+  assert_int_equal(f->memo->used, GATE_MEMO_SLOTS * 3 / 4 - 1);
+  run(f, f->memo, got);
+  assert_int_equal(got[ARM_BEST] + got[ARM_NEW] + got[ARM_CONTROL], 0);
+}
+
+/* A crowded memo probes forward from a key's slot and wraps past the last one: with only the
+ * last slot free, the job's checks land in it and nowhere outside the table. */
+static void a_crowded_memo_should_probe_forward_within_its_table(void **state) {
+  fixture *f = *state;
+  struct {
+    unsigned long long guard[8];
+    gate_memo m;
+    unsigned long long after[8];
+  } *box = calloc(1, sizeof *box);
+  assert_non_null(box);
+  for (int i = 0; i < GATE_MEMO_SLOTS - 1; i++) box->m.key[i] = 0xfeed0000ULL + (unsigned)i;
+  int got[ARM_COUNT];
+  chain_job(f->j, 1000, 1000, 1000); /* one kernel: one key per input set */
+  f->j->measure.input_sets = 1;
+  run(f, &box->m, got);
+  assert_int_equal(got[ARM_BEST] + got[ARM_NEW] + got[ARM_CONTROL], 3);
+  assert_true(box->m.key[GATE_MEMO_SLOTS - 1] != 0);
+  for (int i = 0; i < 8; i++) assert_true(box->guard[i] == 0 && box->after[i] == 0);
+  run(f, &box->m, got); /* found again where it went */
+  assert_int_equal(got[ARM_BEST] + got[ARM_NEW] + got[ARM_CONTROL], 0);
+  free(box);
+}
+
+/* No spread to go by (0 or NAN) keeps measure.samples, whatever min_gain is. */
+static void an_unknown_spread_should_keep_the_samples(void **state) {
+  (void)state;
+  measure_opts m = {.rounds = 8, .samples = 20, .max_samples = 256};
+  decide_opts d;
+  decide_defaults(&d);
+  snprintf(d.rule, sizeof d.rule, "median");
+  d.min_gain = 0.0;
+  int wanted = 0;
+  assert_int_equal(protocol_samples(&m, &d, 0.0, &wanted), 20);
+  assert_int_equal(wanted, 20);
+  assert_int_equal(protocol_samples(&m, &d, NAN, &wanted), 20);
+  assert_int_equal(protocol_samples(&m, &d, 0.01, &wanted), 256); /* no gain to resolve: the cap */
+}
+
 int main(void) {
   /* These test the measurement machinery on made-up jobs: the simulated device compiles
    * nothing (its NVRTC compile is tested by tests/cli/sim_compile.sh). */
   setenv("TUNEFARM_SIM_COMPILE", "0", 1);
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(the_canary_should_alternate_best_and_its_copy, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_rule_should_say_when_the_rounds_are_enough, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_rounds_should_stop_at_the_records_capacity, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_check_at_the_tolerance_should_pass_and_be_remembered, setup, teardown),
+      cmocka_unit_test_setup_teardown(another_template_source_should_check_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_memo_below_three_quarters_should_keep_what_it_has, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_crowded_memo_should_probe_forward_within_its_table, setup, teardown),
+      cmocka_unit_test(an_unknown_spread_should_keep_the_samples),
       cmocka_unit_test_setup_teardown(a_kernel_should_be_checked_once_per_input_set_in_a_process,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(identical_arms_of_one_job_should_each_be_checked, setup,

@@ -256,8 +256,255 @@ static void record_cfg_config_should_check_it_against_the_template(void **state)
   free(s);
 }
 
+/* ---- each key's presence, each value read back ---- */
+
+/* The full generation with its job, as a tree. */
+static cJSON *full_with_job(void) {
+  cJSON *g = parse(full_generation);
+  cJSON *jrec = test_record_json("{\"type\":\"generation\",\"generation\":1,\"status\":\"ok\"}");
+  cJSON_AddItemToObject(g, "job", cJSON_DetachItemFromObject(jrec, "job"));
+  cJSON_Delete(jrec);
+  return g;
+}
+
+static int reads(const cJSON *o, tf_err *e) {
+  record *r = record_new();
+  int rc = record_from_json(o, r, e);
+  record_free(r);
+  return rc;
+}
+
+/* Without `key` (at `parent`, NULL: top level), o reads when the key is optional, and is
+ * refused naming it when it is required. */
+static void drop_and_read(const cJSON *o, const char *parent, const char *key, int required) {
+  cJSON *c = cJSON_Duplicate(o, 1);
+  cJSON *at = parent ? cJSON_GetObjectItemCaseSensitive(c, parent) : c;
+  cJSON_DeleteItemFromObjectCaseSensitive(at, key);
+  tf_err e = {0};
+  int rc = reads(c, &e);
+  if (required && rc == 0) fail_msg("read without required key '%s'", key);
+  if (!required && rc != 0) fail_msg("refused without optional key '%s': %s", key, e.msg);
+  if (required && !strstr(e.msg, key)) fail_msg("without '%s': '%s' does not name it", key, e.msg);
+  cJSON_Delete(c);
+}
+
+static int in_list(const char *const *list, const char *key) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], key) == 0) return 1;
+  return 0;
+}
+
+static void record_should_require_exactly_its_required_keys(void **state) {
+  (void)state;
+  static const char *const optional[] = {"simulated", "restart", "duel", "checked", "detail",
+                                         "stats", "samples", "samples_wanted", "launch_spread",
+                                         "times", "elapsed_s", "child", "run", "canary",
+                                         "untrusted", "constraint", NULL};
+  cJSON *g = full_with_job();
+  const char *const *keys = record_keys(RECORD_GENERATION);
+  for (int i = 0; keys[i]; i++) {
+    if (strcmp(keys[i], "status") == 0 || strcmp(keys[i], "type") == 0) continue;
+    drop_and_read(g, NULL, keys[i], !in_list(optional, keys[i]));
+  }
+  const char *const *ck = record_keys(RECORD_GENERATION); /* the canary's keys: all required */
+  (void)ck;
+  static const char *const canary[] = {"child", "verdict", "ratio", "kernel_ratio", "interval",
+                                       "kernel_interval", "threshold", "reason", "rounds", NULL};
+  for (int i = 0; canary[i]; i++) drop_and_read(g, "canary", canary[i], 1);
+  static const char *const rel_err[] = {"best", "new", "control", NULL};
+  for (int i = 0; rel_err[i]; i++) drop_and_read(g, "rel_err", rel_err[i], 1);
+  cJSON_Delete(g);
+  static const char *const others[] = {
+      "{\"type\":\"restart\",\"restart\":1,\"generation\":9,\"champion\":{\"BM\":64},"
+      "\"champion_us\":11.5,\"start\":{\"BM\":16},\"reason\":\"stalled\"}",
+      "{\"type\":\"end\",\"reason\":\"budget\",\"generation\":9,\"best\":{\"BM\":64}}",
+      "{\"type\":\"reopen\",\"generation\":9,\"reason\":\"budget 20\"}",
+      "{\"type\":\"versions\",\"generation\":9,\"time\":\"t\",\"driver_version\":1,"
+      "\"runtime_version\":0,\"nvrtc_version\":\"13.1\",\"reason\":\"r\"}",
+      "{\"type\":\"generation\",\"generation\":2,\"device\":\"d\",\"backend\":\"sim\","
+      "\"time\":\"t\",\"rule\":\"median\",\"best\":{\"BM\":64},\"new\":{\"BM\":8},"
+      "\"change\":{\"BM\":[64,8]},\"decision\":\"refused\",\"reason\":\"r\",\"constraint\":\"c\"}",
+  };
+  for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+    cJSON *o = parse(others[k]);
+    tf_err e = {0};
+    if (reads(o, &e)) fail_msg("%s: %s", others[k], e.msg);
+    for (const cJSON *it = o->child; it; it = it->next)
+      if (strcmp(it->string, "type") != 0) drop_and_read(o, NULL, it->string, 1);
+    cJSON_Delete(o);
+  }
+}
+
+/* Every value of the full generation lands where the header says. */
+static void record_should_read_every_value_of_a_generation(void **state) {
+  (void)state;
+  cJSON *g = full_with_job();
+  record *r = record_new();
+  tf_err e = {0};
+  if (record_from_json(g, r, &e)) fail_msg("%s", e.msg);
+  const record_gen *x = &r->gen;
+  assert_int_equal(r->kind, RECORD_GENERATION);
+  assert_true(x->generation == 7);
+  assert_string_equal(x->device, "SIM-1");
+  assert_string_equal(x->backend, "sim");
+  assert_int_equal(x->simulated, 1);
+  assert_string_equal(x->rule, "sequential");
+  assert_int_equal(x->restart, 2);
+  assert_int_equal(x->duel, 1);
+  assert_int_equal(x->best.n, 2);
+  assert_string_equal(x->best.name[1], "BK");
+  assert_true(x->best.v[0] == 64 && x->new_cfg.v[0] == 128 && x->new_cfg.v[1] == 32);
+  assert_int_equal(x->decision, DECISION_REFUSED);
+  assert_int_equal(x->measured, 1);
+  assert_int_equal(x->res.nrounds, 1);
+  assert_int_equal(x->res.rounds[0].screened, 1);
+  assert_int_equal(x->nratios, 1);
+  assert_true(x->kernel_median_ratio == 0.95 && isnan(x->control_drift));
+  assert_true(x->min_gain == 0.01 && x->drift_tolerance == 0.03);
+  assert_int_equal(x->res.correct, 1);
+  assert_true(x->res.rel_err[ARM_BEST] == 0 && x->res.rel_err[ARM_NEW] == 1e-07);
+  assert_true(isinf(x->res.rel_err[ARM_CONTROL]));
+  assert_int_equal(x->res.checked, (1 << ARM_NEW) | (1 << ARM_CONTROL));
+  assert_int_equal(x->res.status, RESULT_OK);
+  assert_string_equal(x->res.detail, "fine");
+  assert_int_equal(x->screened, 1);
+  assert_int_equal(x->res.burn_in, 4);
+  assert_true(x->res.compile_ms == 12.5 && x->res.wall_s == 0.25 && x->elapsed_s == 12.5);
+  assert_int_equal(x->res.cache_hit, 1);
+  assert_int_equal(x->res.child, 3);
+  assert_string_equal(x->run, "2026-01-01T00:00:00Z");
+  assert_int_equal(x->has_canary, 1);
+  assert_int_equal(x->canary.child, 3);
+  assert_int_equal(x->canary.biased, 1);
+  assert_int_equal(x->canary.n, 1);
+  assert_int_equal(x->res.ncanary, 1);
+  assert_true(x->canary.ratio[0] == 1.02 && isnan(x->canary.ratio[1]));
+  assert_true(x->canary.lo[0] == 1.01 && x->canary.hi[0] == 1.03);
+  assert_true(isinf(x->canary.lo[1]) && x->canary.lo[1] < 0 && isinf(x->canary.hi[1]));
+  assert_true(x->canary.threshold == 0.0025);
+  assert_string_equal(x->canary.reason, "a bias");
+  assert_int_equal(x->untrusted, 1);
+  assert_non_null(x->stats);
+  assert_non_null(x->job);
+  record_free(r);
+  cJSON_Delete(g);
+}
+
+/* Values at their edges: a string that fills its field, a 0 that some keys allow and others
+ * do not, an empty "checked", an NVRTC version that is not MAJOR.MINOR. */
+static void record_should_hold_values_at_their_edges(void **state) {
+  (void)state;
+  static const struct {
+    const char *from, *to;
+    int ok;
+    const char *want;
+  } cases[] = {
+      {"\"rule\":\"sequential\",\"restart\"", "\"rule\":\"abcdefghijklmno\",\"restart\"", 1, NULL},
+      {"\"rule\":\"sequential\",\"restart\"", "\"rule\":\"abcdefghijklmnop\",\"restart\"", 0,
+       "key 'rule'"},
+      {"\"checked\":[\"new\",\"control\"]", "\"checked\":[]", 1, NULL},
+      {"\"ratios\":[0.9285714285714286]", "\"ratios\":[\"x\"]", 0, "key 'ratios'"},
+      {"\"control\":null}", "\"control\":null,\"other\":1}", 0, "other"},
+      {"\"new\":{\"BM\":128,\"BK\":32}", "\"new\":{\"BN\":128,\"BK\":32}", 0, "same knobs"},
+      {"\"child\":3,\"verdict\"", "\"child\":-1,\"verdict\"", 0, "key 'canary.child'"},
+  };
+  cJSON *g = full_with_job();
+  char *full = cJSON_PrintUnformatted(g);
+  cJSON_Delete(g);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *text = subst(full, cases[i].from, cases[i].to);
+    cJSON *o = parse(text);
+    record *r = record_new();
+    tf_err e = {0};
+    int rc = record_from_json(o, r, &e);
+    if (cases[i].ok && rc) fail_msg("case %zu refused: %s", i, e.msg);
+    if (!cases[i].ok && (rc == 0 || !strstr(e.msg, cases[i].want)))
+      fail_msg("case %zu: rc %d, '%s' lacks '%s'", i, rc, e.msg, cases[i].want);
+    if (cases[i].ok) {
+      cJSON *back = line_of(r);
+      assert_true(cJSON_Compare(o, back, 1)); /* the value, written back as it was read */
+      cJSON_Delete(back);
+    }
+    cJSON_Delete(o);
+    record_free(r);
+    free(text);
+  }
+  free(full);
+  static const char *const nvrtc[] = {".1", "1.", "1234567.1", "1.1234567", "1.2x", "a.1", NULL};
+  for (int i = 0; nvrtc[i]; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "{\"type\":\"versions\",\"generation\":0,\"time\":\"t\","
+             "\"driver_version\":0,\"runtime_version\":0,\"nvrtc_version\":\"%s\","
+             "\"reason\":\"r\"}", nvrtc[i]);
+    cJSON *o = parse(text);
+    tf_err e = {0};
+    if (reads(o, &e) == 0 || !strstr(e.msg, "nvrtc_version")) fail_msg("'%s' read", nvrtc[i]);
+    cJSON_Delete(o);
+  }
+  round_trip("{\"type\":\"versions\",\"generation\":0,\"time\":\"t\",\"driver_version\":0,"
+             "\"runtime_version\":0,\"nvrtc_version\":\"123456.654321\",\"reason\":\"r\"}");
+  round_trip("{\"type\":\"reopen\",\"generation\":0,\"reason\":\"r\"}");
+  round_trip("{\"type\":\"restart\",\"restart\":1,\"generation\":0,\"champion\":{},"
+             "\"champion_us\":null,\"start\":{},\"reason\":\"r\"}");
+  cJSON *d = parse("{\"type\":\"device\",\"schema_version\":0,\"device\":{\"backend\":\"cuda\","
+                   "\"uuid\":\"GPU-1\",\"host\":\"h\",\"ordinal\":1},\"campaign\":\"c\","
+                   "\"campaign_path\":\"x\",\"campaign_hash\":\"ab\",\"backend\":\"cuda\","
+                   "\"created\":\"t\",\"tunefarm\":\"0.1\",\"root\":\"/\",\"mode\":\"m\"}");
+  tf_err e = {0};
+  assert_int_equal(reads(d, &e), -1);
+  assert_non_null(strstr(e.msg, "schema_version"));
+  cJSON_ReplaceItemInObject(d, "schema_version", cJSON_CreateNumber(2));
+  record *r = record_new();
+  if (record_from_json(d, r, &e)) fail_msg("%s", e.msg);
+  assert_string_equal(r->device.root, "/");
+  assert_string_equal(r->device.mode, "m");
+  cJSON *back = record_to_json(r);
+  assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(back, "root")), "/");
+  assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(back, "mode")), "m");
+  cJSON_Delete(back);
+  record_free(r);
+  cJSON_Delete(d);
+}
+
+static void record_helpers_should_hold_their_edges(void **state) {
+  (void)state;
+  assert_null(record_keys(RECORD_KINDS));
+  assert_null(record_keys((record_kind)-1));
+  record_release(NULL);
+  record_free(NULL);
+  record_cfg a = {0}, b = {0};
+  a.n = b.n = 2;
+  snprintf(a.name[0], SPEC_NAME, "X"), snprintf(a.name[1], SPEC_NAME, "Y");
+  snprintf(b.name[0], SPEC_NAME, "X"), snprintf(b.name[1], SPEC_NAME, "Y");
+  a.v[2] = 5; /* past n: not part of it */
+  assert_true(record_cfg_equal(&a, &b));
+  b.v[0] = 1;
+  assert_false(record_cfg_equal(&a, &b));
+  b.v[0] = 0;
+  snprintf(b.name[0], SPEC_NAME, "Z");
+  assert_false(record_cfg_equal(&a, &b));
+  snprintf(b.name[0], SPEC_NAME, "X");
+  b.n = 1;
+  assert_false(record_cfg_equal(&a, &b));
+  spec *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  s->nknobs = 1;
+  memset(s->knobs[0].name, 'k', SPEC_NAME - 1); /* the longest name a template has */
+  config c = {1, {42}};
+  record_cfg rc;
+  record_cfg_of(s, &c, &rc);
+  assert_int_equal(rc.n, 1);
+  assert_int_equal((int)strlen(rc.name[0]), SPEC_NAME - 1);
+  assert_true(rc.v[0] == 42);
+  free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(record_should_require_exactly_its_required_keys),
+      cmocka_unit_test(record_should_read_every_value_of_a_generation),
+      cmocka_unit_test(record_should_hold_values_at_their_edges),
+      cmocka_unit_test(record_helpers_should_hold_their_edges),
       cmocka_unit_test(record_should_round_trip_every_kind),
       cmocka_unit_test(record_should_read_a_version_1_header),
       cmocka_unit_test(record_should_refuse_what_the_writer_never_writes),

@@ -909,8 +909,174 @@ static void search_should_take_the_proposer_the_campaign_names(void **state) {
   free(c);
 }
 
+/* ---- boundaries and messages ---- */
+
+static const proposer_ops *real_proposer;
+static int stale_seen[64], two_seen[64], nasked; /* stale and prefer_two at each proposal */
+
+static int logging_next(const proposer *p, const config *best, const tried_set *tried,
+                        int prefer_two, config *cand, int *nchanged) {
+  if (nasked < 64) two_seen[nasked++] = prefer_two;
+  return real_proposer->next(p, best, tried, prefer_two, cand, nchanged);
+}
+
+static outcome all_rejected(long long g, const search_step *st) {
+  (void)g;
+  (void)st;
+  return NOISY; /* refused, never kept: max_requeue 0 turns each into a non-keep */
+}
+
+/* The proposer is asked for two-knob moves from the two_knob_after-th non-keep in a row on. */
+static void two_knob_moves_should_begin_at_their_count(void **state) {
+  fixture *f = *state;
+  real_proposer = f->cfg.proposer;
+  proposer_ops ops = *real_proposer;
+  ops.next = logging_next;
+  f->cfg.proposer = &ops;
+  f->cfg.max_requeue = 0;
+  f->cfg.canary.rounds = 0;
+  f->cfg.search.two_knob_after = 3;
+  search *s = new_search(&f->cfg);
+  nasked = 0;
+  tf_err e = {0};
+  for (int g = 0; g < 6; g++) {
+    search_step st;
+    assert_int_equal(search_next(s, &st, &e), 0);
+    stale_seen[g] = s->stale;
+    search_fact fa = fact_of(&f->tmpl, &st, st.kind == SEARCH_MEASURE ? all_rejected(0, &st) : PLAIN);
+    assert_int_equal(search_apply(s, &fa, &e), 0);
+  }
+  assert_true(nasked >= 6);
+  for (int i = 0; i < 6; i++) assert_int_equal(two_seen[i], stale_seen[i] >= 3);
+  assert_int_equal(two_seen[3], 1);
+  assert_int_equal(two_seen[2], 0);
+  free_search(s);
+  f->cfg.proposer = real_proposer;
+}
+
+/* Read back without a template, a configuration is written as its values, exactly. */
+static void a_read_back_search_should_name_a_wrong_best_by_its_values(void **state) {
+  fixture *f = *state;
+  search_config cfg = f->cfg;
+  cfg.tmpl = NULL;
+  search *s = new_search(&cfg);
+  search_fact fa;
+  memset(&fa, 0, sizeof fa);
+  fa.kind = SEARCH_MEASURE;
+  fa.generation = 1;
+  fa.best = (config){3, {1, 2, 3}};
+  fa.cand = (config){3, {4, 4, 4}};
+  fa.job_id = 1;
+  tf_err e = {0};
+  assert_int_equal(search_apply(s, &fa, &e), -1);
+  assert_int_equal(e.code, TF_EXIT_INPUT);
+  assert_string_equal(e.msg, "key 'best' is 1 2 3, but the records before it lead to 1 1 0");
+  /* a restart whose champion is not the search's best */
+  memset(&fa, 0, sizeof fa);
+  fa.kind = SEARCH_RESTART;
+  fa.restart = 1;
+  fa.champion = (config){3, {8, 1, 0}};
+  fa.start = (config){3, {2, 2, 2}};
+  assert_int_equal(search_apply(s, &fa, &e), -1);
+  assert_string_equal(e.msg, "key 'champion' is 8 1 0, but the records before it lead to 1 1 0");
+  free_search(s);
+}
+
+/* A pending step the search could not have made leads nowhere: nothing to run ahead. */
+static void run_ahead_should_follow_only_a_step_the_search_made(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step st, next;
+  tf_err e = {0};
+  assert_int_equal(search_next(s, &st, &e), 0);
+  assert_int_equal(search_next_if_rejected(s, &st, &next), 1);
+  assert_int_equal(next.kind, SEARCH_MEASURE);
+  assert_int_equal(next.generation, st.generation + 1);
+  st.generation += 5;
+  assert_int_equal(search_next_if_rejected(s, &st, &next), 0);
+  free_search(s);
+}
+
+/* An ended search that would end again does not go on. */
+static void an_ended_search_should_not_go_on_unchanged(void **state) {
+  fixture *f = *state;
+  f->cfg.search.budget = 5;
+  search *s = new_search(&f->cfg);
+  drive(s, plain, 200, NULL, NULL);
+  assert_true(s->done);
+  search_step st;
+  tf_err e = {0};
+  assert_int_equal(search_would_go_on(s, &st, &e), 0);
+  s->cfg.search.budget = 8;
+  assert_int_equal(search_would_go_on(s, &st, &e), 1);
+  assert_int_equal(st.kind, SEARCH_MEASURE);
+  free_search(s);
+}
+
+/* Peeking with room for one guess gives one path's head; peeking twice into the same buffer
+ * gives the same list. */
+static void peek_should_fill_one_guess_and_repeat_itself(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step st;
+  tf_err e = {0};
+  assert_int_equal(search_next(s, &st, &e), 0);
+  search_guess out[SEARCH_PEEK_PER * 4], first[SEARCH_PEEK_PER * 4];
+  assert_true(search_peek(s, &st, 1, out, &e) >= 1);
+  memset(out, 0, sizeof out);
+  int n = search_peek(s, &st, 4, out, &e);
+  assert_true(n > 2);
+  memcpy(first, out, sizeof out);
+  assert_int_equal(search_peek(s, &st, 4, out, &e), n);
+  assert_memory_equal(first, out, sizeof first[0] * (size_t)n);
+  assert_int_equal(search_peek(s, &st, 0, out, &e), 0);
+  free_search(s);
+}
+
+/* A canary that clears its process ends the run of biased ones; without canaries, no job asks
+ * for one, fresh processes or not. */
+static void a_clean_canary_should_end_the_biased_run(void **state) {
+  fixture *f = *state;
+  search *s = new_search(&f->cfg);
+  search_step st;
+  tf_err e = {0};
+  assert_int_equal(search_next(s, &st, &e), 0);
+  search_fact fa = fact_of(&f->tmpl, &st, BIASED);
+  fa.untrusted = !search_trusts(s, &fa);
+  assert_int_equal(search_apply(s, &fa, &e), 0);
+  assert_int_equal(s->biased_in_row, 1);
+  assert_int_equal(search_next(s, &st, &e), 0);
+  assert_true(st.canary && st.fresh);
+  fa = fact_of(&f->tmpl, &st, PLAIN);
+  fa.child = 2;
+  assert_int_equal(search_trusts(s, &fa), 1);
+  assert_int_equal(search_apply(s, &fa, &e), 0);
+  assert_int_equal(s->biased_in_row, 0);
+  assert_int_equal(s->vetted_child, 2);
+  free_search(s);
+
+  f->cfg.canary.rounds = 0;
+  f->cfg.search.fresh_every = 2;
+  s = new_search(&f->cfg);
+  search_step steps[12];
+  int n = drive(s, plain, 12, NULL, steps);
+  int fresh = 0;
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(steps[i].canary, 0);
+    fresh += steps[i].fresh;
+  }
+  assert_true(fresh >= 4);
+  free_search(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(two_knob_moves_should_begin_at_their_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_read_back_search_should_name_a_wrong_best_by_its_values, setup, teardown),
+      cmocka_unit_test_setup_teardown(run_ahead_should_follow_only_a_step_the_search_made, setup, teardown),
+      cmocka_unit_test_setup_teardown(an_ended_search_should_not_go_on_unchanged, setup, teardown),
+      cmocka_unit_test_setup_teardown(peek_should_fill_one_guess_and_repeat_itself, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_clean_canary_should_end_the_biased_run, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_measure_single_moves_from_the_start, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_refuse_a_candidate_that_breaks_a_constraint_without_a_job, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_stop_at_its_budget, setup, teardown),
