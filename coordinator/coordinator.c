@@ -397,8 +397,8 @@ static void budget_text(const device_run *d, int budget, char *buf, size_t len) 
   double spent = tf_monotonic_s() - d->t_first;
   int n = snprintf(buf, len, "measured %d of %d, %d refused statically", done, budget,
                    d->statics);
-  if (n > 0 && (size_t)n < len && d->s.untrusted > 0)
-    n += snprintf(buf + n, len - (size_t)n, ", %d measured again", d->s.untrusted);
+  if (n > 0 && (size_t)n < len && d->s.trust.untrusted > 0)
+    n += snprintf(buf + n, len - (size_t)n, ", %d measured again", d->s.trust.untrusted);
   if (n < 0 || (size_t)n >= len || here <= 0 || left <= 0 || spent <= 0) return;
   long eta = lround(spent / here * left);
   if (eta >= 3600)
@@ -443,9 +443,9 @@ static int judge_process(farm *f, device_run *d, const canary_verdict *cv, decis
   const result *r = f->res;
   search_fact p = {.kind = SEARCH_MEASURE, .status = r->status, .correct = r->correct,
                    .child = r->child};
-  p.canary = r->ncanary == 0 ? SEARCH_NO_CANARY : cv->biased ? SEARCH_CANARY_BIASED
-                                                              : SEARCH_CANARY_OK;
-  if (r->ncanary > 0 && (cv->biased || r->child != d->s.vetted_child)) /* a first verdict */
+  p.canary = r->ncanary == 0 ? TRUST_NO_CANARY : cv->biased ? TRUST_CANARY_BIASED
+                                                             : TRUST_CANARY_OK;
+  if (r->ncanary > 0 && (cv->biased || r->child != d->s.trust.vetted_child)) /* a first verdict */
     progress(f, "[gpu%d %.12s] %s\n", d->dev.ordinal, d->dev.uuid, cv->reason);
   if (search_trusts(&d->s, &p)) return 0;
   decide_untrusted(dec, cv, r->child);
@@ -805,14 +805,15 @@ static void print_busy(const device_run *d, FILE *out) {
 
 static void summary_of(const farm *f, const device_run *d, FILE *out, double wall) {
   const search *s = &d->s;
+  const trust *t = &d->s.trust;
   char cfg[512];
   spec_config_str(&f->c.tmpl, &s->best, cfg, sizeof cfg);
   fprintf(out, "  gpu%d %s (%s): %lld generations = %d measured + %d refused statically",
           d->dev.ordinal, d->dev.uuid, d->dev.name, s->generation, s->measured, d->statics);
-  if (s->untrusted > 0) fprintf(out, " + %d measured again", s->untrusted);
+  if (t->untrusted > 0) fprintf(out, " + %d measured again", t->untrusted);
   /* s->refused counts every refusal: here only the measured ones refused as noisy */
   fprintf(out, "; %d kept, %d rejected, %d refused as noisy, %d ambiguous, %d faults; ",
-          s->keeps, s->rejects, s->refused - d->statics - s->untrusted, s->ambiguous, s->faults);
+          s->keeps, s->rejects, s->refused - d->statics - t->untrusted, s->ambiguous, s->faults);
   if (search_none_ran(s))
     fprintf(out, "no candidate ran: all %lld jobs ended in a fault or an error, so there is no "
             "best (the start %s was never measured)", s->last_job, cfg);
@@ -832,9 +833,9 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
             "held steady", d->drifted, d->drifted == 1 ? "" : "s", d->drifted_alone);
     if (decide_control_unsteady(d->drifted_alone, n)) fputs(DECIDE_UNSTEADY_CONTROL, out);
   }
-  if (s->canaries > 0 || s->untrusted > 0)
+  if (t->canaries > 0 || t->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
-            "measured again", s->canaries, s->biased, s->untrusted);
+            "measured again", t->canaries, t->biased, t->untrusted);
   fprintf(out, "\n    ended: %s%s\n    ledger: %s\n",
           d->lost ? "no: its worker was lost (no result within the deadline); the same command "
                     "resumes it"
