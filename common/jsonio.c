@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/numfmt.h"
 
 const char *jsonio_key(char *buf, size_t len, const char *where, const char *key) {
   if (where && where[0])
@@ -434,7 +433,7 @@ int jsonio_safe_name(const char *name) {
 }
 
 int jsonio_write_line(FILE *f, const cJSON *obj) {
-  char *text = jsonio_print(obj);
+  char *text = cJSON_PrintUnformatted(obj);
   if (!text) return -1;
   int rc = (fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0) ? -1 : 0;
   cJSON_free(text);
@@ -453,141 +452,12 @@ char *jsonio_prepend_members(const char *text, const char *members) {
 }
 
 cJSON *jsonio_exact(double v) {
-  char buf[NUMFMT_MAX];
+  char buf[32];
   if (!isfinite(v)) return cJSON_CreateNull();
-  numfmt_g(buf, v, 17);
+  snprintf(buf, sizeof buf, "%.17g", v);
   return cJSON_CreateRaw(buf);
 }
 
 void jsonio_add_exact(cJSON *obj, const char *key, double v) {
   cJSON_AddItemToObject(obj, key, jsonio_exact(v));
-}
-
-/* ---------------------------------------------------------------- printing */
-
-typedef struct outbuf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} outbuf;
-
-static char *room(outbuf *b, size_t more) {
-  if (b->oom) return NULL;
-  if (b->n + more + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (b->n + more + 1 > cap) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return NULL;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  return b->p + b->n;
-}
-
-static void put(outbuf *b, const char *s, size_t len) {
-  char *o = room(b, len);
-  if (!o) return;
-  memcpy(o, s, len);
-  b->n += len;
-}
-
-/* A JSON string: '"', '\\' and control characters escaped as cJSON escapes them, other bytes
- * as they are; NULL prints as "" (cJSON's way). */
-static void put_string(outbuf *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  if (!s) s = "";
-  size_t len = strlen(s);
-  char *o = room(b, 6 * len + 2);
-  if (!o) return;
-  char *start = o;
-  *o++ = '"';
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c > 31 && *c != '"' && *c != '\\') {
-      *o++ = (char)*c;
-      continue;
-    }
-    *o++ = '\\';
-    switch (*c) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '\b': *o++ = 'b'; break;
-    case '\f': *o++ = 'f'; break;
-    case '\n': *o++ = 'n'; break;
-    case '\r': *o++ = 'r'; break;
-    case '\t': *o++ = 't'; break;
-    default:
-      *o++ = 'u';
-      *o++ = '0';
-      *o++ = '0';
-      *o++ = hex[*c >> 4];
-      *o++ = hex[*c & 15];
-    }
-  }
-  *o++ = '"';
-  b->n += (size_t)(o - start);
-}
-
-/* cJSON's rule for a number: null when not finite; 15 significant digits when they read
- * back within a rounding error of d (cJSON's comparison: |a - b| <= max(|a|, |b|) * epsilon),
- * else 17. A whole number below 10^15 is its digits, which is what 15 digits print. */
-static void put_number(outbuf *b, double d) {
-  char buf[NUMFMT_MAX];
-  int len;
-  if (!isfinite(d)) {
-    len = snprintf(buf, sizeof buf, "null");
-  } else if (fabs(d) < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d))) {
-    len = numfmt_lld(buf, (long long)d);
-  } else {
-    len = numfmt_g(buf, d, 15);
-    double back = strtod(buf, NULL), most = fmax(fabs(back), fabs(d));
-    if (!(fabs(back - d) <= most * DBL_EPSILON)) len = numfmt_g(buf, d, 17);
-  }
-  put(b, buf, (size_t)len);
-}
-
-static void put_value(outbuf *b, const cJSON *item);
-
-static void put_members(outbuf *b, const cJSON *item, int object) {
-  put(b, object ? "{" : "[", 1);
-  for (const cJSON *c = item->child; c && !b->oom; c = c->next) {
-    if (c != item->child) put(b, ",", 1);
-    if (object) {
-      put_string(b, c->string);
-      put(b, ":", 1);
-    }
-    put_value(b, c);
-  }
-  put(b, object ? "}" : "]", 1);
-}
-
-static void put_value(outbuf *b, const cJSON *item) {
-  switch (item->type & 0xFF) {
-  case cJSON_NULL: put(b, "null", 4); break;
-  case cJSON_False: put(b, "false", 5); break;
-  case cJSON_True: put(b, "true", 4); break;
-  case cJSON_Number: put_number(b, item->valuedouble); break;
-  case cJSON_String: put_string(b, item->valuestring); break;
-  case cJSON_Array: put_members(b, item, 0); break;
-  case cJSON_Object: put_members(b, item, 1); break;
-  case cJSON_Raw:
-    if (item->valuestring) put(b, item->valuestring, strlen(item->valuestring));
-    else b->oom = 1; /* cJSON prints nothing for it either */
-    break;
-  default: b->oom = 1;
-  }
-}
-
-char *jsonio_print(const cJSON *item) {
-  outbuf b = {0};
-  if (!item) return NULL;
-  put_value(&b, item);
-  if (b.oom || !room(&b, 0)) {
-    free(b.p);
-    return NULL;
-  }
-  b.p[b.n] = '\0';
-  return b.p;
 }

@@ -65,23 +65,15 @@ int jsonio_only_keys(const char *file, const char *what, const cJSON *obj, const
  * not starting with '.', at most 63 bytes. Anything else could put files outside their folder. */
 int jsonio_safe_name(const char *name);
 
-/* The text cJSON_PrintUnformatted gives item, byte for byte (tests/unit/test_jsonio.c holds
- * it to that), in a malloc'd string (free or cJSON_free it: the project keeps cJSON's default
- * allocator), or NULL when out of memory or for an item
- * cJSON would not print. Numbers go through numfmt_g (common/numfmt.h) and whole ones through
- * no printf at all: cJSON prints each with two printfs and a sscanf, which were most of the
- * time the farm's processes spent per decision writing records and messages. */
-char *jsonio_print(const cJSON *item);
-
-/* Write `obj` unformatted as one line plus '\n'; fflush; returns 0 or -1. */
+/* Write `obj` as cJSON_PrintUnformatted prints it, as one line plus '\n'; fflush; returns 0
+ * or -1. */
 int jsonio_write_line(FILE *f, const cJSON *obj);
 
-/* A measured value as a JSON number that reads back as exactly v: 17 significant digits, as
- * a raw item; null for NaN and infinities (as cJSON prints them). cJSON's own printing keeps
- * 15 digits where they come within a rounding error of v (1.0299999999999998, a near miss
- * below 1.03, would come back as 1.03) and costs two printfs and a sscanf for most measured
- * values; this costs one numfmt_g. The item is for printing: to a reader of the tree in
- * memory a raw item is no number. */
+/* A measured value as a JSON number that reads back as exactly v: printf's "%.17g", as a raw
+ * item; null for NaN and infinities (as cJSON prints them). cJSON's own printing keeps 15
+ * digits where they come within a rounding error of v (1.0299999999999998, a near miss below
+ * 1.03, would come back as 1.03). The item is for printing: to a reader of the tree in memory
+ * a raw item is no number. */
 cJSON *jsonio_exact(double v);
 /* jsonio_exact(v) added to obj as key. */
 void jsonio_add_exact(cJSON *obj, const char *key, double v);

@@ -2,8 +2,8 @@
  * seeded choice: the proposer's knob order and random starts (coordinator/propose.c), the
  * simulated device's cost model and noise (worker/simcost.c, worker/sim_backend.c). Ledgers
  * recorded with a seed depend on its exact bits, so it must not change. And FNV-1a in 64
- * bits, the hash of what is only remembered within a run (the doorbells' pid spaces, the
- * gate's memory of checked kernels); the cubin cache's keys have their own, of 128 bits. */
+ * bits, the hash of what is only remembered within a run (the gate's memory of checked
+ * kernels); the cubin cache's keys have their own, of 128 bits. */
 #ifndef TF_MIX_H
 #define TF_MIX_H
 

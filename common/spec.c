@@ -11,7 +11,6 @@
 
 #include "common/source.h" /* defines: source_check */
 #include "common/jsonio.h"
-#include "common/numfmt.h" /* defines: numfmt_lld, NUMFMT_MAX */
 #include "kernels/reference.h" /* defines: reference_layout, REFERENCE_SEED_STRIDE */
 
 _Static_assert(REFERENCE_SEED_STRIDE == SPEC_MAX_BUFFERS,
@@ -1104,9 +1103,9 @@ int spec_name_expr(const spec *s, const config *c, char *buf, size_t len) {
   if (len == 0) return -1;
   buf[0] = '\0';
   if (put_bytes(buf, len, &at, s->kernel, strlen(s->kernel))) return -1;
-  for (int k = 0; k < s->nknobs; k++) { /* without printf: see numfmt_lld */
-    char num[NUMFMT_MAX];
-    int n = numfmt_lld(num, c->v[k]);
+  for (int k = 0; k < s->nknobs; k++) {
+    char num[24];
+    int n = snprintf(num, sizeof num, "%lld", c->v[k]);
     if (put_bytes(buf, len, &at, k ? ", " : "<", k ? 2 : 1) ||
         put_bytes(buf, len, &at, num, (size_t)n))
       return -1;

@@ -4,8 +4,7 @@
  * decides their results, writes every record, and applies each record it wrote to the
  * search as resume applies the records it reads back (coordinator/replay.h): one path.
  * It takes every result that has arrived, writes their records, syncs the ledgers once
- * (group commit, coordinator/ledger.h) and only then sends the jobs those decisions lead to,
- * without waiting for the sends to complete (common/mpimsg.h). */
+ * (group commit, coordinator/ledger.h) and only then sends the jobs those decisions lead to. */
 #include "coordinator/coordinator.h"
 
 #include <math.h>
@@ -56,7 +55,6 @@ typedef struct device_run {
   double extra_s;      /* the job's result may come this much later: the worker first
                         * finishes the job ahead it drops */
   int queued;          /* the job waits for the ledger's sync before it is sent */
-  mpimsg_out out;      /* the last job's send, until it completes */
   int compile_jobs;    /* its worker's compiles ahead at once (its hello); 0: no list to send */
   long long job_id;
   int measured_before; /* measured generations found in the ledger at start (resume) */
@@ -69,18 +67,6 @@ typedef struct device_run {
   int results;         /* this run's results */
   double t_last;       /* wall clock of this run's last result */
 } device_run;
-
-/* Progress lines held while serving, written once per flush after the sync that makes their
- * records durable: one write per pass of the loop, not one per line, and a line never shows a
- * decision before its ledger line is on disk. mpirun relays each write of a rank's stderr with
- * a poll, a read and a write of its own: with 64 simulated workers on two cores, a line per
- * decision was over a thousand writes a second; held, they are one per pass, tens a second.
- * A signal that stops the run drops the lines of the pass under way: their records are in the
- * ledger. */
-typedef struct held_lines {
-  char *text;
-  size_t n, cap;
-} held_lines;
 
 typedef struct farm {
   double t0;           /* wall clock at start, for rates and the coordinator's share */
@@ -102,8 +88,6 @@ typedef struct farm {
   double steady_t, steady_cpu;
   int steady_n;
   int lost;            /* workers declared lost */
-  held_lines *held;    /* while serving: progress lines waiting for the next flush; else NULL,
-                        * and lines go out at once */
   result *res;         /* the result being decided */
   job *job;            /* the job being built (large: one for the farm, not one per job) */
 } farm;
@@ -116,43 +100,13 @@ static double cpu_s(void) {
          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-/* Write the progress lines held, if any. */
-static void write_held(const farm *f) {
-  held_lines *h = f->held;
-  if (!h || h->n == 0) return;
-  fwrite(h->text, 1, h->n, f->o->progress);
-  fflush(f->o->progress);
-  h->n = 0;
-}
-
-/* Hold a line while serving (below, serve); 0 when it could not be held (out of memory). */
-static int hold(held_lines *h, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-static int hold(held_lines *h, const char *fmt, va_list ap) {
-  va_list again;
-  va_copy(again, ap);
-  int len = vsnprintf(NULL, 0, fmt, again);
-  va_end(again);
-  if (len < 0) return 0;
-  if (h->n + (size_t)len + 1 > h->cap) {
-    size_t cap = 2 * (h->n + (size_t)len + 1);
-    char *t = realloc(h->text, cap);
-    if (!t) return 0;
-    h->text = t, h->cap = cap;
-  }
-  vsnprintf(h->text + h->n, h->cap - h->n, fmt, ap);
-  h->n += (size_t)len;
-  return 1;
-}
-
+/* A progress line, written and flushed at once: a line per event. A decision's line follows
+ * the write(2) of its ledger record; the sync that makes it durable comes before any job that
+ * acts on it (flush). */
 static void progress(const farm *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(const farm *f, const char *fmt, ...) {
   if (f->o->quiet) return;
   va_list ap;
-  va_start(ap, fmt);
-  int held = f->held && hold(f->held, fmt, ap);
-  va_end(ap);
-  if (held) return;
-  write_held(f); /* in order */
   va_start(ap, fmt);
   vfprintf(f->o->progress, fmt, ap);
   va_end(ap);
@@ -367,12 +321,12 @@ static cJSON *message_of(device_run *d) {
   return m;
 }
 
-/* Send a queued job; its previous send has completed (its result came back). */
+/* Send a queued job. */
 static int send_queued(farm *f, device_run *d, tf_err *e) {
   if (!d->queued) return 0;
   d->queued = 0;
   cJSON *m = message_of(d);
-  int rc = mpimsg_isend(f->comm, d->rank, TAG_JOB, m, &d->out, e);
+  int rc = mpimsg_send(f->comm, d->rank, TAG_JOB, m, e);
   if (m != d->sent) cJSON_Delete(m); /* the reference to next goes, not next */
   else {
     cJSON_DeleteItemFromObjectCaseSensitive(d->sent, "prefetch");
@@ -398,7 +352,6 @@ static int flush(farm *f, tf_err *e) {
   if (ledger_sync_all(f->ls, f->ndev, e)) return -1;
   for (int i = 0; i < f->ndev; i++)
     if (f->d[i].usable && send_queued(f, &f->d[i], e)) return -1;
-  write_held(f); /* after the jobs: they wait for the sync, the lines for nothing */
   return 0;
 }
 
@@ -445,8 +398,8 @@ static void budget_text(const device_run *d, int budget, char *buf, size_t len) 
   double spent = tf_monotonic_s() - d->t_first;
   int n = snprintf(buf, len, "measured %d of %d, %d refused statically", done, budget,
                    d->statics);
-  if (n > 0 && (size_t)n < len && d->s.untrusted > 0)
-    n += snprintf(buf + n, len - (size_t)n, ", %d measured again", d->s.untrusted);
+  if (n > 0 && (size_t)n < len && d->s.trust.untrusted > 0)
+    n += snprintf(buf + n, len - (size_t)n, ", %d measured again", d->s.trust.untrusted);
   if (n < 0 || (size_t)n >= len || here <= 0 || left <= 0 || spent <= 0) return;
   long eta = lround(spent / here * left);
   if (eta >= 3600)
@@ -491,9 +444,9 @@ static int judge_process(farm *f, device_run *d, const canary_verdict *cv, decis
   const result *r = f->res;
   search_fact p = {.kind = SEARCH_MEASURE, .status = r->status, .correct = r->correct,
                    .child = r->child};
-  p.canary = r->ncanary == 0 ? SEARCH_NO_CANARY : cv->biased ? SEARCH_CANARY_BIASED
-                                                              : SEARCH_CANARY_OK;
-  if (r->ncanary > 0 && (cv->biased || r->child != d->s.vetted_child)) /* a first verdict */
+  p.canary = r->ncanary == 0 ? TRUST_NO_CANARY : cv->biased ? TRUST_CANARY_BIASED
+                                                             : TRUST_CANARY_OK;
+  if (r->ncanary > 0 && (cv->biased || r->child != d->s.trust.vetted_child)) /* a first verdict */
     progress(f, "[gpu%d %.12s] %s\n", d->dev.ordinal, d->dev.uuid, cv->reason);
   if (search_trusts(&d->s, &p)) return 0;
   decide_untrusted(dec, cv, r->child);
@@ -795,17 +748,6 @@ static int serve_all(farm *f, tf_err *e) {
   return 0;
 }
 
-/* serve_all, its progress lines held for each flush (held_lines). */
-static int serve(farm *f, tf_err *e) {
-  held_lines h = {.text = NULL};
-  f->held = &h;
-  int rc = serve_all(f, e);
-  write_held(f);
-  f->held = NULL;
-  free(h.text);
-  return rc;
-}
-
 /* The coordinator's own CPU time over the run's wall time: how much of its core it needs. */
 static void print_load(const farm *f, FILE *out, double wall) {
   double cpu = cpu_s();
@@ -864,14 +806,15 @@ static void print_busy(const device_run *d, FILE *out) {
 
 static void summary_of(const farm *f, const device_run *d, FILE *out, double wall) {
   const search *s = &d->s;
+  const trust *t = &d->s.trust;
   char cfg[512];
   spec_config_str(&f->c.tmpl, &s->best, cfg, sizeof cfg);
   fprintf(out, "  gpu%d %s (%s): %lld generations = %d measured + %d refused statically",
           d->dev.ordinal, d->dev.uuid, d->dev.name, s->generation, s->measured, d->statics);
-  if (s->untrusted > 0) fprintf(out, " + %d measured again", s->untrusted);
+  if (t->untrusted > 0) fprintf(out, " + %d measured again", t->untrusted);
   /* s->refused counts every refusal: here only the measured ones refused as noisy */
   fprintf(out, "; %d kept, %d rejected, %d refused as noisy, %d ambiguous, %d faults; ",
-          s->keeps, s->rejects, s->refused - d->statics - s->untrusted, s->ambiguous, s->faults);
+          s->keeps, s->rejects, s->refused - d->statics - t->untrusted, s->ambiguous, s->faults);
   if (search_none_ran(s))
     fprintf(out, "no candidate ran: all %lld jobs ended in a fault or an error, so there is no "
             "best (the start %s was never measured)", s->last_job, cfg);
@@ -891,9 +834,9 @@ static void summary_of(const farm *f, const device_run *d, FILE *out, double wal
             "held steady", d->drifted, d->drifted == 1 ? "" : "s", d->drifted_alone);
     if (decide_control_unsteady(d->drifted_alone, n)) fputs(DECIDE_UNSTEADY_CONTROL, out);
   }
-  if (s->canaries > 0 || s->untrusted > 0)
+  if (t->canaries > 0 || t->untrusted > 0)
     fprintf(out, "\n    canary: %d run, %d found its measure process biased; %d generations "
-            "measured again", s->canaries, s->biased, s->untrusted);
+            "measured again", t->canaries, t->biased, t->untrusted);
   fprintf(out, "\n    ended: %s%s\n    ledger: %s\n",
           d->lost ? "no: its worker was lost (no result within the deadline); the same command "
                     "resumes it"
@@ -1007,7 +950,7 @@ static int run(farm *f, tf_err *e) {
   progress(f, "tunefarm: measuring, %d generations per device at most, counting measured ones "
            "only (static refusals spend none of the budget); Ctrl-C stops, and this resumes:\n%s",
            f->c.search.budget, how);
-  return serve(f, e);
+  return serve_all(f, e);
 }
 
 /* Tell every worker to stop, but a lost one: it cannot hear it (the caller aborts). */
@@ -1110,8 +1053,6 @@ int coordinator_run(MPI_Comm comm, const run_opts *o, tf_err *e) {
   if (rc == 0 && !loaded) rc = -1;
   if (rc == 0) rc = run(&f, e);
   if (rc != 0 && f.d) drain(&f);
-  for (int i = 0; f.d && i < f.ndev; i++)
-    if (!f.d[i].lost) mpimsg_wait(&f.d[i].out, NULL); /* a lost rank never takes its job */
   if (rc == 0) summary(&f); /* before the stop: each worker then adds its compile pool's line */
   stop_workers(&f);
   if (rc == 0 && f.lost) rc = lost_error(&f, e);

@@ -403,7 +403,7 @@ static int write_all(int fd, const char *buf, size_t len) {
 
 int ledger_write(ledger *l, const record *rec, tf_err *e) {
   cJSON *o = record_to_json(rec);
-  char *text = o ? jsonio_print(o) : NULL;
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
   cJSON_Delete(o);
   if (!text)
     return tf_fail(e, TF_EXIT_FAIL, "ledger '%s': cannot serialise the record (out of memory)",

@@ -48,8 +48,8 @@ static int generation_fact(const record_gen *g, const spec *tmpl, const char *fi
   f->best_us = record_rounds_median(g, ARM_BEST, 0);
   f->new_us = record_rounds_median(g, ARM_NEW, 0);
   f->child = g->res.child;
-  f->canary = !g->has_canary ? SEARCH_NO_CANARY
-              : g->canary.biased ? SEARCH_CANARY_BIASED : SEARCH_CANARY_OK;
+  f->canary = !g->has_canary ? TRUST_NO_CANARY
+              : g->canary.biased ? TRUST_CANARY_BIASED : TRUST_CANARY_OK;
   f->untrusted = g->untrusted;
   return job_asked(g, f, e);
 }

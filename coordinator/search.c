@@ -95,7 +95,7 @@ int search_init(search *s, const search_config *cfg, tf_err *e) {
   if (!s->memo || !s->launches) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   s->memo->space = cfg->space;
   s->best_gen = s->champion_gen = -1;
-  search_begin_run(s);
+  trust_init(&s->trust, &cfg->canary, cfg->search.fresh_every);
   return begin_segment(s, 0, &cfg->start, e);
 }
 
@@ -109,12 +109,7 @@ void search_release(search *s) {
   s->launches = NULL;
 }
 
-void search_begin_run(search *s) {
-  s->vetted_child = 0;
-  s->canary_due = s->cfg.canary.rounds > 0;
-  s->fresh_due = 0;
-  s->since_canary = s->since_fresh = 0;
-}
+void search_begin_run(search *s) { trust_begin_run(&s->trust); }
 
 const config *search_answer(const search *s, double *us, long long *gen) {
   int champion = s->segment > 0 && !s->done;
@@ -231,15 +226,13 @@ int search_next(const search *s, search_step *st, tf_err *e) {
   memset(st, 0, sizeof *st);
   st->generation = s->generation + 1;
   st->segment = s->segment;
-  st->canary = s->canary_due;
-  st->fresh = s->fresh_due;
+  st->canary = s->trust.canary_due;
+  st->fresh = s->trust.fresh_due;
   st->job_id = s->last_job + 1;
   if (s->done) return st->kind = SEARCH_DONE, 0;
   if (!s->cfg.tmpl) return tf_fail(e, TF_EXIT_FAIL, "a search read back only proposes nothing");
-  if (s->end_due) {
-    snprintf(why, sizeof why, "the canary found %d measure processes in a row biased beyond "
-             "%.2f%%: this GPU's verdicts cannot be trusted", s->biased_in_row,
-             100.0 * s->cfg.canary.threshold);
+  if (s->trust.given_up) {
+    trust_why(&s->trust, why, sizeof why);
     return end_step(s, why, st);
   }
   /* measured where no canary vouched for the process: not a decision */
@@ -333,31 +326,11 @@ static int begin_duel(search *s, const search_fact *f, tf_err *e) {
   return expect(s, "new", &f->cand, &s->cand, e);
 }
 
-/* Measure processes: what the job asked for, what its canary said, what comes next. */
-static void processes(search *s, const search_fact *f) {
-  const canary_opts *k = &s->cfg.canary;
-  s->canary_due = s->fresh_due = 0; /* the job carried them */
-  if (f->asked_canary) s->since_canary = 0;
-  if (f->asked_fresh) s->since_fresh = 0;
-  if (f->canary == SEARCH_CANARY_OK) {
-    s->canaries++;
-    s->vetted_child = f->child;
-    s->biased_in_row = 0;
-  } else if (f->canary == SEARCH_CANARY_BIASED) {
-    s->canaries++;
-    s->biased++;
-    s->biased_in_row++;
-    s->vetted_child = 0;
-    s->fresh_due = 1;
-  }
-  if (f->untrusted) s->canary_due = 1;
-  s->since_canary++;
-  s->since_fresh++;
-  if (s->cfg.search.fresh_every > 0 && s->since_fresh >= s->cfg.search.fresh_every)
-    s->fresh_due = 1;
-  if (k->rounds > 0 && (s->fresh_due || f->status == RESULT_FAULT ||
-                        (k->every > 0 && s->since_canary >= k->every)))
-    s->canary_due = 1; /* after a fault the worker measures in a fresh process */
+/* The facts of a measured generation that concern its process. */
+static trust_fact trust_fact_of(const search_fact *f) {
+  return (trust_fact){.status = f->status, .correct = f->correct, .child = f->child,
+                      .canary = f->canary, .untrusted = f->untrusted,
+                      .asked_canary = f->asked_canary, .asked_fresh = f->asked_fresh};
 }
 
 /* A decided (trusted) generation. */
@@ -433,13 +406,12 @@ static int apply_measured(search *s, const search_fact *f, tf_err *e) {
   if (tried_add(&s->tried, &f->cand)) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   s->generation = f->generation;
   s->cand = f->cand;
-  processes(s, f);
+  trust_fact tf = trust_fact_of(f);
+  trust_apply(&s->trust, &tf);
   s->ran += f->status == RESULT_OK;
-  if (f->untrusted) {
+  if (f->untrusted) { /* measured again, unless the trust gave up: then the search ends */
     s->refused++;
-    s->untrusted++;
-    s->again = 1;
-    if (s->biased_in_row > s->cfg.canary.max_restarts) s->again = 0, s->end_due = 1;
+    s->again = !s->trust.given_up;
     return 0;
   }
   s->again = 0;
@@ -571,8 +543,8 @@ static void assumed(const search *s, const search_step *st, decision_kind d, sea
   f->status = RESULT_OK;
   f->correct = 1;
   f->ratio = f->best_us = f->new_us = NAN;
-  f->canary = st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
-  f->child = st->canary ? s->vetted_child + 1 : s->vetted_child;
+  f->canary = st->canary ? TRUST_CANARY_OK : TRUST_NO_CANARY;
+  f->child = st->canary ? s->trust.vetted_child + 1 : s->trust.vetted_child;
   f->asked_canary = st->canary;
   f->asked_fresh = st->fresh;
   f->job_id = st->job_id;
@@ -731,7 +703,6 @@ int search_next_if_rejected(const search *s, const search_step *pending, search_
 }
 
 int search_trusts(const search *s, const search_fact *f) {
-  if (s->cfg.canary.rounds == 0 || f->status != RESULT_OK || !f->correct) return 1;
-  if (f->canary != SEARCH_NO_CANARY) return f->canary == SEARCH_CANARY_OK;
-  return f->child == s->vetted_child;
+  trust_fact tf = trust_fact_of(f);
+  return trust_allows(&s->trust, &tf);
 }

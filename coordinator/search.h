@@ -11,12 +11,11 @@
  * row (max_stale), noisy re-measurements (decide.max_requeue); restarts from random legal
  * untried configurations, each ending with a duel of its best against the champion when it
  * kept something (a noisy duel is measured again even past the budget); the fixed modes
- * ("aa", "pair": the same pair every generation, best never moves); and the facts of the
- * measure processes: which process the last canary cleared, canaries due after a fresh
- * process, every canary.every generations and after a fault, fresh processes every
- * search.fresh_every generations, and canary.max_restarts biased processes in a row, after
- * which the search ends. A generation measured by a process no canary cleared (or a biased
- * one) is "untrusted": measured again, and it counts toward nothing.
+ * ("aa", "pair": the same pair every generation, best never moves). Whether the measure
+ * processes may decide is its trust's (coordinator/trust.h: the canary, fresh processes, the
+ * end after too many biased ones): the search hands it every measured generation's facts,
+ * asks it for each job's canary and fresh process, measures an untrusted generation again
+ * without counting it, and ends when the trust gives up.
  *
  * A candidate whose launch cannot be computed at the problem (spec_launch fails: a division by
  * zero in launch.smem, a grid out of range, a buffer size or argument that cannot be had) is
@@ -39,6 +38,7 @@
 #include "common/err.h"
 #include "common/msg.h"
 #include "coordinator/propose.h"
+#include "coordinator/trust.h"
 
 /* What a search needs of its campaign. */
 typedef struct search_config {
@@ -101,8 +101,6 @@ typedef struct search_step {
 /* search_step.constraint of a candidate refused because its launch cannot be computed. */
 #define SEARCH_NO_LAUNCH (-1)
 
-typedef enum { SEARCH_NO_CANARY, SEARCH_CANARY_OK, SEARCH_CANARY_BIASED } search_canary;
-
 /* What a record says, as the search needs it. */
 typedef struct search_fact {
   search_kind kind;      /* MEASURE, REFUSE, RESTART or END */
@@ -116,7 +114,7 @@ typedef struct search_fact {
   double ratio;          /* median ratio new/best; NAN when none */
   double best_us, new_us; /* medians over the rounds the live run used; NAN when none */
   int child;             /* the measure process; 0: unknown */
-  search_canary canary;  /* the canary its job ran, and its verdict */
+  trust_canary canary;   /* the canary its job ran, and its verdict */
   int untrusted;         /* the process was not trusted: not decided */
   int asked_canary;      /* the job asked for the canary */
   int asked_fresh;       /* the job asked for a fresh process */
@@ -147,7 +145,6 @@ typedef struct search {
   int stale;             /* non-keeps in a row */
   int requeues;          /* noisy refusals of the candidate in a row */
   int again;             /* measure the candidate again: its process was not trusted */
-  int end_due;           /* too many biased processes in a row: the next step ends the search */
   int done;
   int keeps, rejects, refused, ambiguous, faults;
   int ran;               /* measured generations whose job ran (status ok), trusted or not */
@@ -165,14 +162,7 @@ typedef struct search {
   config ended_best;     /* at the end of a restarted search, its own best (the answer became */
   double ended_best_us;  /* the champion): a reopened search goes on from it */
   long long ended_best_gen;
-  /* the measure processes */
-  int vetted_child;      /* the process the last canary cleared; 0: none in this run */
-  int canary_due;        /* the next job runs the canary first */
-  int fresh_due;         /* the next job runs in a fresh measure process */
-  int since_canary;      /* measured generations since the last canary */
-  int since_fresh;       /* measured generations in this process */
-  int biased_in_row;     /* canaries in a row that found their process biased */
-  int canaries, biased, untrusted; /* canaries run, biased ones, untrusted generations */
+  trust trust;           /* whether its measure processes may decide */
 } search;
 
 /* A search at the campaign's start, segment 0. -1 only when out of memory. */
@@ -180,7 +170,7 @@ int search_init(search *s, const search_config *cfg, tf_err *e);
 void search_release(search *s);
 
 /* A run begins (a first one, or a resumed one after its records were applied): its measure
- * processes are all new, so none is vetted and the first job runs the canary. */
+ * processes are all new (trust_begin_run). */
 void search_begin_run(search *s);
 
 /* What to do next, from the state alone; the state does not change until the fact of the
@@ -188,8 +178,7 @@ void search_begin_run(search *s);
  * read back only (cfg.tmpl NULL). */
 int search_next(const search *s, search_step *out, tf_err *e);
 
-/* May a measured result be decided? Not when its canary found its process biased, nor when
- * no canary has cleared the process that measured it (f: canary, child, status, correct). */
+/* May a measured result be decided? trust_allows of f's canary, child, status and correct. */
 int search_trusts(const search *s, const search_fact *f);
 
 /* The facts of a record written (live) or read back (resume). -1 (TF_EXIT_INPUT) when the

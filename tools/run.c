@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/doorbell.h"          // defines: doorbell_block
 #include "common/err.h"
 #include "common/mpimsg.h"            // defines: mpimsg_init, mpimsg_local_worker_index
 #include "coordinator/coordinator.h"  // defines: coordinator_run, run_opts
@@ -197,11 +196,7 @@ static void share_reference_threads(int workers_on_node) {
 static int run_farm(int rank, int size, run_args *a) {
   tf_err e = {0}; /* the backend, when not asked for, each worker's measure child chooses */
   int index = -1, on_node = 0;
-  if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e) ||
-      /* every rank asks for receipts: a worker waits for its sends, and a job larger than the
-       * eager limit (one with its compile-ahead list) reaches its worker only once the
-       * coordinator, asleep on its doorbell, is rung to help */
-      mpimsg_doorbells(MPI_COMM_WORLD, 1, &e)) {
+  if (mpimsg_local_worker_index(MPI_COMM_WORLD, &index, &on_node, &e)) {
     fprintf(stderr, "tunefarm run: rank %d: %s\n", rank, e.msg);
     return 1;
   }
@@ -415,7 +410,6 @@ int run_main(int argc, char **argv, const char *as) {
     return tf_exit_status(&space_err);
   }
   if (!bad && !launched()) return self_launch(argc, argv, as, &a);
-  doorbell_block(); /* before MPI_Init starts threads, which would swallow the rings */
   MPI_Init(&argc, &argv);
   mpimsg_init(MPI_COMM_WORLD);
   int rank, size, rc;

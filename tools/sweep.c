@@ -324,7 +324,7 @@ static pid_t spawn_compile(const sweep *s, const program_ref *p, const sim_compi
   if (rc == 0) {
     cJSON *req = program_to_json(p);
     cJSON_AddStringToObject(req, "root", p->root);
-    char *text = jsonio_print(req);
+    char *text = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
     if (text && write(in[1], text, strlen(text)) < 0) { /* a dead child is its own report */
     }
@@ -552,7 +552,7 @@ static double reference_median(const sweep *s) {
 }
 
 static int gz_line(gzFile f, const cJSON *o) {
-  char *text = jsonio_print(o);
+  char *text = cJSON_PrintUnformatted(o);
   int ok = text && gzputs(f, text) >= 0 && gzputc(f, '\n') >= 0;
   cJSON_free(text);
   return ok ? 0 : -1;

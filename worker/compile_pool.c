@@ -187,7 +187,7 @@ static int start(compile_pool *p, const wanted *w) {
    * and it would otherwise compete with the measure child at the child's own priority. */
   posix_spawnattr_t at;
   struct sched_param none = {.sched_priority = 0};
-  sigset_t nothing; /* the worker blocks its doorbell's signal (common/doorbell.h) */
+  sigset_t nothing; /* no signal blocked, whatever the spawning thread blocks */
   sigemptyset(&nothing);
   posix_spawnattr_init(&at);
   posix_spawnattr_setsigmask(&at, &nothing);
@@ -205,7 +205,7 @@ static int start(compile_pool *p, const wanted *w) {
   if (rc == 0) {
     cJSON *req = program_to_json(&w->prog);
     cJSON_AddStringToObject(req, "root", w->prog.root);
-    char *text = jsonio_print(req);
+    char *text = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
     /* a few kB, less than a pipe holds: written at once; a child gone first is its error */
     if (text && write(in[1], text, strlen(text)) < 0) {

@@ -56,8 +56,8 @@ int childproc_start(childproc *c, const childproc_opts *o, tf_err *e) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  /* The child starts with no signal blocked: the worker blocks its doorbell's (common/
-   * doorbell.h), which is the worker's own business. */
+  /* The child starts with no signal blocked, whatever the worker's threads block: its deadline
+   * and its drop signal must reach it. */
   posix_spawnattr_t at;
   sigset_t none;
   sigemptyset(&none);
@@ -104,7 +104,7 @@ int childproc_send_text(childproc *c, const char *text, tf_err *e) {
 }
 
 int childproc_send(childproc *c, const cJSON *obj, tf_err *e) {
-  char *text = jsonio_print(obj);
+  char *text = cJSON_PrintUnformatted(obj);
   if (!text) return tf_fail(e, TF_EXIT_FAIL, "out of memory serialising a job");
   int rc = childproc_send_text(c, text, e);
   cJSON_free(text);

@@ -36,9 +36,6 @@ typedef struct worker_state {
   compile_pool *pool;   /* compiles ahead; NULL when off */
   wjob ahead;           /* the job sent ahead (coordinator.h, run-ahead); .msg NULL: none */
   int ahead_child;      /* the child it was written to (w->nchild then); 0: in none */
-  mpimsg_out out;       /* the last result, on its way: completed before the next send, not
-                         * waited for, so the worker goes straight to waiting for its next job
-                         * (the coordinator has taken the result before it sends one) */
 } worker_state;
 
 /* Start a child and ask its device: the device record on success, else NULL and *why. */
@@ -134,7 +131,7 @@ static int wjob_take(wjob *j, cJSON *msg, char *text) {
   if (cJSON_IsNumber(idj) && jsonio_whole(idj->valuedouble, 0, 1LL << 53, &j->id)) j->id = -1;
   j->deadline = cJSON_IsNumber(dl) ? dl->valuedouble : 120.0;
   j->fresh = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "fresh_child"));
-  j->text = text ? text : jsonio_print(msg);
+  j->text = text ? text : cJSON_PrintUnformatted(msg);
   return j->text ? 0 : -1;
 }
 
@@ -291,14 +288,16 @@ static int send_result(worker_state *w, cJSON *res, char *text, tf_err *e) {
   if (!text) {
     cJSON_AddNumberToObject(res, "rank", w->rank);
     if (!has_child) cJSON_AddNumberToObject(res, "child", w->nchild); /* a fault the worker wrote */
-    return mpimsg_isend(w->comm, 0, TAG_RESULT, res, &w->out, e);
+    return mpimsg_send(w->comm, 0, TAG_RESULT, res, e);
   }
   char members[64];
   snprintf(members, sizeof members, has_child ? "\"rank\":%d" : "\"rank\":%d,\"child\":%d",
            w->rank, w->nchild);
   char *out = jsonio_prepend_members(text, members);
   if (!out) return tf_fail(e, TF_EXIT_FAIL, "worker rank %d: out of memory", w->rank);
-  return mpimsg_isend_text(w->comm, 0, TAG_RESULT, out, &w->out, e);
+  int rc = mpimsg_send_text(w->comm, 0, TAG_RESULT, out, e);
+  free(out);
+  return rc;
 }
 
 /* One message of the coordinator: a job ("job"), or the word to go on with the job it sent
@@ -364,7 +363,7 @@ int worker_run(MPI_Comm comm, const worker_opts *o, tf_err *e) {
       if (ahead_in_child(&w)) kill(w.child.pid, CHILD_DROP_SIGNAL); /* no one wants it now */
       wjob_release(&w.ahead);
       stop_worker(&w);
-      return mpimsg_wait(&w.out, e); /* taken before the stop was sent: done already */
+      return 0;
     }
     cJSON *res = serve(&w, msg, text, &restext);
     if (!res) {

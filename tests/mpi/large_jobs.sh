@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A job larger than MPI's eager limit (one carrying its compile-ahead list) reaches a lone
 # worker at once, and so does the next job after a result larger than the limit (run again
-# with the limit lowered to 1 KB: every result past it, its sender asleep waiting for its job). Without single-copy transfers (containers often forbid them, and the GPU
-# machines run so) such a message moves only while its sender calls MPI: a coordinator asleep
-# on its doorbell must be rung by the receiver, or every job waited for the doorbell's safety
-# net (0.25 s; a GPU spent 10% of its time measuring instead of 20%). The gap between one
-# result and the next job is a few milliseconds on the simulated device; the test allows 0.1 s.
+# with the limit lowered to 1 KB: every result past it). Without single-copy transfers
+# (containers often forbid them, and the GPU machines run so) such a message moves only while
+# both sides call MPI: its sender sends blocking, its receiver polls with a short sleep
+# (common/mpimsg.h). The gap between one result and the next job is a few milliseconds on the
+# simulated device; the test allows 0.1 s.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 sed -E 's/"budget": [0-9]+/"budget": 16/; s/"max_stale": [0-9]+/"max_stale": 50/' \

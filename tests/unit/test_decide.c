@@ -658,7 +658,7 @@ static void sequential_scale_should_carry_the_allowance_from_two_rounds(void **s
   add_round(r, 100.0, 90.0, 80.0);
   add_round(r, 100.0, 90.0, 80.0);
   decide_opts o = opts("sequential");
-  o.min_rounds = 2;
+  *decide_param(&o, "min_rounds") = 2;
   decision d;
   assert_int_equal(decide(&o, r, &d), 0);
   assert_int_equal(d.nratios, 2);

@@ -1,7 +1,6 @@
 /* Unit tests of common/jsonio.c: what every JSON file and message of the project is held
  * to (issue 20, items 3 and 7): no key twice in one object, no number cast to an integer
- * that is not a whole number in range; and jsonio_print, which must print what cJSON
- * prints, byte for byte. */
+ * that is not a whole number in range. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,110 +165,6 @@ static void exact_should_read_back_as_the_same_double(void **state) {
   cJSON_Delete(o);
 }
 
-/* ---------------------------------------------------------------- jsonio_print */
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t next(void) { return test_xorshift64(&rng); }
-
-/* Numbers as the farm writes them and as they could be: whole, fractions, measured times,
- * near misses of short decimals, huge, tiny, negative zero, NaN, infinities, any bits. */
-static double any_number(void) {
-  double u = (double)(next() >> 11) / 9007199254740992.0;
-  switch (next() % 10) {
-  case 0: return (double)(long long)(next() % 100000) - 50000;
-  case 1: return (double)(next() >> (next() % 64));                  /* whole, up to 2^64 */
-  case 2: return 10.0 + 90.0 * u;                                    /* a time in us */
-  case 3: return nextafter((double)(next() % 1000) / 100.0, u < 0.5 ? 0 : 1e9); /* near 2 digits */
-  case 4: return pow(10.0, -12.0 + 40.0 * u) * (u < 0.3 ? -1 : 1);
-  case 5: return u < 0.3 ? -0.0 : u < 0.6 ? NAN : u < 0.8 ? INFINITY : -INFINITY;
-  case 6: return ldexp((double)(next() | 1), -(int)(next() % 80));    /* ties at 15 or 17 */
-  default: {
-    uint64_t b = next();
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-  }
-  }
-}
-
-static char *any_string(void) {
-  int n = (int)(next() % 12);
-  char *s = malloc((size_t)n + 1);
-  for (int i = 0; i < n; i++) s[i] = (char)(1 + next() % 255); /* every byte but NUL */
-  s[n] = '\0';
-  return s;
-}
-
-static cJSON *any_tree(int depth) {
-  int kind = (int)(next() % (depth > 0 ? 9 : 6));
-  switch (kind) {
-  case 0: return cJSON_CreateNull();
-  case 1: return cJSON_CreateBool(next() & 1);
-  case 2: {
-    char *s = any_string();
-    cJSON *o = cJSON_CreateString(s);
-    free(s);
-    return o;
-  }
-  case 3: return cJSON_CreateRaw("1.2345678901234567e-05");
-  case 4:
-  case 5: return cJSON_CreateNumber(any_number());
-  case 6: {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = (int)(next() % 6); i > 0; i--) cJSON_AddItemToArray(a, any_tree(depth - 1));
-    return a;
-  }
-  default: {
-    cJSON *o = cJSON_CreateObject();
-    for (int i = (int)(next() % 6); i > 0; i--) {
-      char *k = any_string();
-      cJSON_AddItemToObject(o, k, any_tree(depth - 1));
-      free(k);
-    }
-    return o;
-  }
-  }
-}
-
-static void print_should_match_cjson_on_random_trees(void **state) {
-  (void)state;
-  for (int i = 0; i < 20000; i++) {
-    cJSON *t = any_tree(4);
-    char *want = cJSON_PrintUnformatted(t), *got = jsonio_print(t);
-    assert_non_null(want);
-    assert_non_null(got);
-    if (strcmp(want, got) != 0) fail_msg("tree %d: cJSON\n%s\njsonio_print\n%s", i, want, got);
-    cJSON_free(want);
-    free(got);
-    cJSON_Delete(t);
-  }
-}
-
-static void print_should_match_cjson_on_numbers(void **state) {
-  (void)state;
-  for (int i = 0; i < 300000; i++) {
-    cJSON *n = cJSON_CreateNumber(any_number());
-    char *want = cJSON_PrintUnformatted(n), *got = jsonio_print(n);
-    if (strcmp(want, got) != 0) fail_msg("%a: cJSON '%s', jsonio_print '%s'", n->valuedouble, want, got);
-    cJSON_free(want);
-    free(got);
-    cJSON_Delete(n);
-  }
-}
-
-/* A record as the coordinator writes one (testutil's completed generation record). */
-static void print_should_match_cjson_on_a_record(void **state) {
-  (void)state;
-  cJSON *t = test_record_json("{\"type\":\"generation\",\"generation\":1,\"status\":\"ok\"}");
-  char *want = cJSON_PrintUnformatted(t), *got = jsonio_print(t);
-  assert_true(strlen(want) > 500);
-  assert_string_equal(want, got);
-  cJSON_free(want);
-  free(got);
-  cJSON_Delete(t);
-}
-
 /* The UTF-8 of RFC 3629 and nothing else: every boundary code point passes; each class of
  * malformed input fails, alone and after valid text. */
 static void utf8_should_accept_exactly_the_well_formed_sequences(void **state) {
@@ -370,9 +265,6 @@ int main(void) {
       cmocka_unit_test(prepend_should_put_the_members_first_and_keep_the_rest),
       cmocka_unit_test(exact_should_read_back_as_the_same_double),
       cmocka_unit_test(prepend_of_a_key_already_there_should_be_refused_when_parsed),
-      cmocka_unit_test(print_should_match_cjson_on_random_trees),
-      cmocka_unit_test(print_should_match_cjson_on_numbers),
-      cmocka_unit_test(print_should_match_cjson_on_a_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

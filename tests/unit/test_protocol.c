@@ -16,6 +16,7 @@
 #include "tests/unit/testutil.h"
 #include "worker/backend.h"
 #include "common/decide.h"
+#include "common/rule.h"
 #include "worker/protocol.h"
 
 static int checks[ARM_COUNT]; /* checks that reached the device, per arm */
@@ -465,7 +466,7 @@ static void the_rule_should_say_when_the_rounds_are_enough(void **state) {
   snprintf(f->j->decide.rule, sizeof f->j->decide.rule, "sequential");
   run_logged(f, NULL);
   assert_true(f->r->nrounds < 40);
-  assert_int_equal(f->r->nrounds, f->j->decide.min_rounds);
+  assert_int_equal(f->r->nrounds, (int)*decide_param(&f->j->decide, "min_rounds"));
 }
 
 /* The record holds MSG_MAX_ROUNDS rounds: a job that asks for more stops there. */

@@ -120,7 +120,7 @@ static search_fact fact_of(const spec *s, const search_step *st, outcome o) {
   f.asked_canary = st->canary;
   f.asked_fresh = st->fresh;
   f.job_id = st->job_id;
-  f.canary = o == BIASED ? SEARCH_CANARY_BIASED : st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
+  f.canary = o == BIASED ? TRUST_CANARY_BIASED : st->canary ? TRUST_CANARY_OK : TRUST_NO_CANARY;
   if (o == UNVETTED) f.child = 2; /* a process no canary cleared */
   return f;
 }
@@ -449,7 +449,7 @@ static void search_should_measure_an_untrusted_result_again_without_counting_it(
   assert_true(log[1].untrusted);
   assert_true(config_equal(&steps[2].cand, &steps[1].cand)); /* again */
   assert_int_equal(steps[2].canary, 1); /* after a canary */
-  assert_int_equal(s->untrusted, 1);
+  assert_int_equal(s->trust.untrusted, 1);
   assert_int_equal(s->measured, 3);
   free_search(s);
 }
@@ -473,7 +473,7 @@ static void search_should_end_after_max_restarts_biased_processes_in_a_row(void 
   assert_int_equal(steps[3].kind, SEARCH_END);
   assert_non_null(strstr(steps[3].reason, "3 measure processes in a row biased beyond 0.25%"));
   assert_int_equal(s->measured, 0);
-  assert_int_equal(s->biased, 3);
+  assert_int_equal(s->trust.biased, 3);
   free_search(s);
 }
 
@@ -482,13 +482,13 @@ static void search_should_trust_only_processes_a_canary_cleared(void **state) {
   search *s = new_search(&f->cfg);
   search_fact fa = {.kind = SEARCH_MEASURE, .status = RESULT_OK, .correct = 1, .child = 1};
   assert_false(search_trusts(s, &fa)); /* no canary yet */
-  fa.canary = SEARCH_CANARY_OK;
+  fa.canary = TRUST_CANARY_OK;
   assert_true(search_trusts(s, &fa));
-  fa.canary = SEARCH_CANARY_BIASED;
+  fa.canary = TRUST_CANARY_BIASED;
   assert_false(search_trusts(s, &fa));
   fa.status = RESULT_FAULT; /* nothing to decide from a fault: it stands as it is */
   assert_true(search_trusts(s, &fa));
-  s->vetted_child = 1;
+  s->trust.vetted_child = 1;
   fa = (search_fact){.kind = SEARCH_MEASURE, .status = RESULT_OK, .correct = 1, .child = 1};
   assert_true(search_trusts(s, &fa));
   fa.child = 2;
@@ -511,7 +511,7 @@ static void assert_same_search(const search *a, const search *b) {
   assert_int_equal(a->stale, b->stale);
   assert_int_equal(a->requeues, b->requeues);
   assert_int_equal(a->again, b->again);
-  assert_int_equal(a->end_due, b->end_due);
+  assert_int_equal(a->trust.given_up, b->trust.given_up);
   assert_int_equal(a->done, b->done);
   assert_int_equal(a->keeps, b->keeps);
   assert_int_equal(a->rejects, b->rejects);
@@ -530,9 +530,9 @@ static void assert_same_search(const search *a, const search *b) {
   assert_int_equal(a->champion_gen, b->champion_gen);
   assert_string_equal(a->seg_why, b->seg_why);
   assert_string_equal(a->end_reason, b->end_reason);
-  assert_int_equal(a->biased_in_row, b->biased_in_row);
-  assert_int_equal(a->canaries, b->canaries);
-  assert_int_equal(a->untrusted, b->untrusted);
+  assert_int_equal(a->trust.biased_in_row, b->trust.biased_in_row);
+  assert_int_equal(a->trust.canaries, b->trust.canaries);
+  assert_int_equal(a->trust.untrusted, b->trust.untrusted);
   assert_int_equal(a->tried.n, b->tried.n);
   for (int i = 0; i < a->tried.n; i++) assert_true(config_equal(&a->tried.v[i], &b->tried.v[i]));
   assert_memory_equal(a->prop.payoff, b->prop.payoff, sizeof a->prop.payoff);
@@ -1044,15 +1044,15 @@ static void a_clean_canary_should_end_the_biased_run(void **state) {
   search_fact fa = fact_of(&f->tmpl, &st, BIASED);
   fa.untrusted = !search_trusts(s, &fa);
   assert_int_equal(search_apply(s, &fa, &e), 0);
-  assert_int_equal(s->biased_in_row, 1);
+  assert_int_equal(s->trust.biased_in_row, 1);
   assert_int_equal(search_next(s, &st, &e), 0);
   assert_true(st.canary && st.fresh);
   fa = fact_of(&f->tmpl, &st, PLAIN);
   fa.child = 2;
   assert_int_equal(search_trusts(s, &fa), 1);
   assert_int_equal(search_apply(s, &fa, &e), 0);
-  assert_int_equal(s->biased_in_row, 0);
-  assert_int_equal(s->vetted_child, 2);
+  assert_int_equal(s->trust.biased_in_row, 0);
+  assert_int_equal(s->trust.vetted_child, 2);
   free_search(s);
 
   f->cfg.canary.rounds = 0;

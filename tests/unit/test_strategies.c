@@ -123,7 +123,7 @@ static search_fact fact_of(const search_step *st) {
   f.asked_canary = st->canary;
   f.asked_fresh = st->fresh;
   f.job_id = st->job_id;
-  f.canary = st->canary ? SEARCH_CANARY_OK : SEARCH_NO_CANARY;
+  f.canary = st->canary ? TRUST_CANARY_OK : TRUST_NO_CANARY;
   return f;
 }
 
