@@ -25,7 +25,8 @@ facts() {
 }
 status=0
 for c in "${campaigns[@]}"; do
-  sed -E 's/"budget": [0-9]+/"budget": 40/' "$root/campaigns/$c.json" >"$work/$c.json"
+  # without "peers": they are bench's rows only, and a build older than them refuses the key
+  sed -E 's/"budget": [0-9]+/"budget": 40/; /^  "peers":/d' "$root/campaigns/$c.json" >"$work/$c.json"
   for side in old new; do
     bin="$old"; [ "$side" = new ] && bin="$new"
     rm -rf "${work:?}/$side-$c"
