@@ -84,6 +84,7 @@ static void usage(FILE *f) {
           "usage: tunefarm study [--generations N] [--seed S] [--rounds R] [--burn-in B]\n"
           "                      [--samples K] [--noise key=value,...]\n"
           "       tunefarm study --ledgers LEDGER|DIR ...\n"
+          "       tunefarm study --strategies CAMPAIGN NAME=DIR ...\n"
           "\n"
           "Runs every decision rule (and each clock-screening rule without clock readings)\n"
           "on the same simulated streams of rounds: A/A pairs and pairs where new is truly\n"
@@ -100,7 +101,8 @@ static void usage(FILE *f) {
           "\n"
           "With --ledgers, both rules are replayed on the rounds recorded by GPU runs of\n"
           "campaigns/decide-aa.json and decide-gain3.json instead (`tunefarm study --ledgers\n"
-          "--help` says how).\n");
+          "--help` says how). With --strategies, each search strategy's ledgers are scored\n"
+          "against the space's optimum (`tunefarm study --strategies --help`).\n");
 }
 
 static int parse_long(const char *opt, const char *text, long lo, long hi, long *out) {
