@@ -52,7 +52,7 @@ fuzz() {
   [ "$rc" -eq 0 ] || { tail -40 "$dir/$t.log"; return 1; }
 }
 fail=0
-for pair in "campaign template" "ledger protocol" "expr includes" "cache export"; do
+for pair in "campaign template" "ledger protocol" "expr includes" "cache export" "spacefile"; do
   set -- $pair
   fuzz "$1" & a=$!
   b=
