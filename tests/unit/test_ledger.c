@@ -636,7 +636,7 @@ static void ledger_should_leave_a_refused_ledger_alone_when_versions_changed(voi
   free(after);
 }
 
-/* ---------------------------------------------------------------- issue 20 */
+/* ---------------------------------------------------------------- strict reading */
 
 static int count_lines(void *ctx, long line, const record *rec, tf_err *e) {
   (void)rec;
