@@ -30,9 +30,9 @@
 //           (Staging those rows through shared memory with cp.async instead keeps the
 //           registers low but is slower.)
 // Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
-// guarded by c < D/VEC: each element is counted exactly once at every width. (The
-// predecessor's two-warp kernel gave each warp a span and stepped through it in whole
-// 32-lane steps, counting part of the row twice whenever the span was not a multiple of 32.)
+// guarded by c < D/VEC: each element is counted exactly once at every width. (A kernel that
+// gives each warp a span and steps through it in whole 32-lane steps counts part of the row
+// twice whenever the span is not a multiple of 32.)
 
 namespace tf_ln_tmpl {
 

@@ -40,8 +40,10 @@
  *    reject whose kernel ratio is below 1 - 1.5 min_gain. Their raw distance
  *    is not the test: on a short kernel the event span carries a launch
  *    overhead and timer granularity that dilute every ratio, gains and losses
- *    alike, so only a disagreement that would change the verdict counts. The distance is recorded in stats.instrument_gap. A reject whose instruments read 0.999 and 1.001 is not
- *    ambiguous: both say there is no gain worth keeping.
+ *    alike, so only a disagreement that would change the verdict counts. The
+ *    distance is recorded in stats.instrument_gap. A reject whose instruments
+ *    read 0.999 and 1.001 is not ambiguous: both say there is no gain worth
+ *    keeping.
  * The judge replays the stopping rule over the rounds in order, so a record
  * recomputes to the same decision; rounds after the stop are ignored (there
  * are none when the child honoured decide_enough). */

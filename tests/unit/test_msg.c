@@ -773,7 +773,7 @@ static void result_from_json_should_refuse_malformed_results(void **state) {
   o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": 3}");
   assert_int_equal(result_from_json(o, &b, &e), -1);
   cJSON_Delete(o);
-  /* an id that is no job's is not read as another one's (2^64 used to read as -1) */
+  /* an id that is no job's is not read as another one's (2^64 must not read as -1) */
   o = cJSON_Parse("{\"id\": 18446744073709551616, \"status\": \"fault\"}");
   assert_int_equal(result_from_json(o, &b, &e), -1);
   assert_non_null(strstr(e.msg, "key 'id'"));
