@@ -7,9 +7,9 @@
 #
 #   bash bench/aa.sh [--out DIR] [--backend cuda|sim] [--set KEY=VALUE]... [--tag T] [CAMPAIGN...]
 #
-# --set rewrites a copy of each campaign, e.g. --set measure.layout=per_arm to measure the
-# layout the farm no longer uses, or --set canary.rounds=0 to watch a bias undisturbed by the
-# canary's restarts; the copy is named CAMPAIGN-T (T: --tag, default a checksum of the sets).
+# --set rewrites a copy of each campaign, e.g. --set measure.layout=per_arm (a layout kept to
+# measure placement) or --set canary.rounds=0 (a bias undisturbed by the canary's restarts);
+# the copy is named CAMPAIGN-T (T: --tag, default a checksum of the sets).
 # Ledgers, logs and reports go under DIR (default: aa-out/). Run from a build (build/tunefarm)
 # on the node whose GPUs you measure; python3 is needed only for --set.
 set -euo pipefail

@@ -18,8 +18,7 @@
  * compile for everyone. A ".cubin" payload must also be plausible machine code: a 64-bit
  * little-endian ELF image for EM_CUDA (190) whose header and program and section header
  * tables lie within it, or the stand-in of a simulated compile (CACHE_SIM_CUBIN). An entry
- * without a trailer (as tunefarm wrote them before entries were sealed) is corrupt like any
- * other: removed, compiled again and written sealed.
+ * without a trailer is corrupt like any other: removed, compiled again and written sealed.
  *
  * Reading needs only read access: a cache folder on a read-only mount serves its entries, and
  * only cache_put fails there (callers treat that as a cubin not kept).

@@ -23,7 +23,7 @@
 
 
 void campaign_defaults(campaign *c) {
-  /* 16 ahead: a matmul compile (1.4 s on the H200 hosts) outlasts about 14 generations of
+  /* 16 ahead: a matmul compile (about 1.4 s of one host core) outlasts about 14 generations of
    * measuring (0.1 s each), and a program must be asked for that long before it is needed. */
   c->search = (search_opts){.enabled = 1, .budget = 40, .max_stale = 12, .two_knob_after = 6,
                             .mode = "neighbors", .proposer = "coordinate", .compile_ahead = 16};
@@ -36,8 +36,8 @@ void campaign_defaults(campaign *c) {
                               .deadline_s = 120.0,
                               .seed = 1};
   decide_defaults(&c->decide);
-  /* 16 paired rounds put the median's 95% interval at about +-0.1% on a quiet H200 for a
-   * 13 us kernel (docs/results.md); 50 generations between canaries cost ~4% of the time. */
+  /* 16 paired rounds put the median's 95% interval at about +-0.1% for a 13 us kernel on a
+   * quiet GPU; 50 generations between canaries cost ~4% of the time. */
   c->canary = (canary_opts){.rounds = 16, .every = 50, .max_restarts = 3, .threshold = -1.0};
 }
 

@@ -323,8 +323,8 @@ static void say_bias(char *buf, size_t len, double ratio, double lo, double hi) 
 }
 
 /* The canary's estimate on one instrument: rounds cycle through the input sets, each set has
- * its own buffers, and a placement bias can differ between them (seen on the H200: +4.5% on
- * one set, -2.3% on the other, in one process). So the rounds are taken per set: each set's
+ * its own buffers, and a placement bias can differ between them, even in sign, within one
+ * process (docs/design.md, "The canary"). So the rounds are taken per set: each set's
  * median ratio, and its standard error from the MAD (floored at threshold/2: noise, or a timer
  * tick, finer than that need not be resolved); the estimate is the mean over sets, as a
  * generation alternates its sets, and its interval is +-t * the combined error. */

@@ -67,7 +67,7 @@ int decide_enough(const decide_opts *o, const measure_opts *m, const round_rec *
 int decide_screen_round(const decide_opts *o, const round_rec *r);
 
 /* The event span of the shortest kernel at which both rules' false-keep rates were measured
- * on a GPU (layernorm 4096x128 on an H200, docs/results.md); `run` warns below it. */
+ * on a GPU (docs/results.md); `run` warns below it. */
 #define DECIDE_MEASURED_FLOOR_US 5.9
 
 /* Known rule name? */

@@ -31,7 +31,7 @@ int mpimsg_send_text(MPI_Comm comm, int dest, int tag, const char *text, tf_err 
 
 /* Blocking receive from `src` (or MPI_ANY_SOURCE) of any tag; returns the parsed object
  * (caller deletes) and sets *tag and *from. Waits by MPI_Iprobe and a short sleep that
- * doubles from 50 us to 4 ms, never by spinning, so a waiting rank leaves its core to the
+ * doubles from 50 us to 1 ms, never by spinning, so a waiting rank leaves its core to the
  * measure children and the compile pool. */
 cJSON *mpimsg_recv(MPI_Comm comm, int src, int *tag, int *from, tf_err *e);
 

@@ -42,8 +42,8 @@ typedef struct compile_req {
   double simulate_s;               /* > 0: a simulated compile that takes this long on a miss */
 } compile_req;
 
-/* Longer than any compile seen (matmul: 1.4 s on the H200 hosts); a holder that takes longer
- * is most likely stuck, and the waiter compiles the program itself. */
+/* Far longer than a committed template's compile takes; a holder that takes longer is most
+ * likely stuck, and the waiter compiles the program itself. */
 #define COMPILE_WAIT_S 300.0
 
 typedef struct compile_result {

@@ -31,7 +31,7 @@
 #define LEDGER_PATH_MAX 4096
 
 /* The folder is held open and the file reached through it with O_NOFOLLOW: a ledger or a
- * campaign folder that is a symbolic link could point anywhere (a dangling link once made a
+ * campaign folder that is a symbolic link could point anywhere (a dangling link would make a
  * run write its generations outside the ledgers folder), so neither is ever followed. */
 struct ledger {
   char path[LEDGER_PATH_MAX];

@@ -70,8 +70,8 @@ int ledger_append(ledger *l, const record *rec, tf_err *e);
 
 /* Group commit. ledger_write appends one record as one line (one write(2)) and leaves it
  * unsynced; ledger_sync_all makes every line written to any of the ledgers durable, with one
- * sync of their file system when many have lines waiting (syncfs(2): the cost of one fsync,
- * 2 to 4 ms here, for all of them) and an fsync each when few do (0.25 ms each). The
+ * sync of their file system when many have lines waiting (syncfs(2): the cost of one fsync
+ * for all of them) and an fsync each when few do. The
  * coordinator writes the records of every result that arrived together, syncs once, and only
  * then acts on them (sends the next jobs): every line is durable before the decision it
  * records is acted on. A crash in between loses lines nobody acted on; resume redoes them. */

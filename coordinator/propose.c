@@ -331,8 +331,8 @@ static int near_move_pair(const proposer *p, const config *best, const tried_set
 }
 
 /* A near miss (closest first) together with a one-knob move from best that breaks a constraint
- * alone and is legal with the near miss: at 4096x768 rows in turn (ROWS 2) need a register
- * cache, and the cache that holds the whole row measured as a near miss of its own. */
+ * alone and is legal with the near miss (layernorm's rows in turn, ROWS 2, need a register
+ * cache, which a near miss may hold). */
 static int near_repair(const proposer *p, const config *best, const tried_set *t, const int *order,
                        config *out) {
   int n = p->s->nknobs;
@@ -351,9 +351,9 @@ static int near_repair(const proposer *p, const config *best, const tried_set *t
 }
 
 /* One step of one knob (knobs by payoff) from a near miss that measured faster than best, but
- * not by the gain needed to keep it (ratio < PROPOSE_STEP_FROM), closest first; legal at dims when given. At
- * 4096x768 the whole-row cache with rows in turn at 256 threads measured 1.7% faster and was
- * not kept; the template's fastest kernel is the same at 128 threads. */
+ * not by the gain needed to keep it (ratio < PROPOSE_STEP_FROM), closest first; legal at dims
+ * when given: a faster kernel may lie one step from a near miss (docs/design.md,
+ * "The proposer"). */
 static int near_step(const proposer *p, const config *best, const tried_set *t, const int *order,
                      config *out) {
   for (int m = 0; m < p->nnear && p->near[m].ratio < PROPOSE_STEP_FROM; m++)
@@ -380,8 +380,8 @@ static int informed_move(const proposer *p, const config *best, const tried_set 
 }
 
 /* Repairs of refused moves at any distance: a value far away can be the one that pays (the
- * register cache that holds the whole row), but measured before the single moves they
- * crowded them out of a search's stale budget. */
+ * register cache that holds the whole row), but they come after the single moves, which
+ * they would otherwise crowd out of a search's stale budget. */
 static int far_repair(const proposer *p, const config *best, const tried_set *t,
                       const int *order, config *out) {
   return p->dims && repair_move(p, best, t, order, SPEC_MAX_VALUES - 1, out);

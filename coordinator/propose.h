@@ -2,43 +2,30 @@
  *
  * The proposers are a table (proposer_ops, at the end): "coordinate" (below, the default),
  * "random", "annealing" and "model" (coordinator/strategy_*.c; docs/reference/strategies.md).
- * The coordinate proposer makes moves from `best` that were never tried on this device, in
- * this order:
+ * Every proposer proposes only configurations never tried on this device, as a function of
+ * its seed, the tried set and the feedback it was given, so a search replays from its ledger.
+ * The coordinate proposer makes moves from `best`, in this order:
  * 1. single-knob moves: every other value of one knob, nearest first, knobs ordered by how
  *    much they have paid off on this device (keeps count, rejections cost a little), ties
  *    broken by a per-device seeded order;
- * 2. informed moves (mostly of several knobs), which come first once single moves stall for
- *    `two_knob_after` rejections (prefer_two), because the gains that matter can be
- *    interactions (the field note's staging x step):
- *    a. combinations of near misses: moves from the current best rejected by less than
- *       PROPOSE_NEAR_MISS (median ratio new/best), two at a time, closest pair first (a
- *       pair and a single move change three knobs). At 1024^3 on the H200 the warp tile
- *       alone measured 0.997, the 64x128 8x8 tile alone 0.997, each short of the 1% gain to
- *       keep, while the best kernel of the template needs both (docs/design.md,
- *       "The proposer"). A keep forgets the near misses: their ratios were against the old best;
- *    b. one step of one knob from a near miss that measured faster than best but not by the
- *       gain needed to keep it (ratio < PROPOSE_STEP_FROM): at 4096x768 the whole-row cache with rows in
- *       turn at 256 threads measured 1.7% faster, was ruled ambiguous, and the template's
- *       fastest kernel is the same at 128 threads;
+ * 2. informed moves (mostly of several knobs), first once single moves stall for
+ *    `two_knob_after` rejections (prefer_two):
+ *    a. combinations of near misses (moves from best rejected with a median ratio below
+ *       PROPOSE_NEAR_MISS), two at a time, closest pair first; a keep forgets them, since
+ *       their ratios were against the previous best;
+ *    b. one step of one knob from a near miss whose ratio is below PROPOSE_STEP_FROM;
  *    c. with the problem's dimensions (proposer_repairs), a near miss together with a
- *       one-knob move that breaks a static constraint alone and is legal with it (rows in
- *       turn need the register cache that a near miss holds);
+ *       one-knob move that breaks a static constraint alone and is legal with it;
  *    d. repairs: a one-knob move (one or two values away) that breaks a constraint, together
- *       with the nearest move of another knob that makes it legal. A larger register tile alone can
- *       leave too few threads (TM 4->8 on a 64x64 block: 64 threads); with a wider block
- *       (BN 64->128) it is the 8x8 tile, 11% faster at 4096^3 on the H200;
- * 3. repairs of refused moves at any distance (the whole-row register cache at 4096x768 is
- *    seven values from none; before the single moves, they crowded them out);
+ *       with the nearest move of another knob that makes it legal;
+ * 3. repairs of refused moves at any distance;
  * 4. blind pairs: two knobs one or two steps each, only after every single move from best
- *    was tried. When they came with the informed moves, ahead of the far single moves, the
- *    H200 searches ended with single moves never measured from their final best (the 1024^3
- *    STAGING move, the 16384x4096 register cache; docs/design.md, "The proposer").
- * Exhausted when none of these finds an untried point.
+ *    was tried.
+ * Exhausted when none of these finds an untried point. Why this order: docs/design.md,
+ * "The proposer".
  * Restarts (propose_restart): a search that stalls can begin again from a random legal
  * configuration never tried on this device; the coordinator keeps the best of the searches
- * (coordinator/coordinator.c). A move-by-move search ends where its first keeps lead: at
- * 4096x768 every H200 search kept larger blocks first, and at 1024 threads the register
- * budget refuses the whole-row cache that the template's fastest kernel (128 threads) holds.
+ * (coordinator/coordinator.c).
  * Ownership: tried_set owns its array (tried_release). */
 #ifndef TF_PROPOSE_H
 #define TF_PROPOSE_H
@@ -61,9 +48,9 @@ typedef struct tried_set {
 int tried_has(const tried_set *t, const config *c);
 int tried_add(tried_set *t, const config *c); /* 0, or -1 out of memory */
 /* *dst becomes an empty set over `under`: it holds under's configurations and those added to
- * it, and stores only the latter. `under` must stay as it is while dst lives. The guesses
- * walk copies of a search that add a few configurations each to a set of thousands, and
- * copying the set for each copy was most of their time (docs/design.md, "Compiling ahead"). */
+ * it, and stores only the latter. `under` must stay as it is while dst lives: the guesses
+ * walk copies of a search that add a few configurations each to a set of thousands, which
+ * must not copy the set. */
 void tried_over(tried_set *dst, const tried_set *under);
 void tried_release(tried_set *t); /* frees dst's own storage only */
 
@@ -97,10 +84,9 @@ int check_memo_check(check_memo *m, const spec *s, const long long *dims, const 
                      int *violated, tf_err *e);
 void check_memo_release(check_memo *m);
 
-/* A rejected move is a near miss when its median ratio new/best is below this: within
- * 3%, the size of the knob interactions measured at 1024^3 and 4096^3 (FRAG with and
- * without the warp tile, 4.6%), larger losses than that were never turned around by a
- * second knob in the session-3 ledgers. */
+/* A rejected move is a near miss when its median ratio new/best is below this: within 3%,
+ * the size of a knob interaction that a second knob can turn around (docs/design.md,
+ * "The proposer"). */
 #define PROPOSE_NEAR_MISS 1.03
 #define PROPOSE_MAX_NEAR 16
 /* Repair lists a memo keeps (check_memo.repairs): a search asks from one best at a time, its
@@ -108,10 +94,7 @@ void check_memo_release(check_memo *m);
 #define PROPOSE_REPAIR_LISTS 32
 /* A near miss is stepped from (near_step) when its median showed at least the 1% gain a keep
  * needs by default, and the decision still did not keep it (ambiguous, or the sign test not
- * passed). Looser thresholds were measured on the H200 and spent the searches' stale budget
- * on the neighbours of noise: with "any ratio below 1" a 16384x4096 search stepped from near
- * misses at 0.9995 and 0.9998 for its last 14 generations; with 0.995 a 1024^3 search spent
- * its last 14 on steps from and pairs with near misses at 0.9928 and 0.9948
+ * passed); a looser threshold spends the stale budget on the neighbours of noise
  * (docs/design.md, "The proposer"). */
 #define PROPOSE_STEP_FROM 0.99
 

@@ -506,12 +506,10 @@ int search_apply(search *s, const search_fact *f, tf_err *e) {
 /* ---------------------------------------------------------------- peek */
 
 /* The order: the order of need. The i-th guess of either path is the job after i more
- * generations, so the two paths alternate (rejected first: most generations reject, at 1024^3
- * on the H200 8 in 9), and a compile pool with few cores, or at the start of a search, when
- * nothing is compiled yet and keeps come often, has both possible next jobs before anything
- * deeper. (On the simulated device at 1 s per compile, 8 at once, 0.3 s per measurement, the
- * first 30 generations of matmul-1024 kept the GPU 49% busy with the rejected path first and
- * then the kept one, 58% alternating; 26% without compiling ahead.) Later the lists of one
+ * generations, so the two paths alternate (rejected first: most generations reject), and a
+ * compile pool with few cores, or at the start of a search, when nothing is compiled yet and
+ * keeps come often, has both possible next jobs before anything deeper (docs/design.md,
+ * "Compiling ahead"). Later the lists of one
  * generation and the next overlap (the same best, one candidate further), the rejected
  * path's programs are mostly compiled already, and what a pool starts is the deepest rejected
  * guess and the kept path. Each path assumes every later candidate is rejected: after a

@@ -27,7 +27,7 @@ typedef struct space_view {
                                 * SPACE_ACCEPTED: what the search asks of every candidate,
                                 * answered by one lookup (a byte per point) */
   /* each knob's index of value x, or -1 (x < SPACE_DIRECT): a search's walks ask the table
-   * thousands of times a decision, and a scan of the values was most of each lookup */
+   * thousands of times a decision, so a lookup must not scan the values */
   signed char index_of[SPEC_MAX_KNOBS][SPACE_DIRECT];
 } space_view;
 

@@ -1,10 +1,10 @@
 /* trust: whether one device's measure processes can be trusted to decide, as a state machine,
  * pure: no MPI, no files, no clock.
  *
- * A measure process may carry a placement bias of its own for its whole life (docs/
- * DECISIONS.md, "The canary: a live guard"), so a generation decides only when its process
- * was cleared by the A/A canary: the canary runs in the first job of a run, after a fresh
- * process, every canary.every generations and after a fault; a process is fresh every
+ * A measure process may carry a placement bias of its own for its whole life
+ * (docs/design.md, "The canary"), so a generation decides only when its process was cleared
+ * by the A/A canary: the canary runs in the first job of a run, after a fresh process, every
+ * canary.every generations and after a fault; a process is fresh every
  * search.fresh_every generations and after a canary found it biased. A generation measured by
  * a process no canary cleared, or by a biased one, is untrusted: the search measures it again
  * and it counts toward nothing. After canary.max_restarts biased processes in a row, the

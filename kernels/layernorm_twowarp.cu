@@ -6,9 +6,9 @@
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v kernels/layernorm_twowarp.cu
 // Checked against the "layernorm" CPU reference (kernels/reference.c, double precision).
 //
-// - The fixed version of the predecessor's two-warp kernel, which gave each warp half the row
-//   and walked it in whole 32-lane steps, counting part of the row twice whenever the half was
-//   not a multiple of 32 (width 128 was wrong by 0.43). Here thread t of the row's 64 takes
+// - A two-warp kernel that gives each warp half the row and walks it in whole 32-lane steps
+//   counts part of the row twice whenever the half is not a multiple of 32 (at width 128 it is
+//   wrong by 0.43). Here thread t of the row's 64 takes
 //   chunks t, t+64, t+128, ... and every chunk is guarded by the row width, so each element is
 //   counted exactly once at every width.
 // - float4 chunks where D % 4 == 0 (every row 16-byte aligned), single floats otherwise.

@@ -8,7 +8,7 @@
 // - A block of 128 threads computes a 64 x 128 tile of C; each thread owns an 8 x 8 register
 //   tile (rows 8 apart, columns in two 4-wide groups 64 apart), K advances 32 at a time.
 //   (A 128 x 128 tile would give 1024^3 only 64 blocks and leave half of an H200's 132 SMs
-//   idle. Its times beside the templates': docs/RESULTS.md.)
+//   idle.)
 // - Two shared-memory stages: the cp.async copies of step s+1 are issued before step s is
 //   multiplied, so global latency overlaps the arithmetic; one wait and one barrier per step
 //   (after the barrier every thread is done with the stage the new copies overwrite).
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(tf_mm_pipe::THREADS, 1)
     if (s + 1 < steps) stage(As(cur ^ 1), Bs(cur ^ 1), A, B, M, N, K, m0, n0, (s + 1) * BK, wide);
     commit();
     const float *as = As(cur) + ty * SA, *bs = Bs(cur) + tx * 4;
-#pragma unroll 2  // 8 k per iteration: full unrolling is slower from BK 32 (measured on H200)
+#pragma unroll 2  // 8 k per iteration: full unrolling is slower from BK 32 on an H200
     for (int k = 0; k < BK; k += 4) {
       float4 a4[TM];
 #pragma unroll

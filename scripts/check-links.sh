@@ -8,9 +8,9 @@
 #     CMakeLists.txt mentions (comments, help texts, prose): the page exists.
 # Links inside fenced code blocks and `code spans` are not links; a docs/ path in a code
 # span is still a path and is checked.
-# A mention in a file whose bytes are part of a campaign's identity (templates/, kernels/,
-# campaigns/, examples/: the campaign hash covers them, so an edit there makes every ledger of
-# those campaigns start afresh) is reported as a warning and does not fail the check.
+# Every dead link fails, campaign inputs included (templates/, kernels/, campaigns/,
+# examples/: fixing one there changes the campaigns' identity, and their ledgers need
+# `run --fresh`).
 # Exit status: 0 no dead link, 1 dead links (each listed as file:line: what), 2 bad usage.
 # Usage: scripts/check-links.sh [ROOT]   (default: the repository that holds this script)
 set -euo pipefail
@@ -25,7 +25,6 @@ import os, re, sys, unicodedata
 files = [f for f in sys.stdin.read().split("\0") if f]
 tracked = set(files)
 SOURCE_EXT = (".c", ".h", ".cu", ".sh", ".py", ".sbatch", ".json")
-HASHED = ("templates/", "kernels/", "campaigns/", "examples/")
 DOCS_PATH = re.compile(r"docs/[A-Za-z0-9_./-]*?\.md\b")
 INLINE = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -82,7 +81,7 @@ def anchors(path):
         anchor_cache[path] = found
     return anchor_cache[path]
 
-dead, warned = [], []
+dead = []
 
 def check_link(md, n, target):
     if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
@@ -107,8 +106,7 @@ def check_link(md, n, target):
 def check_mention(f, n, path):
     if path.endswith("/.md") or exists(path):
         return
-    msg = "%s:%d: mentions %s, which does not exist" % (f, n, path)
-    (warned if f.startswith(HASHED) else dead).append(msg)
+    dead.append("%s:%d: mentions %s, which does not exist" % (f, n, path))
 
 for f in files:
     base = os.path.basename(f)
@@ -136,8 +134,6 @@ for f in files:
                 continue  # part of another name (mydocs/x.md)
             check_mention(f, n, m.group(0))
 
-for w in warned:
-    print("warning: " + w + " (a campaign input: not counted)", file=sys.stderr)
 for d in dead:
     print(d)
 if dead:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sanitizers and fuzzing (issue 20), after scripts/test.sh (CI runs both):
+# Sanitizers and fuzzing, after scripts/test.sh (CI runs both):
 #  1. build the project with clang and -fsanitize=address,undefined into build-san/, with the
 #     libFuzzer harnesses of tests/fuzz (-DTF_FUZZ=ON);
 #  2. run the unit and cli tests there (any AddressSanitizer or UBSan report fails them);

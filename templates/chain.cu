@@ -6,7 +6,7 @@
 // 2x (acc_n = 2x(1 - 2^-n)), so the output is checked against the "scale2" reference
 // (y = 2x) whatever ITERS is. The steps are a dependent chain, so the kernel's time grows in
 // proportion to ITERS: ITERS 1030 against 1000 is a known 3% difference, measured, not
-// assumed (docs/DECISIONS.md). Nothing here is tuned; it exists so a rule can be judged on
+// assumed (docs/results.md). Nothing here is tuned; it exists so a rule can be judged on
 // pairs whose truth is known.
 
 namespace tf_chain {

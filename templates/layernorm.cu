@@ -27,12 +27,12 @@
 //           With ROWS > 1 the next row's cached chunks are requested before the current
 //           row's reductions, so loads stay in flight while a group reduces and writes
 //           (needs CACHE > 0: the prefetched chunks wait in a second set of registers).
-//           (Staging those rows through shared memory with cp.async instead, which keeps
-//           the registers low, was slower on the H200: docs/CHANGELOG.md.)
+//           (Staging those rows through shared memory with cp.async instead keeps the
+//           registers low but is slower.)
 // Thread t of a row's TPR threads takes chunks t, t+TPR, t+2*TPR, ... and every chunk is
-// guarded by c < D/VEC: each element is counted exactly once at every width. (The
-// predecessor's two-warp kernel gave each warp a span and stepped through it in whole
-// 32-lane steps, counting part of the row twice whenever the span was not a multiple of 32.)
+// guarded by c < D/VEC: each element is counted exactly once at every width. (A kernel that
+// gives each warp a span and steps through it in whole 32-lane steps counts part of the row
+// twice whenever the span is not a multiple of 32.)
 
 namespace tf_ln_tmpl {
 
@@ -205,9 +205,9 @@ __device__ __forceinline__ void norm_row(const float *xr, float *yr, const float
 }  // namespace tf_ln_tmpl
 
 // __launch_bounds__(BLOCK, 1) lets ptxas use the registers the row cache needs. Asking for
-// more resident blocks instead (a register cap) raised occupancy at 16384x4096 without
-// moving DRAM throughput or time, and made no kernel faster at either shape the campaigns
-// tune (docs/CHANGELOG.md).
+// more resident blocks instead (a register cap) raises occupancy at 16384x4096 without
+// moving DRAM throughput or time, and makes no kernel faster at either shape the campaigns
+// tune.
 template <int FORM, int WARPS, int BLOCK, int VEC, int RSQRT, int CACHE, int HINT, int ROWS>
 __global__ void __launch_bounds__(BLOCK, 1)
     tf_layernorm(const float *__restrict__ x, const float *__restrict__ gamma,

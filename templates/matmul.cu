@@ -56,7 +56,7 @@
 // k-major A is staged in patches of 32 bytes x several rows per warp, which makes the
 // transposing stores conflict-free. Partial tiles are zero-filled in shared memory, so the
 // arithmetic never tests bounds. The fastest configurations found, and their times beside
-// cuBLAS and Triton: docs/RESULTS.md.
+// cuBLAS and Triton: docs/results.md.
 
 namespace tf_mm_tmpl {
 
@@ -294,10 +294,10 @@ __device__ __forceinline__ float lane4(const float4 &q, int j) {
   return j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w;
 }
 
-// k steps unrolled per loop iteration. Measured on the H200 (1024^3 and 4096^3): unrolling a
-// whole step of BK >= 32 ran 1.3-1.7x slower than 8 (and compiles ~4x slower: the audit
-// compiles every configuration); 16 ran a median 2% faster than 8 over the 80 fastest
-// configurations (range -12% .. +4%) but compiles ~1.7x slower.
+// k steps unrolled per loop iteration. On an H200 (1024^3 and 4096^3), unrolling a whole
+// step of BK >= 32 runs 1.3-1.7x slower than 8 (and compiles ~4x slower: the audit compiles
+// every configuration); 16 runs a median 2% faster than 8 over the 80 fastest configurations
+// (range -12% .. +4%) but compiles ~1.7x slower.
 #ifndef TF_MM_KSTEPS
 #define TF_MM_KSTEPS 8
 #endif

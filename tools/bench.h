@@ -1,4 +1,4 @@
-/* bench: `tunefarm bench`, a reproducible side-by-side benchmark on one GPU (issue 5).
+/* bench: `tunefarm bench`, a reproducible side-by-side benchmark on one GPU.
  *
  * Arms, in the order of the table: the farm's final best of every --ledger (read as `tunefarm
  * report` reads it: coordinator/replay.h ledger_best), every --config (the campaign's start

@@ -1,5 +1,6 @@
 /* backend: the device side of the measure child, one table of functions per
- * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c), and the list of
+ * device kind (cuda: worker/cuda_backend.c; sim: worker/sim_backend.c; replay:
+ * worker/replay_backend.c), and the list of
  * them (worker/backend.c), which every caller asks instead of comparing names: a backend is
  * one file exporting its backend_ops and one row of that list.
  *

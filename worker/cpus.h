@@ -3,8 +3,8 @@
  * mpirun binds each rank to a core when it starts at most two (one worker on a one-GPU
  * node), and a worker's measure child inherits that binding: the core that launches and
  * times kernels. CPU work beside it, the compile pool's processes and the OpenMP threads of
- * the child's CPU reference and check, belongs on the node's other cores; on one core, the
- * reference at 4096x3072x6144 took 80 s instead of seconds. A worker that is not bound
+ * the child's CPU reference and check, belongs on the node's other cores, or a large CPU
+ * reference takes minutes instead of seconds. A worker that is not bound
  * (or is bound to every core) has no core of its own to keep free. A worker that a scheduler
  * or the user confined (srun -c N --cpu-bind=cores, taskset) has only its mask: its helpers
  * share it with the measure child. Owns nothing; reads and sets only the calling thread's

@@ -1,9 +1,8 @@
 /* placement: where each arm's kernel code and buffers sit in the measure child, round by
  * round (docs/design.md, "Placement").
  *
- * Identical kernels in the best and new slots of one measure process once measured up to
- * 3.9% apart, fixed for the life of the process: each arm had buffers of its own, and where
- * the driver put them favoured one arm. So the default layout gives every arm the SAME
+ * Where the driver puts an arm's buffers can favour that arm for the life of the process
+ * (docs/design.md, "Placement"). So the default layout gives every arm the SAME
  * buffers (nothing about memory placement can differ between arms), and the A/A canary runs
  * best against a second loaded copy of itself from new's place to check what remains. The
  * other layouts exist to measure placement, never to tune with.

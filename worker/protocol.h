@@ -23,8 +23,8 @@
  * time a process measures it (each of two identical arms of one job, the A/A pair, too); a
  * later job that brings it again (best and the control in every generation, a candidate
  * measured again) takes the relative errors remembered: the same code
- * on the same inputs (measure.seed) computes the same outputs, and the check was two thirds
- * of the gate's time. A check that failed is not remembered, nor is an arm with an injected
+ * on the same inputs (measure.seed) computes the same outputs, and the check is most of the
+ * gate's time. A check that failed is not remembered, nor is an arm with an injected
  * fault; the canary's copy (a module loaded for that job) is checked every time. The result's
  * `checked` says which arms this job checked. Zero-initialise; the caller owns it (the
  * measure child keeps one for its life). */

@@ -26,10 +26,10 @@
  * instruments mostly agree.
  *
  * Placement (sim_noise_place): a measure process draws, once, a factor
- * exp(N(0, place^2)) per buffer (slot and input set, worker/placement.h), the
- * way where the driver put each arm's buffers made identical kernels measure
- * up to 4% apart on an H200, fixed for the life of a process and different
- * for each input set's buffers. With the shared layout
+ * exp(N(0, place^2)) per buffer (slot and input set, worker/placement.h), as
+ * where the driver puts each arm's buffers moves identical kernels apart on a
+ * GPU (docs/design.md, "Placement"), fixed for the life of a process and
+ * different for each input set's buffers. With the shared layout
  * every arm has the same factor and it cancels in every ratio; with buffers per
  * arm it is a bias of one arm over another that no number of rounds removes.
  *

@@ -39,11 +39,11 @@
  *    minimum gain: a keep whose kernel ratio is not below 1 - min_gain/2, or a
  *    reject whose kernel ratio is below 1 - 1.5 min_gain. Their raw distance
  *    is not the test: on a short kernel the event span carries a launch
- *    overhead and timer granularity that dilute every ratio (seen on the
- *    H200: a 13 us layernorm read 2-6% apart on every generation, gains and
- *    losses alike), so only a disagreement that would change the verdict
- *    counts. The distance is recorded in stats.instrument_gap. A reject whose instruments read 0.999 and 1.001 is not
- *    ambiguous: both say there is no gain worth keeping.
+ *    overhead and timer granularity that dilute every ratio, gains and losses
+ *    alike, so only a disagreement that would change the verdict counts. The
+ *    distance is recorded in stats.instrument_gap. A reject whose instruments
+ *    read 0.999 and 1.001 is not ambiguous: both say there is no gain worth
+ *    keeping.
  * The judge replays the stopping rule over the rounds in order, so a record
  * recomputes to the same decision; rounds after the stop are ignored (there
  * are none when the child honoured decide_enough). */
@@ -235,8 +235,7 @@ static void seq_stats(const seq_state *s, const result *r, decision *d) {
  * kernel times and e the event spans of new and best (NAN without kernel times). The event
  * span is the kernel plus a launch overhead common to both arms, so the two instruments
  * must agree on the time saved, not on the ratio: comparing ratios would call every gain
- * on a short kernel ambiguous, because the overhead dilutes the event-span ratio (seen on
- * the H200: a 13 us layernorm, 3 us of overhead, 10 of 12 generations ambiguous). */
+ * on a short kernel ambiguous, because the overhead dilutes the event-span ratio. */
 static double instrument_gap(const result *r, const int *idx, int n) {
   double g[MSG_MAX_ROUNDS];
   for (int i = 0; i < n; i++) {

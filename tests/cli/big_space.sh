@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 2: `check` and `run` on a legal 2^24-point space (6 knobs of 16 values, no
+# `check` and `run` on a legal 2^24-point space (6 knobs of 16 values, no
 # constraints) finish within 30 s; a space that would cost more than the enumeration's limit
 # is refused at once as bad input naming the limit. (The naive reachability walk ran for
 # hours on the first: every visit looked at all 3,936 one- and two-knob neighbours.)

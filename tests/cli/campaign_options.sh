@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: campaigns that fit their user. `knobs` narrows a template's domains (and is held
+# Campaigns that fit their user. `knobs` narrows a template's domains (and is held
 # to them), a campaign outside the repository finds its template or names the fix, and a
 # family no CPU reference checks is refused at `check` and by a simulated run, naming the
 # file and the key.

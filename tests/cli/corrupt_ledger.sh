@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 4: `verify` reads a ledger as strictly as `run` does and exits 1 on any
+# `verify` reads a ledger as strictly as `run` does and exits 1 on any
 # corruption, naming the file and the line; `report` refuses the same generation errors
 # with exit 2. A genuine ledger, and one with a torn last line (no newline: what a kill
 # leaves), pass; a complete last line that does not read is corruption like any other.

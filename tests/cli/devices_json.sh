@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: `devices --json` is one JSON array, one device per line, and [] (exit 0) where
+# `devices --json` is one JSON array, one device per line, and [] (exit 0) where
 # there is no GPU, so a script reads it without special cases.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# issue 20, items 3, 7 and 11, through `tunefarm check`: numbers that are not whole or do not
-# fit are refused, not cast (1e300 as an integer is undefined behaviour, 1.5 was read as 1);
+# Hostile numbers, keys and text, through `tunefarm check`: numbers that are not whole or do
+# not fit are refused, not cast (1e300 as an integer is undefined behaviour, 1.5 is not 1);
 # a key given twice is refused, not read as its first copy; and a message stays one line
 # whatever a key or value holds (a newline or escape sequence is written as \n, \x1b).
 # Each: exit 2 and one line naming the file and the key.

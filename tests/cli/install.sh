@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: `cmake --install` installs the binary, the templates, the committed kernels and
+# `cmake --install` installs the binary, the templates, the committed kernels and
 # the campaigns; the installed binary finds them for its own campaigns and for a campaign
 # outside any project; the binary configures without CMocka (only the tests need it). The
 # installed binary carries a RUNPATH to the CUDA libraries it was linked against.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 8: `run` never writes through a symbolic link inside the ledgers folder: a
+# `run` never writes through a symbolic link inside the ledgers folder: a
 # ledger file or a campaign folder that is a link (dangling or not) is refused with exit 2
 # and nothing is written where it points.
 source "$(dirname "$0")/../lib.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# issue 20, item 10: `tunefarm measure` answers a line over its 4 MiB limit with an error
-# naming the limit, skips it, and serves the lines after it (it used to end silently, as if
+# `tunefarm measure` answers a line over its 4 MiB limit with an error
+# naming the limit, skips it, and serves the lines after it (it does not end silently, as if
 # the input had ended, dropping them).
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"

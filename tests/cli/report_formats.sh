@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: reports people can use. On a short simulated campaign with restarts: the Markdown
+# Reports people can use. On a short simulated campaign with restarts: the Markdown
 # shows the control, the speed-ups over the start and the control and marks each GPU's
 # winner; reasons are whole, numbers never N; --json and --csv hold every generation (--t4:
 # report_t4.sh).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: `report --html FILE` in a real browser. The page of a short simulated campaign is
+# `report --html FILE` in a real browser. The page of a short simulated campaign is
 # self-contained (no URL, no external script, style or font), renders in headless Chromium
 # with no console message and no script error, and plots, per GPU and never pooled, as many
 # points as the ledger holds: the best so far per generation, a ring per keep, a line per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 9: a template and a committed kernel bring in nothing from outside their
+# A template and a committed kernel bring in nothing from outside their
 # folder: a .cu that is a link out of templates/ (or kernels/), and any #include but a quoted
 # file of that folder, are refused by `check` as bad input naming the file, before NVRTC
 # ever sees them (NVRTC's log, with the included file's text, would land in the ledger).

@@ -1,4 +1,4 @@
-/* fuzzutil: what the libFuzzer harnesses of tests/fuzz share (issue 20).
+/* fuzzutil: what the libFuzzer harnesses of tests/fuzz share.
  *
  * The loaders under test read files by path, so a harness writes each input into a scratch
  * project made once per process (fuzz_dir) and loads it from there. fuzz_text returns the

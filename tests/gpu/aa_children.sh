@@ -4,10 +4,10 @@
 # a process of its own (search.fresh_every 1), 48 recorded rounds. A process fails when, on
 # either instrument (event span, CUPTI's kernel time), the 95% interval of its median new/best
 # lies wholly past 0.5% from 1. The interval, not the median alone: at this kernel a tick of
-# either timer is a sizeable part of 0.5%, and over 752 fresh processes on an H200 the span's
-# median read past 0.5% in about 1 in 10, evenly on both sides of zero, while no interval lay
-# wholly past it (docs/results.md, "Verdict accuracy"). A bias of the size that buffer placement once
-# caused (1-4%) fails on both instruments.
+# either timer is a sizeable part of 0.5%, so that the span's median alone reads past 0.5% in
+# a fair share of unbiased processes, evenly on both sides (docs/results.md, "Verdict
+# accuracy"). A bias of the size buffer placement causes with per-arm buffers (1-4%) fails on
+# both instruments.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The canary on the simulated device with a placement term (TUNEFARM_SIM_NOISE place=0.02:
-# every buffer of every measure process has its own speed, as on the H200):
+# every buffer of every measure process has its own speed, as on a GPU):
 #  - per-arm buffers, canary off: identical kernels measure apart in some process (the problem);
 #  - per-arm buffers, canary on: processes are found biased, their generations refused and
 #    measured again, and after canary.max_restarts biased processes in a row the search ends;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 1: a hung worker does not hang the farm. SIGSTOP worker rank 2 mid-campaign on
+# A hung worker does not hang the farm. SIGSTOP worker rank 2 mid-campaign on
 # the simulated device: the coordinator declares it lost once its job is measure.deadline_s +
 # --worker-margin late, records the job as a fault in gpu1's ledger, lets gpu0's search finish,
 # and ends with status 1 naming the rank; the stopped rank is torn down with the run. The same

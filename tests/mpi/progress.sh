@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: `run` says what it is doing. It announces its phases (loading, enumerating the
+# `run` says what it is doing. It announces its phases (loading, enumerating the
 # space, opening the ledgers, measuring), every decision line says "measured n of budget",
 # the static refusals and an ETA, and Ctrl-C (mpirun turns it into SIGTERM for every rank)
 # ends with a line saying how to resume: the command as launched (the binary as given, the

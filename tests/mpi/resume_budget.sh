@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 19: a finished search goes on when its campaign lets it. search.budget, max_stale,
+# A finished search goes on when its campaign lets it. search.budget, max_stale,
 # restarts, fresh_every and canary are not the campaign's identity: raising the budget (or
 # max_stale) of a finished search appends a reopen record after its end record and the
 # search continues where it stood; the same campaign again changes nothing; any other key

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 6: a resumed run is the run that was interrupted. Each device's job ids count
+# A resumed run is the run that was interrupted. Each device's job ids count
 # on from its ledger, and the simulated device draws its noise from the job, so a ledger cut
 # at any record (what a kill leaves) and resumed ends as the uncut run's: the same
 # generations, rounds, decisions and job ids, on both devices of a two-worker run. The canary

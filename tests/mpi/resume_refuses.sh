@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 20, item 5: resume trusts nothing it could not have written. A ledger whose record says
+# Resume trusts nothing it could not have written. A ledger whose record says
 # "decision": "maybe", whose rounds are not rounds, that goes on after its end, that kept a
 # configuration breaking a constraint, or whose best is not the best its earlier records lead
 # to, is refused with one message naming the ledger and the line, exit 2, and left as it was.

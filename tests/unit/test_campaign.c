@@ -360,7 +360,7 @@ static const bad_case bad_cases[] = {
     {"pair breaking a constraint", "\"budget\": 5",
      "\"mode\": \"pair\", \"pair\": {\"T\": 32, \"U\": 1}, \"budget\": 5",
      "key 'search.pair' breaks constraint 'two_warps'"},
-    /* issue 19: "knobs" narrows a domain, within the template's */
+    /* "knobs" narrows a domain, within the template's */
     {"narrowed knob that is not the template's", "\"problem\"", "\"knobs\": {\"X\": [1]}, \"problem\"",
      "key 'knobs.X': template 'toy' has no knob 'X'"},
     {"narrowed value outside the template's domain", "\"problem\"", "\"knobs\": {\"T\": [64, 96]}, \"problem\"",
@@ -402,7 +402,7 @@ static const bad_case bad_cases[] = {
      "key 'inject[0].fault' must be"},
     {"fault on an unknown knob", "  \"doc\"", "  \"inject\": [{\"when\": {\"V\": 2}, \"fault\": \"crash\"}],\n  \"doc\"",
      "key 'inject[0].when.V'"},
-    /* issue 20: a number is cast to an integer only when it is whole and in range */
+    /* A number is cast to an integer only when it is whole and in range */
     {"fault on a knob value of 1e300", "  \"doc\"",
      "  \"inject\": [{\"when\": {\"U\": 1e300}, \"fault\": \"crash\"}],\n  \"doc\"",
      "key 'inject[0].when.U': not a knob with a whole number"},
@@ -411,7 +411,7 @@ static const bad_case bad_cases[] = {
      "key 'inject[0].when.U': not a knob with a whole number"},
     {"fractional budget", "\"budget\": 5", "\"budget\": 1000.7", "key 'search.budget' must be an integer"},
     {"budget of 1e300", "\"budget\": 5", "\"budget\": 1e300", "key 'search.budget' must be an integer"},
-    /* issue 20: a key given twice is refused, not read as its first copy */
+    /* A key given twice is refused, not read as its first copy */
     {"budget given twice", "\"budget\": 5", "\"budget\": 5, \"budget\": -3",
      "key 'search.budget' appears more than once"},
     {"template given twice", "\"template\": \"toy\"", "\"template\": \"toy\", \"template\": \"../../x\"",

@@ -286,7 +286,7 @@ static void compile_should_build_the_matmul_templates_newest_forms(void **state)
   compile_release(&r);
 }
 
-/* ---------------------------------------------------------------- issue 20: confinement */
+/* ---------------------------------------------------------------- confinement */
 
 /* A kernel folder beside the cache: k.cu (body given), and helper.cuh. */
 static void kernel_folder(const char *cache, char *dir, size_t len, const char *body) {

@@ -1,5 +1,5 @@
-/* Unit tests of common/err.c: a message is one line whatever text a user's file put into
- * it (issue 20, item 11). */
+/* Unit tests of common/err.c: a message is one line whatever text a user's file puts into
+ * it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

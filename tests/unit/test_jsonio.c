@@ -1,6 +1,6 @@
 /* Unit tests of common/jsonio.c: what every JSON file and message of the project is held
- * to (issue 20, items 3 and 7): no key twice in one object, no number cast to an integer
- * that is not a whole number in range. */
+ * to: no key twice in one object, no number cast to an integer that is not a whole number
+ * in range. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -636,7 +636,7 @@ static void ledger_should_leave_a_refused_ledger_alone_when_versions_changed(voi
   free(after);
 }
 
-/* ---------------------------------------------------------------- issue 20 */
+/* ---------------------------------------------------------------- strict reading */
 
 static int count_lines(void *ctx, long line, const record *rec, tf_err *e) {
   (void)rec;
@@ -711,7 +711,7 @@ static void ledger_scan_should_refuse_a_repeated_key(void **state) {
 }
 
 /* A ledger file or campaign folder that is a symbolic link could point anywhere: a dangling
- * one once made a run write its generations outside the ledgers folder. */
+ * one would make a run write its generations outside the ledgers folder. */
 static void ledger_open_should_refuse_symbolic_links(void **state) {
   fixture *f = *state;
   char outside[512], folder[512], moved[512];

@@ -581,8 +581,8 @@ static void job_from_json_should_refuse_malformed_jobs(void **state) {
   cJSON_Delete(o);
 }
 
-/* A job's id is read as the whole number it was sent as, or refused: 2^64 used to be read as
- * 0 and answered as job 0; 2^53 + 1 reads as 2^53, a 16-digit id is written as another. */
+/* A job's id is read as the whole number it was sent as, or refused: 2^64 must not read as
+ * 0 and be answered as job 0; 2^53 + 1 reads as 2^53, a 16-digit id is written as another. */
 static void job_from_json_should_read_the_id_exactly_or_refuse_it(void **state) {
   (void)state;
   static campaign c;
@@ -696,7 +696,7 @@ static void result_should_round_trip_every_field(void **state) {
   assert_true(b.wall_s == 7.75);
 }
 
-/* issue 20: clock_reasons is a bit mask; 1e300 cast to an integer is undefined behaviour and
+/* clock_reasons is a bit mask; 1e300 cast to an integer is undefined behaviour and
  * 1.5 is no mask, so a round carrying either is malformed, not read as some number. */
 static void round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask(void **state) {
   (void)state;
@@ -773,7 +773,7 @@ static void result_from_json_should_refuse_malformed_results(void **state) {
   o = cJSON_Parse("{\"id\": 1, \"status\": \"ok\", \"rounds\": 3}");
   assert_int_equal(result_from_json(o, &b, &e), -1);
   cJSON_Delete(o);
-  /* an id that is no job's is not read as another one's (2^64 used to read as -1) */
+  /* an id that is no job's is not read as another one's (2^64 must not read as -1) */
   o = cJSON_Parse("{\"id\": 18446744073709551616, \"status\": \"fault\"}");
   assert_int_equal(result_from_json(o, &b, &e), -1);
   assert_non_null(strstr(e.msg, "key 'id'"));

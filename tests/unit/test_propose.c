@@ -305,8 +305,8 @@ static void check_memo_should_answer_as_spec_check(void **state) {
 }
 
 /* With the problem's dims, two-knob moves begin with repairs of refused one-knob moves; from
- * the 64x64 4x8 tile where both H200 searches of matmul-4096 stopped, the 8x8 tile (TM 4->8,
- * which alone leaves 64 threads, with BN 64->128) is among them. Without dims nothing changes. */
+ * the 64x64 4x8 tile of matmul-4096, the 8x8 tile (TM 4->8, which alone leaves 64 threads,
+ * with BN 64->128) is among them. Without dims nothing changes. */
 static void propose_should_repair_refused_single_moves_first(void **state) {
   (void)state;
   static campaign c;
@@ -617,8 +617,8 @@ static int in_view(const space_view *v, const config *c) {
   return 0;
 }
 
-/* The walk as it was first written (issue 20 made it look at each line and plane once):
- * breadth first, every one- and two-knob move of every visited point, in this order. */
+/* The plain walk the space's enumeration must agree with: breadth first, every one- and
+ * two-knob move of every visited point, in this order. */
 static long long naive_reach(const campaign *c, long long *out) {
   const spec *s = &c->tmpl;
   long long size = 1, tail = 0;
@@ -909,7 +909,7 @@ static int has_refused_half(const spec *s, const long long *dims, const config *
   return 0;
 }
 
-/* Where both layernorm-4096x768 searches of session 4 stopped: *best (one warp per row, 1024
+/* A layernorm-4096x768 search's dead end: *best (one warp per row, 1024
  * threads, VEC 2, no register cache), *whole (the cache of the whole row, CACHE 12 of float2,
  * at 512 threads), a proposer with the campaign's dims and a tried set holding best. */
 static void layernorm_stop(campaign *c, config *best, config *whole, proposer *p, tried_set *t) {

@@ -314,10 +314,10 @@ static void a_backend_error_should_become_the_jobs_status(void **state) {
   assert_int_equal(finished, 1);
 }
 
-/* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (a 6 us
- * layernorm on an H200, docs/results.md) the median of 8 ratios needs 104 launches per arm to
- * put an identical pair's false keep at 0.1%; a narrow spread keeps measure.samples; the cap
- * holds; max_samples == samples is a fixed count. */
+/* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (the
+ * spread of a 6 us layernorm, design.md's example) the median of 8 ratios needs 104 launches
+ * per arm to put an identical pair's false keep at 0.1%; a narrow spread keeps
+ * measure.samples; the cap holds; max_samples == samples is a fixed count. */
 static void samples_should_follow_the_launch_spread(void **state) {
   (void)state;
   measure_opts m = {.rounds = 8, .samples = 20, .max_samples = 256};

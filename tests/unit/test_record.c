@@ -121,7 +121,7 @@ static void record_should_read_a_version_1_header(void **state) {
   record_free(r);
 }
 
-/* The reader refuses content beyond types, naming the key (issue 20, item 5). */
+/* The reader refuses content beyond types, naming the key. */
 static void record_should_refuse_what_the_writer_never_writes(void **state) {
   (void)state;
   static const struct {

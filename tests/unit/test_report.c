@@ -274,7 +274,7 @@ static void report_should_count_the_other_decisions_by_reason(void **state) {
   fixture *f = *state;
   const char *args[] = {f->ledger_a, f->ledger_b};
   assert_int_equal(report(f, 2, args), 0);
-  /* issue 19: a whole reason stands for its kind, never cut and never with N for its
+  /* A whole reason stands for its kind, never cut and never with N for its
    * numbers; the numbers' range over the kind follows */
   assert_non_null(strstr(f->out, "- rejected: 2 — commonest: 2× \"new is 2.5% slower than best "
                                  "(needed > 1.0%)\" (the first of 2; its numbers over them: "
@@ -374,7 +374,7 @@ static void report_should_refuse_a_file_that_is_not_a_ledger(void **state) {
   assert_non_null(strstr(f->err, "is missing"));
 }
 
-/* issue 20: the generations a report counts are the ones the run wrote, in order; a ledger
+/* The generations a report counts are the ones the run wrote, in order; a ledger
  * whose generations are missing, repeated, swapped or not whole numbers, or that goes on
  * after its end, is refused naming the line, never summed up. */
 static void report_should_refuse_generations_out_of_order(void **state) {
@@ -418,7 +418,7 @@ static void report_should_refuse_generations_out_of_order(void **state) {
   free(orig);
 }
 
-/* issue 20, item 11: text from a ledger is echoed escaped: a newline or an escape sequence in a
+/* Text from a ledger is echoed escaped: a newline or an escape sequence in a
  * reason would forge a line of the report or reach the terminal. */
 static void report_should_escape_control_characters_of_the_ledger(void **state) {
   fixture *f = *state;
@@ -478,7 +478,7 @@ static void report_should_answer_help_and_refuse_unknown_options(void **state) {
   assert_int_equal(report(f, 0, NULL), 2);
 }
 
-/* issue 19: --json holds every generation of every ledger, the keeps and the final best with
+/* --json holds every generation of every ledger, the keeps and the final best with
  * its speed-up; devices stay apart. */
 static void report_json_should_hold_every_generation_and_the_answer(void **state) {
   fixture *f = *state;

@@ -615,7 +615,7 @@ static void search_should_resume_mid_duel(void **state) {
   free_search(live);
 }
 
-/* Resume refuses what the search could not have written (issue 20, item 5). */
+/* Resume refuses what the search could not have written. */
 static void search_should_refuse_records_it_could_not_have_written(void **state) {
   fixture *f = *state;
   search *live = new_search(&f->cfg);

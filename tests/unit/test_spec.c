@@ -396,7 +396,7 @@ static const bad_case bad_cases[] = {
      {"key 'problem.N'", "more than once"}},
     {"duplicate buffer name", "{\"name\": \"y\", \"count\"", "{\"name\": \"x\", \"count\"",
      {"key 'buffers[1].name'", "more than once"}},
-    /* issue 20: numbers are cast to integers only when they are whole and in range */
+    /* Numbers are cast to integers only when they are whole and in range */
     {"smem of 1e300", "\"smem\": \"4*T\"", "\"smem\": 1e300",
      {"key 'launch.smem' must be an expression string or a whole number", NULL}},
     {"fractional grid", "\"grid\": [\"ceil_div(N, T*U)\", \"1\"", "\"grid\": [\"ceil_div(N, T*U)\", 1.5",
@@ -407,13 +407,13 @@ static const bad_case bad_cases[] = {
     {"fractional problem range", "[1, 1048576]", "[1, 1048576.5]", {"key 'problem.N' must be integers", NULL}},
     {"float argument beyond a float", "{\"float\": 0.5}", "{\"float\": 1e300}",
      {"key 'args[4].float' is beyond a float's range", NULL}},
-    /* issue 20: a key given twice anywhere is refused, not read as its first copy */
+    /* A key given twice anywhere is refused, not read as its first copy */
     {"duplicate top-level key", "  \"tolerance\": 1e-4,\n", "  \"tolerance\": 1e-4,\n  \"tolerance\": 0.5,\n",
      {"key 'tolerance' appears more than once", NULL}},
     /* found by fuzz_template: the count's tree leaked when the clear did not parse */
     {"buffer clear that does not parse", "\"clear\": \"U > 1\"", "\"clear\": \"U >\"",
      {"key 'buffers[1].clear'", NULL}},
-    /* issue 19: the family is checked where the spec is loaded, not first on a GPU */
+    /* The family is checked where the spec is loaded, not first on a GPU */
     {"family without a CPU reference", "\"family\": \"scale2\"", "\"family\": \"relu\"",
      {"key 'family': unknown family 'relu'", "known: matmul, layernorm, scale2"}},
     {"family whose dimension is missing", "\"family\": \"scale2\"", "\"family\": \"layernorm\"",
