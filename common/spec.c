@@ -84,15 +84,29 @@ static int one_line(const spec *s, const char *where, const char *key, const cha
                  "is the only one allowed)", s->path, where, key);
 }
 
+/* A table of the n entries the spec declares at `key` (at most max), zeroed; its count stays
+ * 0 until each entry loads, so spec_release frees what did. */
+static void *alloc_table(const spec *s, const char *key, int n, int max, size_t size,
+                         tf_err *e) {
+  if (n > max) {
+    tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' declares %d entries, more than the limit "
+            "of %d", s->path, key, n, max);
+    return NULL;
+  }
+  void *t = calloc(n > 0 ? (size_t)n : 1, size);
+  if (!t) tf_fail(e, TF_EXIT_FAIL, "out of memory");
+  return t;
+}
+
 static int load_dims(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *prob, *it;
-  if (jsonio_child(s->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e)) return -1;
+  if (jsonio_child(s->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e) ||
+      !(s->dims = alloc_table(s, "problem", cJSON_GetArraySize(prob), SPEC_MAX_DIMS,
+                              sizeof *s->dims, e)))
+    return -1;
   cJSON_ArrayForEach(it, prob) {
     char k[128];
     snprintf(k, sizeof k, "problem.%s", it->string);
-    if (s->ndims == SPEC_MAX_DIMS)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'problem': more than %d dimensions",
-                     s->path, SPEC_MAX_DIMS);
     spec_dim *d = &s->dims[s->ndims];
     if (copy_name(s, k, it->string, d->name, sizeof d->name, e)) return -1;
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
@@ -113,9 +127,6 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
   static const char *const keys[] = {"values", "labels", "default", "doc", NULL};
   char k[128];
   snprintf(k, sizeof k, "knobs.%s", it->string);
-  if (s->nknobs == SPEC_MAX_KNOBS)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'knobs': more than %d knobs", s->path,
-                   SPEC_MAX_KNOBS);
   spec_knob *kn = &s->knobs[s->nknobs];
   if (copy_name(s, k, it->string, kn->name, sizeof kn->name, e)) return -1;
   if (!cJSON_IsObject(it))
@@ -166,7 +177,10 @@ static int load_knob(spec *s, const cJSON *it, tf_err *e) {
 
 static int load_knobs(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *knobs, *it;
-  if (jsonio_child(s->path, WHAT, root, "", "knobs", 1, cJSON_Object, &knobs, e)) return -1;
+  if (jsonio_child(s->path, WHAT, root, "", "knobs", 1, cJSON_Object, &knobs, e) ||
+      !(s->knobs = alloc_table(s, "knobs", cJSON_GetArraySize(knobs), SPEC_MAX_KNOBS,
+                               sizeof *s->knobs, e)))
+    return -1;
   cJSON_ArrayForEach(it, knobs) if (load_knob(s, it, e)) return -1;
   for (int k = 0; k < s->nknobs; k++)
     if (spec_dim_index(s, s->knobs[k].name) >= 0)
@@ -178,34 +192,34 @@ static int load_knobs(spec *s, const cJSON *root, tf_err *e) {
 static int load_constraints(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "expr", "reason", "performance", NULL};
   const cJSON *arr, *it;
-  if (jsonio_child(s->path, WHAT, root, "", "constraints", 0, cJSON_Array, &arr, e)) return -1;
+  if (jsonio_child(s->path, WHAT, root, "", "constraints", 0, cJSON_Array, &arr, e) ||
+      !(s->cons = alloc_table(s, "constraints", cJSON_GetArraySize(arr), SPEC_MAX_CONSTRAINTS,
+                              sizeof *s->cons, e)))
+    return -1;
   int i = 0;
   cJSON_ArrayForEach(it, arr) {
     char k[64];
     snprintf(k, sizeof k, "constraints[%d]", i++);
-    if (s->nconstraints == SPEC_MAX_CONSTRAINTS)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'constraints': more than %d", s->path,
-                     SPEC_MAX_CONSTRAINTS);
     if (!cJSON_IsObject(it))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
     if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
     spec_constraint *c = &s->cons[s->nconstraints];
     const char *name, *text, *reason;
     if (jsonio_str(s->path, WHAT, it, k, "name", 1, sizeof c->name - 1, &name, e) ||
-        jsonio_str(s->path, WHAT, it, k, "expr", 1, sizeof c->text - 1, &text, e) ||
-        jsonio_str(s->path, WHAT, it, k, "reason", 1, sizeof c->reason - 1, &reason, e) ||
+        jsonio_str(s->path, WHAT, it, k, "expr", 1, SPEC_MAX_TEXT - 1, &text, e) ||
+        jsonio_str(s->path, WHAT, it, k, "reason", 1, SPEC_MAX_REASON - 1, &reason, e) ||
         jsonio_bool(s->path, WHAT, it, k, "performance", 0, &c->performance, e))
       return -1;
     if (!reason[0])
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.reason' must say why", s->path, k);
     if (one_line(s, k, "name", name, e) || one_line(s, k, "reason", reason, e)) return -1;
     snprintf(c->name, sizeof c->name, "%s", name);
-    snprintf(c->text, sizeof c->text, "%s", text);
-    snprintf(c->reason, sizeof c->reason, "%s", reason);
+    s->nconstraints++; /* counted before its texts and expression, so that spec_release frees them */
+    if (!(c->text = strdup(text)) || !(c->reason = strdup(reason)))
+      return tf_fail(e, TF_EXIT_FAIL, "out of memory");
     char kk[96];
     snprintf(kk, sizeof kk, "%s.expr", k);
     if (!(c->e = load_expr(s, text, kk, e))) return -1;
-    s->nconstraints++;
   }
   return 0;
 }
@@ -421,14 +435,14 @@ static int load_buffers(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "count", "role", "clear", "type", "init", "check",
                                      "allow_nonfinite", NULL};
   const cJSON *arr, *it;
-  if (jsonio_child(s->path, WHAT, root, "", "buffers", 1, cJSON_Array, &arr, e)) return -1;
+  if (jsonio_child(s->path, WHAT, root, "", "buffers", 1, cJSON_Array, &arr, e) ||
+      !(s->bufs = alloc_table(s, "buffers", cJSON_GetArraySize(arr), SPEC_MAX_BUFFERS,
+                              sizeof *s->bufs, e)))
+    return -1;
   int i = 0, outputs = 0;
   cJSON_ArrayForEach(it, arr) {
     char k[64];
     snprintf(k, sizeof k, "buffers[%d]", i++);
-    if (s->nbuffers == SPEC_MAX_BUFFERS)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers': more than %d", s->path,
-                     SPEC_MAX_BUFFERS);
     if (!cJSON_IsObject(it))
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an object", s->path, k);
     if (jsonio_only_keys(s->path, WHAT, it, k, keys, e)) return -1;
@@ -533,15 +547,15 @@ static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err
 
 static int load_args(spec *s, const cJSON *root, tf_err *e) {
   const cJSON *arr, *it;
-  if (jsonio_child(s->path, WHAT, root, "", "args", 1, cJSON_Array, &arr, e)) return -1;
+  if (jsonio_child(s->path, WHAT, root, "", "args", 1, cJSON_Array, &arr, e) ||
+      !(s->args = alloc_table(s, "args", cJSON_GetArraySize(arr), SPEC_MAX_ARGS,
+                              sizeof *s->args, e)))
+    return -1;
   cJSON_ArrayForEach(it, arr) {
     char k[64];
     snprintf(k, sizeof k, "args[%d]", s->nargs);
-    if (s->nargs == SPEC_MAX_ARGS)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'args': more than %d", s->path,
-                     SPEC_MAX_ARGS);
-    if (load_arg(s, it, k, &s->args[s->nargs], e)) return -1;
-    s->nargs++;
+    s->nargs++; /* counted before its expression loads, so that spec_release frees it */
+    if (load_arg(s, it, k, &s->args[s->nargs - 1], e)) return -1;
   }
   return 0;
 }
@@ -750,7 +764,11 @@ int spec_load(spec *s, const char *path, tf_err *e) {
 }
 
 void spec_release(spec *s) {
-  for (int i = 0; i < s->nconstraints; i++) expr_free(s->cons[i].e);
+  for (int i = 0; i < s->nconstraints; i++) {
+    expr_free(s->cons[i].e);
+    free(s->cons[i].text);
+    free(s->cons[i].reason);
+  }
   for (int i = 0; i < 3; i++) {
     expr_free(s->grid[i]);
     expr_free(s->block[i]);
@@ -770,6 +788,11 @@ void spec_release(spec *s) {
   for (int i = 0; i < s->nargs; i++) expr_free(s->args[i].e);
   expr_free(s->flops);
   expr_free(s->bytes);
+  free(s->knobs);
+  free(s->dims);
+  free(s->cons);
+  free(s->bufs);
+  free(s->args);
   char path[SPEC_PATH];
   memcpy(path, s->path, sizeof path);
   memset(s, 0, sizeof *s);

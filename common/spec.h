@@ -9,8 +9,12 @@
  * list, all as expressions over knob and dimension names (common/expr.h).
  * docs/reference/template.md documents every key.
  *
- * Ownership: spec_load fills a caller-owned struct; spec_release frees the
- * parsed expressions inside it. A config is a plain value. */
+ * Ownership: spec_load fills a caller-owned struct and allocates its tables (knobs, dims,
+ * constraints with their texts, buffers, args) to exactly what the file declares, and the
+ * parsed expressions inside them; spec_release frees them all. A spec is never copied by
+ * value: a second holder borrows a pointer to it, and the first must outlive it. A config and
+ * a launch_geom are plain values of a fixed size, copied freely (jobs, the search's
+ * look-ahead copies, ledger records). */
 #ifndef TF_SPEC_H
 #define TF_SPEC_H
 
@@ -21,12 +25,19 @@
 #include "common/expr.h"
 #include "kernels/reference.h" /* defines: reference_type, reference_init, reference_check */
 
-#define SPEC_MAX_KNOBS 16
+/* Bounds on what a spec may declare. spec_load allocates each table to the file's own size;
+ * these protect the farm's memory from an absurd one, and size the plain values that carry a
+ * spec's tables: a config holds SPEC_MAX_KNOBS values, a job and a launch_geom
+ * SPEC_MAX_DIMS dimensions, SPEC_MAX_BUFFERS buffers and SPEC_MAX_ARGS arguments, and the
+ * space's table (coordinator/space.h) a constraint's index in one byte. */
+#define SPEC_MAX_KNOBS 32
 #define SPEC_MAX_VALUES 16
 #define SPEC_MAX_DIMS 6
-#define SPEC_MAX_CONSTRAINTS 48
+#define SPEC_MAX_CONSTRAINTS 255
 #define SPEC_MAX_BUFFERS 8
 #define SPEC_MAX_ARGS 16
+#define SPEC_MAX_TEXT 512   /* a constraint's expression, bytes with the terminator */
+#define SPEC_MAX_REASON 600 /* a constraint's reason, bytes with the terminator */
 #define SPEC_NAME 48
 #define SPEC_PATH 1024
 /* The largest buffer a spec may ask for, in elements (16 GiB of floats): anything more is absurd. */
@@ -43,8 +54,8 @@ typedef struct spec_knob {
 
 typedef struct spec_constraint {
   char name[SPEC_NAME];
-  char reason[600];
-  char text[512];
+  char *reason;    /* allocated, as long as the spec says (SPEC_MAX_REASON at most) */
+  char *text;      /* allocated, as long as the spec says (SPEC_MAX_TEXT at most) */
   expr *e;
   int performance; /* 1: it keeps slow configurations out of the search, and a kernel it
                     * refuses is still correct ("performance": true); export leaves it out */
@@ -109,18 +120,19 @@ typedef struct spec {
   char ref_library[SPEC_PATH];
   char ref_library_path[SPEC_PATH];
   char kernel[64];
+  /* The tables, each allocated to the size the file declares (spec_load, spec_release). */
   int nknobs;
-  spec_knob knobs[SPEC_MAX_KNOBS];
+  spec_knob *knobs;
   int ndims;
-  spec_dim dims[SPEC_MAX_DIMS];
+  spec_dim *dims;
   int nconstraints;
-  spec_constraint cons[SPEC_MAX_CONSTRAINTS];
+  spec_constraint *cons;
   char grid_text[3][128], block_text[3][128], smem_text[128];
   expr *grid[3], *block[3], *smem;
   int nbuffers;
-  spec_buffer bufs[SPEC_MAX_BUFFERS];
+  spec_buffer *bufs;
   int nargs;
-  spec_arg args[SPEC_MAX_ARGS];
+  spec_arg *args;
   double tolerance;         /* relative L2 error allowed against the double reference */
   char flops_text[128], bytes_text[128];
   expr *flops, *bytes;      /* work and minimum traffic, for reports and the simulated device */
@@ -142,7 +154,10 @@ typedef struct launch_geom {
   long long init_lo[SPEC_MAX_BUFFERS], init_hi[SPEC_MAX_BUFFERS]; /* REFERENCE_INIT_INT ranges */
 } launch_geom;
 
+/* Load path into s (its previous contents are not freed). A table beyond its bound above is
+ * refused as bad input naming the file and the key, before anything is allocated for it. */
 int spec_load(spec *s, const char *path, tf_err *e);
+/* Frees the tables and expressions; s->path stays, the rest is zeroed. */
 void spec_release(spec *s);
 
 int spec_knob_index(const spec *s, const char *name);

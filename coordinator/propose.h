@@ -117,7 +117,7 @@ typedef struct propose_obs {
  * ahead (search_peek), so a state must hold no pointer that a copy's feedback could change
  * under the original. Each strategy casts it to its own struct (checked to fit at compile
  * time). */
-#define PROPOSE_STATE_BYTES 12288
+#define PROPOSE_STATE_BYTES 17408 /* the model strategy's, at SPEC_MAX_KNOBS knobs */
 #define PROPOSE_MAX_PARAMS 8
 
 typedef struct proposer {

@@ -183,6 +183,9 @@ static int reach(const campaign *c, space_view *v, tf_err *e) {
  * each point looks its verdicts up: matmul's 37 constraints name three or four of its 13 knobs
  * each, and its 1.1 million points took 2.4 s to evaluate one by one. */
 
+_Static_assert(SPEC_MAX_CONSTRAINTS <= SPACE_ACCEPTED,
+               "first_broken holds a constraint's index in a byte, SPACE_ACCEPTED apart");
+
 enum { PASSES, REFUSES, FAILS }; /* a verdict; FAILS: the expression cannot be evaluated */
 
 typedef struct verdicts {
@@ -225,7 +228,8 @@ static int tabulate(const campaign *c, int k, verdicts *t) {
  * spec_check_all does there (the first such point). */
 static int check_all(const campaign *c, space_view *v, tf_err *e) {
   const spec *s = &c->tmpl;
-  verdicts t[SPEC_MAX_CONSTRAINTS];
+  verdicts *t = calloc((size_t)s->nconstraints + 1, sizeof *t); /* as many as it declares */
+  if (!t) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int whole = 1, rc = 0;
   for (int k = 0; k < s->nconstraints; k++) whole &= tabulate(c, k, &t[k]) == 0;
   int d[SPEC_MAX_KNOBS] = {0}; /* the point's value indices, the last knob turning fastest */
@@ -253,6 +257,7 @@ static int check_all(const campaign *c, space_view *v, tf_err *e) {
     for (int j = s->nknobs - 1; j >= 0 && ++d[j] == s->knobs[j].nvalues; j--) d[j] = 0;
   }
   for (int k = 0; k < s->nconstraints; k++) free(t[k].v);
+  free(t);
   return rc;
 }
 

@@ -26,9 +26,14 @@
 
 /* ------------------------------------------------------------------ hand-built specs */
 
-/* Knob k is named "K<k>" and takes nvalues[k] values 1, 2, 4, 8, ... */
+/* Knob k is named "K<k>" and takes nvalues[k] values 1, 2, 4, 8, ... s is static: its knob
+ * table, allocated on the first call, is kept for the next. */
 static void toy_spec(spec *s, int nknobs, const int *nvalues) {
+  spec_knob *knobs = s->knobs ? s->knobs : calloc(SPEC_MAX_KNOBS, sizeof *knobs);
+  assert_non_null(knobs);
+  memset(knobs, 0, SPEC_MAX_KNOBS * sizeof *knobs);
   memset(s, 0, sizeof *s);
+  s->knobs = knobs;
   snprintf(s->kernel, sizeof s->kernel, "toy");
   s->nknobs = nknobs;
   for (int k = 0; k < nknobs; k++) {
@@ -1169,7 +1174,7 @@ static void propose_should_restart_from_untried_legal_points(void **state) {
   tried_release(&t);
 
   /* a toy space of 2 x 3 configurations, all legal without dims: six restarts, then none */
-  spec s;
+  static spec s;
   static const int nv[2] = {2, 3};
   toy_spec(&s, 2, nv);
   proposer_init(&p, &s, 7);

@@ -20,10 +20,17 @@ static void add_knob(spec *s, const char *name, int n, const long long *values) 
   for (int i = 0; i < n; i++) k->values[i] = values[i];
 }
 
+/* A spec with no knobs yet and room for SPEC_MAX_KNOBS, its table after it: one free. */
+static spec *bare_spec(void) {
+  spec *s = calloc(1, sizeof *s + SPEC_MAX_KNOBS * sizeof(spec_knob));
+  assert_non_null(s);
+  s->knobs = (spec_knob *)(void *)(s + 1);
+  return s;
+}
+
 /* BM, BN in {32, 64, 128, 256}; BK in {8, 16, 32}; WARPS in {2, 4}. */
 static spec *matmul_spec(void) {
-  spec *s = calloc(1, sizeof *s);
-  assert_non_null(s);
+  spec *s = bare_spec();
   snprintf(s->name, sizeof s->name, "matmul");
   static const long long tiles[] = {32, 64, 128, 256}, bk[] = {8, 16, 32}, warps[] = {2, 4};
   add_knob(s, "BM", 4, tiles);
@@ -191,8 +198,7 @@ static void optimum_should_report_empty_and_huge_spaces(void **state) {
   assert_int_equal(simcost_optimum(s, NULL, 1, accept_none, NULL, &best, &us), 0);
   assert_true(us == -1);
   free(s);
-  spec *h = calloc(1, sizeof *h);
-  assert_non_null(h);
+  spec *h = bare_spec();
   long long v[16];
   for (int i = 0; i < 16; i++) v[i] = i;
   for (int k = 0; k < 8; k++) {
