@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --at) at="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --tunefarm) tf="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1'" ;;
     *) break ;;
   esac
