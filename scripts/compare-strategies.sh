@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Compare search strategies (search.proposer, docs/reference/strategies.md) on one campaign:
 # each strategy runs N seeds (measure.seed 1..N: on the simulated device each seed is its own
-# cost landscape and noise), every run's ledgers land under OUT/ledgers/STRATEGY/, and
-# `tunefarm study --strategies` prints, per strategy, the fraction of runs whose answer is within
-# 1% and 3% of the space's optimum after G measured generations, and the median generations
-# and GPU time to reach it.
+# cost landscape and noise; on a recorded space, its own draws of the recorded rounds), every
+# run's ledgers land under OUT/ledgers/STRATEGY/, and `tunefarm study --strategies` prints, per
+# strategy, the fraction of runs whose answer is within 1% and 3% of the space's optimum after
+# G measured generations, and the median generations and time to reach it.
 #   bash scripts/compare-strategies.sh [options] CAMPAIGN STRATEGY...
 #     --seeds N        runs per strategy (default 5); each run has WORKERS devices
 #     --budget N       search.budget of every run (default: the campaign's)
-#     --workers N      simulated devices per run (default 2): more runs for one launch
-#     --backend B      the backend `tunefarm run` measures with (default sim; replay: a recorded
-#                      space, once the replay backend is in)
+#     --workers N      simulated devices per run (default 2): more runs for one launch; 1 with
+#                      --space (a replayed device is one device)
+#     --backend B      the backend `tunefarm run` measures with (default sim)
 #     --truth T        what the comparison takes as the true times (default sim: the simulated
-#                      device's cost model; with a replay backend, its recorded space)
+#                      device's cost model)
+#     --space FILE     a recorded space (`tunefarm sweep`): the runs replay it (run --space) and
+#                      it is the truth; time is the recorded device's (the records' wall_s)
 #     --at G,G,...     the generation counts of the table (default 10,25,50,100,200)
 #     --out DIR        scratch folder (default: a new one under /tmp); its ledgers are kept
 #     --tunefarm BIN   the binary (default build/tunefarm of this repository)
@@ -21,7 +23,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 tf="$repo/build/tunefarm"
-seeds=5 budget="" workers=2 backend=sim truth=sim at=10,25,50,100,200 out=""
+seeds=5 budget="" workers=2 backend=sim truth=sim at=10,25,50,100,200 out="" space=""
 die() { echo "compare-strategies: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,10 +32,11 @@ while [ $# -gt 0 ]; do
     --workers) workers="$2"; shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
     --truth) truth="$2"; shift 2 ;;
+    --space) space="$2"; shift 2 ;;
     --at) at="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --tunefarm) tf="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1'" ;;
     *) break ;;
   esac
@@ -46,6 +49,12 @@ shift
 [[ "$workers" =~ ^[1-9][0-9]*$ ]] || die "--workers '$workers' must be a positive integer"
 [ -z "$budget" ] || [[ "$budget" =~ ^[1-9][0-9]*$ ]] || die "--budget '$budget' must be a positive integer"
 [ -x "$tf" ] || die "no tunefarm binary at '$tf' (build first, or --tunefarm BIN)"
+space_args=()
+if [ -n "$space" ]; then # the replay backend answers from it, and it is the truth
+  [ -f "$space" ] || die "space '$space' is not a file"
+  space="$(cd "$(dirname "$space")" && pwd)/$(basename "$space")"
+  backend=replay truth="$space" workers=1 space_args=(--space "$space")
+fi
 command -v python3 >/dev/null || die "python3 writes the campaign variants and is not on PATH"
 export TUNEFARM_ROOT="${TUNEFARM_ROOT:-$repo}"
 export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}" OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
@@ -67,6 +76,8 @@ json.dump(c, open(dst, "w"), indent=1)
 PY
   echo "$f"
 }
+# A space that cannot answer this campaign's runs is refused before any run.
+[ -z "$space" ] || "$tf" study --strategies --truth "$space" "$campaign" >/dev/null || exit 2
 for s in "$@"; do
   f="$(variant "$s" 1)"
   "$tf" check "$f" >/dev/null || die "strategy '$s': 'tunefarm check' refused its campaign"
@@ -76,7 +87,7 @@ for s in "$@"; do
   for ((i = 1; i <= seeds; i++)); do
     f="$(variant "$s" "$i")"
     echo "compare-strategies: $s seed $i" >&2
-    mpirun --oversubscribe -np $((workers + 1)) "$tf" run --backend "$backend" \
+    mpirun --oversubscribe -np $((workers + 1)) "$tf" run --backend "$backend" "${space_args[@]}" \
       --ledgers "$out/ledgers/$s" --quiet "$f" >"$out/$s-s$i.log" 2>&1 ||
       { tail -5 "$out/$s-s$i.log" >&2; die "strategy '$s' seed $i: the run failed ($out/$s-s$i.log)"; }
   done

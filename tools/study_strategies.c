@@ -14,6 +14,7 @@
 #include "coordinator/ledger.h" // defines: ledger_scan
 #include "coordinator/replay.h" // defines: ledger_best, ledger_best_add
 #include "coordinator/space.h"  // defines: space_enumerate, space_at
+#include "tools/sweep.h"        // defines: sweep_load_space
 #include "worker/simcost.h"     // defines: simcost_us
 #include "worker/backend.h"    // defines: backend_find
 
@@ -21,28 +22,37 @@
 #define MAX_AT 16
 #define MAX_RUNS 4096
 
-/* A configuration's true time on a device: "sim", the cost model under the run's seed. A
- * recorded space would answer from its table here. */
+/* A configuration's true time on a device: "sim", the simulated device's cost model under the
+ * run's seed; or a recorded space (sf), its level there (ratio x reference_us, the drift the
+ * reference saw beside it taken out) when it passed its check, and infinite when it did not,
+ * the same for every seed. */
 typedef struct truth {
   const campaign *c;
   const space_view *v;
+  const space_file *sf;    /* NULL: the cost model */
   unsigned long long seed; /* the optimum below is this seed's */
   double optimum_us;
+  int optimum_at;          /* its reachable index */
   int have_optimum;
 } truth;
 
 static double truth_us(const truth *t, const config *c, unsigned long long seed) {
-  return simcost_us(&t->c->tmpl, t->c->dims, c, seed);
+  if (!t->sf) return simcost_us(&t->c->tmpl, t->c->dims, c, seed);
+  const space_entry *x = spacefile_find(t->sf, c);
+  if (!x) return NAN; /* never within anything; sweep_load_space saw every reachable one */
+  return x->check == SPACE_PASS ? x->ratio * t->sf->reference_us : INFINITY;
 }
 
+/* The fastest reachable configuration, under seed for the cost model; a space's is every
+ * seed's. */
 static double truth_optimum(truth *t, unsigned long long seed) {
-  if (t->have_optimum && t->seed == seed) return t->optimum_us;
+  if (t->have_optimum && (t->sf || t->seed == seed)) return t->optimum_us;
   double best = INFINITY;
   for (int i = 0; i < t->v->nreachable; i++) {
     config c;
     space_at(t->v, i, &c);
     double us = truth_us(t, &c, seed);
-    if (us < best) best = us;
+    if (us < best) best = us, t->optimum_at = i;
   }
   t->seed = seed, t->optimum_us = best, t->have_optimum = 1;
   return best;
@@ -52,7 +62,8 @@ static double truth_optimum(truth *t, unsigned long long seed) {
 typedef struct run_curve {
   int n, cap;
   double *ratio;        /* [m - 1]: the answer's true time / optimum after m measured */
-  double *gpu_s;        /* [m - 1]: GPU seconds of recorded rounds up to it */
+  double *gpu_s;        /* [m - 1]: GPU seconds of recorded rounds up to it; on a recorded
+                         * space the records' wall_s, the recorded device's time */
 } run_curve;
 
 typedef struct scan_ctx {
@@ -103,7 +114,7 @@ static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
     if (rc) return -1;
     x->have_seed = 1;
   }
-  x->gpu_s += rounds_gpu_s(&rec->gen);
+  x->gpu_s += x->t->sf ? rec->gen.res.wall_s : rounds_gpu_s(&rec->gen);
   if (x->b.s->measured == measured_before) return 0; /* not in the budget: no new count */
   const config *answer = search_answer(x->b.s, NULL, NULL);
   double ratio = truth_us(x->t, answer, x->seed) / truth_optimum(x->t, x->seed);
@@ -185,11 +196,11 @@ static double median_to(const group *g, double within, int gens) {
 }
 
 static void print_table(const group *gs, int ng, const int *at, int nat, double within,
-                        FILE *out) {
+                        const char *time_name, FILE *out) {
   fprintf(out, "\nWithin %.0f%% of the optimum: fraction of runs after G measured generations\n\n"
           "| strategy | runs |", (within - 1) * 100);
   for (int a = 0; a < nat; a++) fprintf(out, " G=%d |", at[a]);
-  fprintf(out, " median G to reach | median GPU s to reach |\n|---|---:|");
+  fprintf(out, " median G to reach | median %s to reach |\n|---|---:|", time_name);
   for (int a = 0; a < nat; a++) fprintf(out, "---:|");
   fprintf(out, "---:|---:|\n");
   for (int i = 0; i < ng; i++) {
@@ -209,8 +220,8 @@ static void print_table(const group *gs, int ng, const int *at, int nat, double 
 /* ---- arguments ---- */
 
 static int usage(void) {
-  fprintf(stderr, "usage: tunefarm study --strategies [--truth sim] [--at G,G,...] CAMPAIGN "
-                  "NAME=DIR ...\n");
+  fprintf(stderr, "usage: tunefarm study --strategies [--truth sim|SPACE_FILE] [--at G,G,...] "
+                  "CAMPAIGN [NAME=DIR ...]\n");
   return TF_EXIT_INPUT;
 }
 
@@ -226,18 +237,45 @@ static int parse_at(const char *s, int *at, int *nat) {
   return *s ? -1 : 0;
 }
 
-static int run_study(const char *cpath, char **pairs, int npairs, const int *at, int nat,
-                     tf_err *e) {
+/* What the table is judged against, in words, and the optimum when it is one for every run. */
+static void print_truth(truth *t, FILE *out) {
+  if (!t->sf) {
+    fprintf(out, "Strategies on %s (truth: the simulated device's cost model, each run under its "
+            "own measure.seed; %d reachable configurations)\n", t->c->name, t->v->nreachable);
+    return;
+  }
+  config best;
+  char text[512];
+  double us = truth_optimum(t, 0);
+  space_at(t->v, t->optimum_at, &best);
+  spacefile_config_text(t->sf, &best, text, sizeof text);
+  fprintf(out, "Strategies on %s (truth: the space '%s' recorded on %s%s; %d reachable "
+          "configurations)\noptimum: %s at %.6g us (its median against the reference's, among "
+          "the configurations that passed their check)\n", t->c->name, t->sf->path,
+          t->sf->dev.name, t->sf->simulated ? ", synthetic times" : "", t->v->nreachable, text,
+          us);
+}
+
+static int run_study(const char *cpath, const char *space, char **pairs, int npairs,
+                     const int *at, int nat, tf_err *e) {
   campaign *c = calloc(1, sizeof *c);
   group *gs = calloc(MAX_GROUPS, sizeof *gs);
+  space_file *sf = space ? calloc(1, sizeof *sf) : NULL;
   space_view v = {0};
   int rc = -1, ng = 0;
-  if (!c || !gs) {
+  if (!c || !gs || (space && !sf)) {
     tf_fail(e, TF_EXIT_FAIL, "out of memory");
     goto end;
   }
-  if (campaign_load(c, cpath, e) || space_enumerate(c, &v, e)) goto end;
-  truth t = {.c = c, .v = &v};
+  if (campaign_load(c, cpath, e) || space_enumerate(c, &v, e) ||
+      (sf && sweep_load_space(c, &v, space, sf, e)))
+    goto end;
+  truth t = {.c = c, .v = &v, .sf = sf};
+  if (sf && !isfinite(truth_optimum(&t, 0))) {
+    tf_fail(e, TF_EXIT_INPUT, "space '%s': no configuration that campaign '%s' can reach passed "
+            "its check", space, cpath);
+    goto end;
+  }
   for (; ng < npairs; ng++) {
     char *eq = strchr(pairs[ng], '=');
     if (!eq || eq == pairs[ng] || !eq[1]) {
@@ -252,15 +290,21 @@ static int run_study(const char *cpath, char **pairs, int npairs, const int *at,
       goto end;
     }
   }
-  printf("Strategies on %s (truth: the simulated device's cost model, each run under its own "
-         "measure.seed; %d reachable configurations)\n", c->name, v.nreachable);
-  print_table(gs, ng, at, nat, 1.01, stdout);
-  print_table(gs, ng, at, nat, 1.03, stdout);
+  print_truth(&t, stdout);
+  if (ng == 0) {
+    rc = 0;
+    goto end;
+  }
+  const char *time_name = sf ? "simulated s" : "GPU s";
+  print_table(gs, ng, at, nat, 1.01, time_name, stdout);
+  print_table(gs, ng, at, nat, 1.03, time_name, stdout);
   rc = 0;
 end:
   for (int i = 0; gs && i < MAX_GROUPS; i++)
     for (int r = 0; r < gs[i].n; r++) free(gs[i].runs[r].ratio), free(gs[i].runs[r].gpu_s);
   free(gs);
+  if (sf) spacefile_release(sf);
+  free(sf);
   space_release(&v);
   if (c) campaign_release(c);
   free(c);
@@ -269,7 +313,7 @@ end:
 
 int study_strategies_main(int argc, char **argv) {
   int at[MAX_AT] = {10, 25, 50, 100, 200}, nat = 5, i = 1;
-  const char *cpath = NULL;
+  const char *cpath = NULL, *space = NULL;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--strategies")) continue;
     if (!strcmp(argv[i], "--at") && i + 1 < argc) {
@@ -280,23 +324,24 @@ int study_strategies_main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
       const backend_ops *model = backend_find(argv[++i]); /* its cost model is the truth */
-      if (!model || !model->simulated || model->recorded) {
-        fprintf(stderr, "tunefarm study: --truth '%s': only 'sim' (the simulated device's cost "
-                        "model) is known\n", argv[i]);
+      space = model ? NULL : argv[i];                     /* else a recorded space's file */
+      if (model && (!model->simulated || model->recorded)) {
+        fprintf(stderr, "tunefarm study: --truth '%s': give 'sim' (the simulated device's cost "
+                        "model) or a space file that `tunefarm sweep` wrote\n", argv[i]);
         return TF_EXIT_INPUT;
       }
     } else {
       return usage();
     }
   }
-  if (argc - i < 2) return usage();
+  if (argc - i < 1) return usage(); /* no NAME=DIR: only the truth and its optimum */
   cpath = argv[i++];
   if (argc - i > MAX_GROUPS) {
     fprintf(stderr, "tunefarm study: at most %d strategies\n", MAX_GROUPS);
     return TF_EXIT_INPUT;
   }
   tf_err e = {0};
-  if (run_study(cpath, argv + i, argc - i, at, nat, &e)) {
+  if (run_study(cpath, space, argv + i, argc - i, at, nat, &e)) {
     fprintf(stderr, "tunefarm study: %s\n", e.msg);
     return tf_exit_status(&e);
   }

@@ -416,6 +416,19 @@ static int compile_all(sweep *s, tf_err *e) {
 
 /* ---- measure ---- */
 
+/* The simulated device runs no kernel: this machine's time for its job says nothing of a
+ * device and differs from sweep to sweep. Its job's time is then the launches' synthetic time,
+ * every round run (burn-in included) of samples launches of the three arms at their recorded
+ * mean, and its load and check take none: the space is a function of the seed alone, and the
+ * replay's wall_s is device time. */
+static void synthetic_times(const result *r, space_entry *x) {
+  double round_us = 0.0;
+  for (int k = 0; k < x->nrounds; k++) round_us += x->us[k] + x->ref_us[k] + x->control_us[k];
+  round_us = x->nrounds > 0 ? round_us / x->nrounds : 0.0;
+  x->load_s = x->check_s = 0.0;
+  x->measure_s = (r->burn_in + r->nrounds) * r->samples * round_us * 1e-6;
+}
+
 /* The entry of a job's result: its check, and the rounds the clock screen kept. */
 static void entry_of(const sweep *s, const result *r, space_entry *x) {
   x->rel_err = r->rel_err[ARM_NEW];
@@ -448,8 +461,8 @@ static void entry_of(const sweep *s, const result *r, space_entry *x) {
     x->check = SPACE_ERROR;
     snprintf(x->detail, sizeof x->detail, "every round was screened out (clock)");
   }
-  (void)s;
   spacefile_entry_stats(x);
+  if (backend_simulated(s->sf.dev.backend)) synthetic_times(r, x);
 }
 
 /* What the job's result says of configuration i; -1 with e when the reference or the
@@ -685,14 +698,23 @@ static int space_covers(const space_view *v, const space_file *sf, const campaig
                  sf->path, text, missing, v->nreachable, c->path);
 }
 
+int sweep_load_space(const campaign *c, const space_view *v, const char *space, space_file *sf,
+                     tf_err *e) {
+  memset(sf, 0, sizeof *sf);
+  if (spacefile_load(sf, space, e) || space_fits(c, sf, e) || space_covers(v, sf, c, e)) {
+    spacefile_release(sf);
+    return -1;
+  }
+  return 0;
+}
+
 int sweep_check_space(const char *campaign_path, const char *space, tf_err *e) {
   campaign *c = calloc(1, sizeof *c);
   space_view v = {0};
   space_file sf = {0};
   if (!c) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int rc = campaign_load(c, campaign_path, e) || space_enumerate(c, &v, e) ||
-                   spacefile_load(&sf, space, e) || space_fits(c, &sf, e) ||
-                   space_covers(&v, &sf, c, e)
+                   sweep_load_space(c, &v, space, &sf, e)
                ? -1
                : 0;
   spacefile_release(&sf);

@@ -19,7 +19,10 @@
 #ifndef TF_SWEEP_H
 #define TF_SWEEP_H
 
+#include "common/campaign.h"
 #include "common/err.h"
+#include "common/spacefile.h"
+#include "coordinator/space.h"
 
 int sweep_main(int argc, char **argv); /* argv[0] is "sweep" */
 
@@ -28,5 +31,9 @@ int sweep_main(int argc, char **argv); /* argv[0] is "sweep" */
  * every configuration the campaign's search can reach. 0, or -1 with e (TF_EXIT_INPUT, one
  * message naming the file and, for a missing one, the configuration). */
 int sweep_check_space(const char *campaign_path, const char *space, tf_err *e);
+/* The same check for a loaded campaign c and its enumerated space v, keeping the space: 0 with
+ * sf filled (the caller releases it, spacefile_release), or -1 with e and sf released. */
+int sweep_load_space(const campaign *c, const space_view *v, const char *space, space_file *sf,
+                     tf_err *e);
 
 #endif
