@@ -133,6 +133,25 @@ static unsigned long long mix(unsigned long long x) {
   return tf_mix64(x + 0x9e3779b97f4a7c15ULL);
 }
 
+/* A configuration of every knob's domain drawn uniformly, advancing the stream *x. */
+static void random_config(const proposer *p, unsigned long long *x, config *c) {
+  memset(c, 0, sizeof *c);
+  c->n = p->s->nknobs;
+  for (int k = 0; k < p->s->nknobs; k++) {
+    *x = mix(*x);
+    c->v[k] = p->s->knobs[k].values[(*x >> 11) % (unsigned long long)p->s->knobs[k].nvalues];
+  }
+}
+
+void proposer_start(proposer *p, const spec *s, const long long *dims, unsigned long long seed,
+                    const double *param) {
+  memset(p, 0, sizeof *p);
+  p->s = s;
+  p->dims = dims;
+  p->seed = seed;
+  memcpy(p->param, param, sizeof p->param);
+}
+
 void proposer_init(proposer *p, const spec *s, unsigned long long seed) {
   memset(p, 0, sizeof *p);
   p->s = s;
@@ -429,12 +448,7 @@ int propose_restart(const proposer *p, const tried_set *tried, unsigned long lon
   unsigned long long x = mix(seed);
   for (int draw = 0; draw < PROPOSE_RESTART_DRAWS; draw++) {
     config c;
-    memset(&c, 0, sizeof c);
-    c.n = p->s->nknobs;
-    for (int k = 0; k < p->s->nknobs; k++) {
-      x = mix(x);
-      c.v[k] = p->s->knobs[k].values[(x >> 11) % (unsigned long long)p->s->knobs[k].nvalues];
-    }
+    random_config(p, &x, &c);
     if ((!p->dims || legal(p, &c)) && !tried_has(tried, &c)) {
       *out = c;
       return 1;
@@ -504,12 +518,7 @@ int propose_draw_reachable(const proposer *p, const tried_set *tried, unsigned l
     return draw_listed(p->memo->space, tried, x, out);
   for (int draw = 0; draw < DRAW_TRIES; draw++) {
     config c;
-    memset(&c, 0, sizeof c);
-    c.n = p->s->nknobs;
-    for (int k = 0; k < p->s->nknobs; k++) {
-      x = mix(x);
-      c.v[k] = p->s->knobs[k].values[(x >> 11) % (unsigned long long)p->s->knobs[k].nvalues];
-    }
+    random_config(p, &x, &c);
     if (propose_legal(p, &c) && !tried_has(tried, &c)) {
       *out = c;
       return 1;

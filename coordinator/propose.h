@@ -141,6 +141,10 @@ typedef struct proposer {
 } proposer;
 
 void proposer_init(proposer *p, const spec *s, unsigned long long seed);
+/* A row's init from nothing: p zeroed, then its spec, problem, seed and parameters (the
+ * strategies that keep no state of coordinate's). */
+void proposer_start(proposer *p, const spec *s, const long long *dims, unsigned long long seed,
+                    const double *param);
 
 /* Let the proposer repair refused one-knob moves (alone, or with a near miss), checked against
  * the constraints at `dims` (borrowed: it must outlive the proposer). */

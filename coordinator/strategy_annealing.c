@@ -44,11 +44,7 @@ static const anneal_state *cst(const proposer *p) {
 
 static void anneal_init(proposer *p, const spec *s, const long long *dims,
                         unsigned long long seed, const double *param) {
-  memset(p, 0, sizeof *p);
-  p->s = s;
-  p->dims = dims;
-  p->seed = seed;
-  memcpy(p->param, param, sizeof p->param);
+  proposer_start(p, s, dims, seed, param);
 }
 
 /* The first legal untried one-knob move of `from`, in an order shuffled from x. */

@@ -84,11 +84,7 @@ static void features(const spec *s, const unsigned char *idx, double *x) {
 
 static void model_init(proposer *p, const spec *s, const long long *dims,
                        unsigned long long seed, const double *param) {
-  memset(p, 0, sizeof *p);
-  p->s = s;
-  p->dims = dims;
-  p->seed = seed;
-  memcpy(p->param, param, sizeof p->param);
+  proposer_start(p, s, dims, seed, param);
   st(p)->nfeat = nfeatures(s);
 }
 

@@ -11,11 +11,7 @@
 
 static void random_init(proposer *p, const spec *s, const long long *dims,
                         unsigned long long seed, const double *param) {
-  (void)param;
-  memset(p, 0, sizeof *p);
-  p->s = s;
-  p->dims = dims;
-  p->seed = seed;
+  proposer_start(p, s, dims, seed, param);
 }
 
 static int random_next(const proposer *p, const config *best, const tried_set *tried,
