@@ -1176,6 +1176,42 @@ static void reopen_and_refusal_records_should_be_placed(void **state) {
   free_search(s);
 }
 
+static propose_obs seen_obs[256];
+static int nobs;
+static void logging_feedback(proposer *p, const config *best, const config *cand,
+                             const propose_obs *o) {
+  if (nobs < 256) seen_obs[nobs++] = *o;
+  real_proposer->feedback(p, best, cand, o);
+}
+
+/* The proposer hears a keep's times and a reject's ratio and times; nothing of a refusal. */
+static void the_proposer_should_hear_what_each_decision_measured(void **state) {
+  fixture *f = *state;
+  real_proposer = f->cfg.proposer;
+  proposer_ops ops = *real_proposer;
+  ops.feedback = logging_feedback;
+  f->cfg.proposer = &ops;
+  f->cfg.max_requeue = 0;
+  search *s = new_search(&f->cfg);
+  nobs = 0;
+  drive(s, noisy_at_1, 40, NULL, NULL);
+  int keeps = 0, rejects = 0, refusals = 0;
+  for (int i = 0; i < nobs; i++) {
+    const propose_obs *o = &seen_obs[i];
+    if (o->kept || isfinite(o->ratio)) {
+      assert_true(isfinite(o->best_us) && isfinite(o->new_us));
+      keeps += o->kept;
+      rejects += !o->kept;
+    } else {
+      assert_true(isnan(o->best_us) && isnan(o->new_us));
+      refusals++;
+    }
+  }
+  assert_true(keeps > 0 && rejects > 0 && refusals > 0);
+  free_search(s);
+  f->cfg.proposer = real_proposer;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(two_knob_moves_should_begin_at_their_count, setup, teardown),
@@ -1183,6 +1219,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(run_ahead_should_follow_only_a_step_the_search_made, setup, teardown),
       cmocka_unit_test_setup_teardown(an_ended_search_should_not_go_on_unchanged, setup, teardown),
       cmocka_unit_test_setup_teardown(peek_should_fill_one_guess_and_repeat_itself, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_proposer_should_hear_what_each_decision_measured, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(a_restarted_search_without_a_keep_should_not_duel, setup, teardown),
       cmocka_unit_test_setup_teardown(reopen_and_refusal_records_should_be_placed, setup, teardown),
       cmocka_unit_test_setup_teardown(peek_should_guess_past_a_restart, setup, teardown),
