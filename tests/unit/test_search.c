@@ -1212,6 +1212,30 @@ static void the_proposer_should_hear_what_each_decision_measured(void **state) {
   f->cfg.proposer = real_proposer;
 }
 
+/* A search that ended in its first restart answers with the champion; reopened, it goes on
+ * from that restart's own best. */
+static void a_search_reopened_in_its_first_restart_should_take_its_own_best_back(void **state) {
+  fixture *f = *state;
+  f->cfg.max_requeue = 0;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 1;
+  search *s = new_search(&f->cfg);
+  drive(s, all_rejected, 100, NULL, NULL);
+  assert_true(s->done);
+  assert_int_equal(s->segment, 1);
+  assert_true(config_equal(&s->best, &f->cfg.start)); /* the champion: nothing beat it */
+  config own = s->ended_best;
+  assert_false(config_equal(&own, &s->best));
+  search_fact r;
+  memset(&r, 0, sizeof r);
+  r.kind = SEARCH_REOPEN;
+  r.generation = s->generation;
+  tf_err e = {0};
+  assert_int_equal(search_apply(s, &r, &e), 0);
+  assert_true(config_equal(&s->best, &own));
+  free_search(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(two_knob_moves_should_begin_at_their_count, setup, teardown),
@@ -1219,6 +1243,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(run_ahead_should_follow_only_a_step_the_search_made, setup, teardown),
       cmocka_unit_test_setup_teardown(an_ended_search_should_not_go_on_unchanged, setup, teardown),
       cmocka_unit_test_setup_teardown(peek_should_fill_one_guess_and_repeat_itself, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_search_reopened_in_its_first_restart_should_take_its_own_best_back, setup, teardown),
       cmocka_unit_test_setup_teardown(the_proposer_should_hear_what_each_decision_measured, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_restarted_search_without_a_keep_should_not_duel, setup, teardown),
