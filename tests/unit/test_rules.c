@@ -118,6 +118,9 @@ static void a_job_should_not_set_an_integer_parameter_to_a_fraction(void **state
   j = cJSON_Parse("{\"min_rounds\": 6}");
   decide_params_from_json(j, &o);
   assert_true(*decide_param(&o, "min_rounds") == 6);
+  assert_int_equal(decide_select(&o, "median"), 0); /* a rule without parameters reads none */
+  decide_params_from_json(j, &o);
+  assert_null(decide_param(&o, "min_rounds"));
   cJSON_Delete(j);
 }
 
