@@ -1194,18 +1194,29 @@ static void the_proposer_should_hear_what_each_decision_measured(void **state) {
   f->cfg.max_requeue = 0;
   search *s = new_search(&f->cfg);
   nobs = 0;
-  drive(s, noisy_at_1, 40, NULL, NULL);
+  tf_err e = {0};
   int keeps = 0, rejects = 0, refusals = 0;
-  for (int i = 0; i < nobs; i++) {
-    const propose_obs *o = &seen_obs[i];
-    if (o->kept || isfinite(o->ratio)) {
-      assert_true(isfinite(o->best_us) && isfinite(o->new_us));
-      keeps += o->kept;
-      rejects += !o->kept;
-    } else {
-      assert_true(isnan(o->best_us) && isnan(o->new_us));
+  for (int g = 0; g < 40; g++) {
+    search_step st;
+    assert_int_equal(search_next(s, &st, &e), 0);
+    if (st.kind == SEARCH_DONE) break;
+    search_fact fa = fact_of(&f->tmpl, &st, st.kind == SEARCH_MEASURE ? noisy_at_1(st.generation, &st)
+                                                                      : PLAIN);
+    if (fa.kind == SEARCH_MEASURE) fa.untrusted = !search_trusts(s, &fa);
+    int before = nobs;
+    assert_int_equal(search_apply(s, &fa, &e), 0);
+    if (nobs == before) continue;
+    const propose_obs *o = &seen_obs[nobs - 1];
+    if (fa.decision == DECISION_REFUSED) {
+      assert_true(isnan(o->ratio) && isnan(o->best_us) && isnan(o->new_us));
       refusals++;
+      continue;
     }
+    assert_int_equal(o->kept, fa.decision == DECISION_KEEP);
+    assert_true(o->best_us == fa.best_us && o->new_us == fa.new_us);
+    if (fa.decision == DECISION_REJECT) assert_true(o->ratio == fa.ratio);
+    keeps += fa.decision == DECISION_KEEP;
+    rejects += fa.decision == DECISION_REJECT;
   }
   assert_true(keeps > 0 && rejects > 0 && refusals > 0);
   free_search(s);
