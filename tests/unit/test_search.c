@@ -1200,21 +1200,21 @@ static void the_proposer_should_hear_what_each_decision_measured(void **state) {
     search_step st;
     assert_int_equal(search_next(s, &st, &e), 0);
     if (st.kind == SEARCH_DONE) break;
-    search_fact fa = fact_of(&f->tmpl, &st, st.kind == SEARCH_MEASURE ? noisy_at_1(st.generation, &st)
-                                                                      : PLAIN);
+    outcome o = st.kind == SEARCH_MEASURE ? noisy_at_1(st.generation, &st) : PLAIN;
+    search_fact fa = fact_of(&f->tmpl, &st, o);
     if (fa.kind == SEARCH_MEASURE) fa.untrusted = !search_trusts(s, &fa);
     int before = nobs;
     assert_int_equal(search_apply(s, &fa, &e), 0);
     if (nobs == before) continue;
-    const propose_obs *o = &seen_obs[nobs - 1];
+    const propose_obs *ob = &seen_obs[nobs - 1];
     if (fa.decision == DECISION_REFUSED) {
-      assert_true(isnan(o->ratio) && isnan(o->best_us) && isnan(o->new_us));
+      assert_true(isnan(ob->ratio) && isnan(ob->best_us) && isnan(ob->new_us));
       refusals++;
       continue;
     }
-    assert_int_equal(o->kept, fa.decision == DECISION_KEEP);
-    assert_true(o->best_us == fa.best_us && o->new_us == fa.new_us);
-    if (fa.decision == DECISION_REJECT) assert_true(o->ratio == fa.ratio);
+    assert_int_equal(ob->kept, fa.decision == DECISION_KEEP);
+    assert_true(ob->best_us == fa.best_us && ob->new_us == fa.new_us);
+    if (fa.decision == DECISION_REJECT) assert_true(ob->ratio == fa.ratio);
     keeps += fa.decision == DECISION_KEEP;
     rejects += fa.decision == DECISION_REJECT;
   }
