@@ -1,5 +1,6 @@
 /* The registry of decision rules (common/rule.h): every row is well formed, and a job's
  * "decide" object keeps the keys, in the order, that ledgers were written with. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,7 +119,22 @@ static void a_job_should_not_set_an_integer_parameter_to_a_fraction(void **state
   j = cJSON_Parse("{\"min_rounds\": 6}");
   decide_params_from_json(j, &o);
   assert_true(*decide_param(&o, "min_rounds") == 6);
+  cJSON_Delete(j);
+  j = cJSON_Parse("{\"min_rounds\": 2147483647, \"alpha\": null}"); /* int range; null: inf */
+  decide_params_from_json(j, &o);
+  assert_true(*decide_param(&o, "min_rounds") == 2147483647.0);
+  assert_true(isinf(*decide_param(&o, "alpha")));
+  cJSON_Delete(j);
+  j = cJSON_Parse("{\"min_rounds\": 2147483648}");
+  decide_params_from_json(j, &o);
+  assert_true(*decide_param(&o, "min_rounds") == 2147483647.0);
+  cJSON_Delete(j);
+  j = cJSON_Parse("{}"); /* absent keys keep their values */
+  decide_params_from_json(j, &o);
+  assert_true(*decide_param(&o, "beta") == 0.05);
+  assert_true(*decide_param(&o, "min_rounds") == 2147483647.0);
   assert_int_equal(decide_select(&o, "median"), 0); /* a rule without parameters reads none */
+  for (int k = 0; k < DECIDE_MAX_PARAMS; k++) assert_true(o.param[k] == 0.0);
   decide_params_from_json(j, &o);
   assert_null(decide_param(&o, "min_rounds"));
   cJSON_Delete(j);
