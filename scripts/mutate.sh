@@ -308,7 +308,8 @@ for k, m in enumerate(plan, 1):
     print(f"[{k}/{len(plan)}] {verdict:9s} {m['file']}:{m['line']}:{m['col']}  {m['desc']}  "
           f"(id {m['id']})", flush=True)
 
-print(f"\nmutate: seed {seed}, --max {nmax}, {time.time() - t0:.0f} s")
+how = f"--ids ({len(plan)})" if opts["ids"] else f"seed {seed}, --max {nmax}"
+print(f"\nmutate: {how}, {time.time() - t0:.0f} s")
 
 
 def line(name, t, eqs):
