@@ -12,14 +12,18 @@
 #   a dropped condition            if (c) return|break|continue  ->  if (0) ...
 #
 # usage: scripts/mutate.sh [--files "common/decide.c ..."] [--max N] [--seed S]
-#                          [--timeout SECONDS] [--work DIR] [--list] [--jobs N]
-#   --files    modules to mutate (default: common/decide.c worker/protocol.c
-#              coordinator/search.c coordinator/record.c)
-#   --max      mutants per module, sampled with --seed (default 30; 0: every one)
+#                          [--timeout SECONDS] [--work DIR] [--ids "ID ..."] [--list] [--jobs N]
+#   --files    modules to mutate (default, the core: common/decide.c common/rules/sequential.c
+#              common/rules/median.c common/rules.c worker/protocol.c coordinator/search.c
+#              coordinator/trust.c coordinator/record.c)
+#   --max      mutants per module, sampled with --seed (default 30; 0: every one); the sample is
+#              drawn from all of a module's mutants, and the listed equivalents in it are then
+#              skipped, so listing one changes nothing else in the sample
 #   --seed     the sample's seed (default 1): the same seed and tree try the same mutants
 #   --timeout  seconds per mutant's test run (default 60)
 #   --work     scratch directory (default ${TMPDIR:-/tmp}/tunefarm-mutate); its build/ stays
 #              between runs, so a second run rebuilds only what a mutant touches
+#   --ids      try only these mutants ("id id ..."), e.g. the survivors of an earlier run
 #   --list     print the sampled mutants and stop
 # scripts/mutate-equivalent.txt lists mutants that no test can kill (same behaviour), by the
 # id this script prints, with the reason; they are skipped and counted apart.
@@ -33,8 +37,10 @@ import hashlib, os, random, re, shutil, subprocess, sys, time
 
 root = sys.argv[1]
 args = sys.argv[2:]
-opts = {"files": "common/decide.c worker/protocol.c coordinator/search.c coordinator/record.c",
-        "max": "30", "seed": "1", "timeout": "60", "jobs": "2",
+CORE = ("common/decide.c common/rules/sequential.c common/rules/median.c common/rules.c "
+        "worker/protocol.c coordinator/search.c coordinator/trust.c coordinator/record.c")
+opts = {"files": CORE,
+        "max": "30", "seed": "1", "ids": "", "timeout": "60", "jobs": "2",
         "work": os.path.join(os.environ.get("TMPDIR", "/tmp"), "tunefarm-mutate")}
 listing = False
 i = 0
@@ -58,9 +64,13 @@ files = opts["files"].split()
 
 # The unit tests that exercise each module (the ones a mutant of it must fail).
 TESTS = {
-    "common/decide.c": ["test_decide", "test_protocol", "test_study_replay"],
+    "common/decide.c": ["test_decide", "test_rules", "test_protocol", "test_study_replay"],
+    "common/rules/sequential.c": ["test_decide", "test_rules", "test_study_replay"],
+    "common/rules/median.c": ["test_decide", "test_rules"],
+    "common/rules.c": ["test_rules", "test_decide", "test_example_rule"],
     "worker/protocol.c": ["test_protocol"],
     "coordinator/search.c": ["test_search"],
+    "coordinator/trust.c": ["test_trust", "test_search"],
     "coordinator/record.c": ["test_record", "test_ledger"],
 }
 for f in files:
@@ -184,15 +194,27 @@ def equivalents():
 
 
 eq = equivalents()
-plan, skipped = [], []
+# An entry whose id no mutant of any known module has any more (its line changed) is stale.
+known = {m["id"] for f in TESTS if os.path.isfile(os.path.join(root, f)) for m in mutants_of(f)}
+stale = sorted(i for i in eq if i not in known)
+if stale:
+    print(f"mutate: {len(stale)} entries of scripts/mutate-equivalent.txt match no mutant "
+          f"(their line changed): {' '.join(stale)}")
+# The sample is drawn from every mutant of a module, listed equivalents included, and those
+# are then set aside: listing one does not pull another mutant into the sample.
+plan, skipped = [], {f: 0 for f in files}
 for f in files:
     all_m = mutants_of(f)
-    skipped += [m for m in all_m if m["id"] in eq]
-    live = [m for m in all_m if m["id"] not in eq]
-    random.Random(f"{seed}:{f}").shuffle(live)
-    pick = live if nmax <= 0 else live[:nmax]
+    drawn = list(all_m)
+    random.Random(f"{seed}:{f}").shuffle(drawn)
+    drawn = drawn if nmax <= 0 else drawn[:nmax]
+    if opts["ids"]:  # these mutants alone, wherever the sample falls
+        drawn = [m for m in all_m if m["id"] in opts["ids"].split()]
+    pick = [m for m in drawn if m["id"] not in eq]
+    skipped[f] = len(drawn) - len(pick)
     plan += sorted(pick, key=lambda m: (m["line"], m["col"], m["desc"]))
-    print(f"mutate: {f}: {len(all_m)} mutants, {len(all_m) - len(live)} listed equivalent, "
+    print(f"mutate: {f}: {len(all_m)} mutants ({sum(m['id'] in eq for m in all_m)} listed "
+          f"equivalent); drew {len(drawn)}, {skipped[f]} of them listed equivalent, "
           f"trying {len(pick)}")
 if listing:
     for m in plan:
@@ -238,14 +260,14 @@ def build_and_test(tests, why=None):
     """'ok', 'fail' (a test failed or timed out) or 'nobuild'; why[0]: the output that says so."""
     why = why if why is not None else []
     b = subprocess.run(["cmake", "--build", build, "-j", str(jobs), "--target", *tests],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")
     if b.returncode:
         why.append(b.stdout[-3000:] + b.stderr[-3000:])
         return "nobuild"
     for t in tests:
         try:
             r = subprocess.run([os.path.join(build, "tests", t)], cwd=build, env=env,
-                               capture_output=True, text=True, timeout=limit,
+                               capture_output=True, text=True, errors="replace", timeout=limit,
                                stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             why.append(f"{t}: timed out after {limit} s")
@@ -286,20 +308,25 @@ for k, m in enumerate(plan, 1):
     print(f"[{k}/{len(plan)}] {verdict:9s} {m['file']}:{m['line']}:{m['col']}  {m['desc']}  "
           f"(id {m['id']})", flush=True)
 
-print(f"\nmutate: seed {seed}, {time.time() - t0:.0f} s")
-tk = ts = 0
-for f in files:
-    t = tally[f]
+how = f"--ids ({len(plan)})" if opts["ids"] else f"seed {seed}, --max {nmax}"
+print(f"\nmutate: {how}, {time.time() - t0:.0f} s")
+
+
+def line(name, t, eqs):
     n = t["killed"] + t["survived"]
-    tk, ts = tk + t["killed"], ts + t["survived"]
     pct = 100.0 * t["survived"] / n if n else 0.0
-    print(f"  {f}: killed {t['killed']} / survived {t['survived']} / total {n} "
-          f"({pct:.1f}% survived; {t['stillborn']} did not compile)")
-n = tk + ts
-print(f"  all: killed {tk} / survived {ts} / total {n} "
-      f"({100.0 * ts / n if n else 0.0:.1f}% survived); {len(skipped)} listed equivalent, skipped")
+    print(f"  {name}: survived {t['survived']} of {n} tried ({pct:.1f}%); killed {t['killed']}, "
+          f"{eqs} listed equivalent skipped, {t['stillborn']} did not compile")
+
+
+total = {"killed": 0, "survived": 0, "stillborn": 0}
+for f in files:
+    line(f, tally[f], skipped[f])
+    for k in total:
+        total[k] += tally[f][k]
+line("total", total, sum(skipped.values()))
 for m in survivors:
-    print(f"  survivor {m['id']}  {m['file']}:{m['line']}:{m['col']}  {m['desc']}\n"
-          f"      {m['old'].strip()}")
+    print(f"  survivor {m['id']}  {m['file']}:{m['line']}  {m['desc']}\n"
+          f"      {m['new'].strip()}")
 sys.exit(1 if survivors else 0)
 PY

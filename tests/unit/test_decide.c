@@ -467,7 +467,7 @@ static void too_many_screened_rounds_should_be_refused_as_noisy(void **state) {
   assert_true(decide_enough(&o, &m, r->rounds, 5));  /* five: over it */
   decision d = run("sequential", r);
   assert_int_equal(d.kind, DECISION_REFUSED);
-  assert_true(d.noisy);
+  assert_int_equal(d.noisy, 1);
   assert_int_equal(d.screened, 5);
   assert_reason_has(&d, "screened by clock");
   decision_release(&d);
@@ -859,6 +859,173 @@ static void untrusted_should_say_which_canary_or_which_process(void **state) {
   assert_string_equal(d.reason, "not decided: biased; measured again in a fresh process");
 }
 
+/* ---- boundaries of the shared steps and of the rules ---- */
+
+static int stat_is_null(const decision *d, const char *key) {
+  return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d->stats, key));
+}
+
+/* A clock exactly at throttle_mhz is not throttled; only one below it is. */
+static void a_clock_at_the_throttle_should_not_screen(void **state) {
+  (void)state;
+  decide_opts o = opts("sequential");
+  round_rec rr;
+  memset(&rr, 0, sizeof rr);
+  rr.sm_mhz[0] = rr.sm_mhz[1] = 1965;
+  o.throttle_mhz = 1965;
+  assert_false(decide_screen_round(&o, &rr));
+  o.throttle_mhz = 1965.5;
+  assert_true(decide_screen_round(&o, &rr));
+}
+
+/* A kernel time of 0 on either arm is no measurement: the kernel ratios are then unknown. */
+static void a_zero_kernel_time_should_count_as_unmeasured(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 4; i++) {
+    round_rec *rr = add_round(r, 100.0, 97.0, 80.0);
+    rr->kernel_us[ARM_BEST] = 90.0;
+    rr->kernel_us[ARM_NEW] = 87.3;
+  }
+  for (int a = 0; a < 2; a++) {
+    int arm = a ? ARM_BEST : ARM_NEW;
+    r->rounds[2].kernel_us[arm] = 0.0;
+    decision d = run("median", r);
+    assert_true(isnan(d.kernel_median_ratio));
+    decision_release(&d);
+    r->rounds[2].kernel_us[arm] = a ? 90.0 : 87.3;
+  }
+  free(r);
+}
+
+/* No input sets given reads as one set: the same estimate and interval. */
+static void canary_without_input_sets_should_read_as_one_set(void **state) {
+  (void)state;
+  double ratio[6] = {1.02, 0.99, 1.03, 0.98, 1.01, 1.00};
+  result *r = canary_result(6, ratio, NULL);
+  canary_verdict none, one;
+  decide_canary(0.0025, 0, r, &none);
+  decide_canary(0.0025, 1, r, &one);
+  assert_true(isfinite(one.ratio[0]) && isfinite(one.lo[0]));
+  assert_true(none.ratio[0] == one.ratio[0]);
+  assert_true(none.lo[0] == one.lo[0] && none.hi[0] == one.hi[0]);
+  free(r);
+}
+
+/* A single round is evaluated as the data's end: its statistics are known. */
+static void sequential_should_evaluate_a_single_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_round(r, 100.0, 95.0, 80.0);
+  decision d = run("sequential", r);
+  assert_true(stat_of(&d, "sign_p") == 0.5);
+  assert_true(isfinite(stat_of(&d, "llr")));
+  decision_release(&d);
+  free(r);
+}
+
+/* Two rounds apart: their winsorized spread counts, not only the floor. */
+static void sequential_should_take_the_winsorized_spread_of_two_rounds(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_round(r, 100.0, 90.0, 80.0);
+  add_round(r, 100.0, 80.0, 80.0);
+  decision d = run("sequential", r);
+  assert_true(stat_of(&d, "sigma_winsorized") > 0.01);
+  decision_release(&d);
+  free(r);
+}
+
+/* Sub-microsecond kernel times are measurements; a round without them leaves the instruments'
+ * gap unknown, whichever round it is. */
+static void instrument_gap_should_take_every_used_round(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 6; i++) {
+    round_rec *rr = add_round(r, 10.0, 9.0, 8.0);
+    rr->kernel_us[ARM_BEST] = 0.8;
+    rr->kernel_us[ARM_NEW] = 0.7;
+  }
+  decision d = run("sequential", r);
+  assert_true(fabs(stat_of(&d, "instrument_gap") - (-0.1 + 1.0) / 0.8) < 1e-12);
+  decision_release(&d);
+  r->rounds[0].kernel_us[ARM_NEW] = -1.0;
+  d = run("sequential", r);
+  assert_true(stat_is_null(&d, "instrument_gap"));
+  decision_release(&d);
+  free(r);
+}
+
+/* Rounds all screened, but no more than max_screened: nothing to judge, refused as noisy. */
+static void sequential_with_every_round_screened_should_be_noisy(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 2, 0.95);
+  for (int i = 0; i < 2; i++) set_clocks(&r->rounds[i], 1980, 2178, 1980);
+  decision d = run("sequential", r);
+  assert_int_equal(d.kind, DECISION_REFUSED);
+  assert_int_equal(d.noisy, 1);
+  assert_reason_has(&d, "every round was screened");
+  decision_release(&d);
+  free(r);
+}
+
+/* A median ratio of exactly 1 is no gain: no "needed" figure follows it. */
+static void median_at_a_ratio_of_one_should_not_name_the_needed_gain(void **state) {
+  (void)state;
+  result *r = new_result();
+  for (int i = 0; i < 8; i++) add_round(r, 100.0, 100.0, 80.0);
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  if (strstr(d.reason, "needed")) fail_msg("reason '%s'", d.reason);
+  decision_release(&d);
+  free(r);
+}
+
+/* The median judges measure.rounds rounds; the sequential rule stops on its own. */
+static void only_the_median_should_judge_a_fixed_number_of_rounds(void **state) {
+  (void)state;
+  decide_opts o = opts("median");
+  assert_true(decide_fixed_rounds(&o));
+  o = opts("sequential");
+  assert_false(decide_fixed_rounds(&o));
+}
+
+/* The first round is checked as every other one. */
+static void a_bad_first_round_should_be_named(void **state) {
+  (void)state;
+  result *r = new_result();
+  add_rounds(r, 8, 0.9);
+  r->rounds[0].us[ARM_CONTROL] = 0.0;
+  decision d = run("median", r);
+  assert_int_equal(d.kind, DECISION_REJECT);
+  assert_reason_has(&d, "round 1: a time that is not a positive number");
+  decision_release(&d);
+  free(r);
+}
+
+/* One value has no spread, whatever its sign. */
+static void stats_rel_spread_of_one_value_should_be_zero(void **state) {
+  (void)state;
+  double x[1] = {-2.0};
+  assert_true(stats_rel_spread(x, 1) == 0.0);
+}
+
+/* A canary ratio exactly at the threshold is no bias, however narrow its interval. */
+static void canary_at_the_threshold_should_not_be_biased(void **state) {
+  (void)state;
+  double ratio[8];
+  for (int i = 0; i < 8; i++) ratio[i] = 1.25;
+  result *r = canary_result(8, ratio, NULL);
+  canary_verdict v;
+  decide_canary(0.25, 1, r, &v);
+  assert_true(v.ratio[0] == 1.25 && v.lo[0] > 1.0);
+  assert_int_equal(v.biased, 0);
+  decide_canary(0.24, 1, r, &v);
+  assert_int_equal(v.biased, 1);
+  free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gates_should_name_the_status_and_keep_a_short_detail),
@@ -904,6 +1071,18 @@ int main(void) {
       cmocka_unit_test(instruments_both_saying_slower_should_not_be_ambiguous),
       cmocka_unit_test(sequential_at_the_cap_should_decide_by_the_median),
       cmocka_unit_test(median_rule_should_need_all_its_rounds),
+      cmocka_unit_test(a_bad_first_round_should_be_named),
+      cmocka_unit_test(stats_rel_spread_of_one_value_should_be_zero),
+      cmocka_unit_test(canary_at_the_threshold_should_not_be_biased),
+      cmocka_unit_test(a_clock_at_the_throttle_should_not_screen),
+      cmocka_unit_test(a_zero_kernel_time_should_count_as_unmeasured),
+      cmocka_unit_test(canary_without_input_sets_should_read_as_one_set),
+      cmocka_unit_test(sequential_should_evaluate_a_single_round),
+      cmocka_unit_test(sequential_should_take_the_winsorized_spread_of_two_rounds),
+      cmocka_unit_test(instrument_gap_should_take_every_used_round),
+      cmocka_unit_test(sequential_with_every_round_screened_should_be_noisy),
+      cmocka_unit_test(median_at_a_ratio_of_one_should_not_name_the_needed_gain),
+      cmocka_unit_test(only_the_median_should_judge_a_fixed_number_of_rounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

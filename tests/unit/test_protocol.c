@@ -346,6 +346,10 @@ static void samples_should_follow_the_launch_spread(void **state) {
   snprintf(d.rule, sizeof d.rule, "sequential");
   assert_int_equal(protocol_samples(&m, &d, 0.10, &wanted), 20);
   assert_int_equal(wanted, 20);
+  snprintf(d.rule, sizeof d.rule, "median"); /* no minimum gain: the most samples allowed */
+  d.min_gain = 0.0;
+  assert_int_equal(protocol_samples(&m, &d, 0.05, &wanted), 256);
+  assert_int_equal(wanted, 256);
 }
 
 /* On a device whose launches spread by 5%, the job measures its canary and recorded rounds at
@@ -554,6 +558,62 @@ static void an_unknown_spread_should_keep_the_samples(void **state) {
   assert_int_equal(protocol_samples(&m, &d, 0.01, &wanted), 256); /* no gain to resolve: the cap */
 }
 
+/* A clock that swings 20% between readings and numbers its reasons by the reading. */
+static unsigned long long readings;
+static void swinging_clock(void *self, double *mhz, unsigned long long *reasons) {
+  (void)self;
+  *reasons = ++readings;
+  *mhz = readings % 2 ? 1980.0 : 1650.0;
+}
+
+/* Rounds the rule screens do not count toward measure.rounds, yet the record still stops at
+ * its capacity; each round's clock reasons are the readings before and after it. */
+static void screened_rounds_should_stop_at_the_records_capacity(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  snprintf(f->j->decide.rule, sizeof f->j->decide.rule, "sequential");
+  f->j->decide.max_screened = 10 * MSG_MAX_ROUNDS;
+  f->j->measure.samples = f->j->measure.max_samples = 1;
+  f->ops.clock = swinging_clock;
+  readings = 0;
+  run_logged(f, NULL);
+  assert_int_equal(f->r->nrounds, MSG_MAX_ROUNDS);
+  for (int i = 0; i < f->r->nrounds; i++) {
+    const round_rec *rr = &f->r->rounds[i];
+    assert_true(rr->screened);
+    assert_true(rr->reasons[0] > 0);
+    assert_true(rr->reasons[1] == rr->reasons[0] + ARM_COUNT + 1);
+  }
+}
+
+/* Each burn-in sample reports a spread of its own, numbered; those of best and new are kept. */
+static double burn_spreads[2 * 1000];
+static int nburn, nspread;
+static int numbering_sample(void *self, const placement *p, int set, int samples, double *us,
+                            double *kernel_us, double *spread, tf_err *e) {
+  int rc = backend_sim.sample(self, p, set, samples, us, kernel_us, spread, e);
+  if (spread) {
+    *spread = ++nspread;
+    if (p->arm != ARM_CONTROL && nburn < 2 * 1000) burn_spreads[nburn++] = *spread;
+  }
+  return rc;
+}
+
+/* The longest burn-in (1000 rounds) keeps the spreads of every one of its rounds. */
+static void the_longest_burn_in_should_keep_every_spread(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->measure.burn_in = 1000;
+  f->j->measure.samples = f->j->measure.max_samples = 1;
+  f->ops.sample = numbering_sample;
+  nburn = nspread = 0;
+  tf_err e = {0};
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(nburn, 2 * 1000);
+  assert_true(f->r->launch_spread == stats_median(burn_spreads, nburn));
+}
+
 int main(void) {
   /* These test the measurement machinery on made-up jobs: the simulated device compiles
    * nothing (its NVRTC compile is tested by tests/cli/sim_compile.sh). */
@@ -562,6 +622,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_canary_should_alternate_best_and_its_copy, setup, teardown),
       cmocka_unit_test_setup_teardown(the_rule_should_say_when_the_rounds_are_enough, setup, teardown),
       cmocka_unit_test_setup_teardown(the_rounds_should_stop_at_the_records_capacity, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_longest_burn_in_should_keep_every_spread, setup, teardown),
+      cmocka_unit_test_setup_teardown(screened_rounds_should_stop_at_the_records_capacity, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(a_check_at_the_tolerance_should_pass_and_be_remembered, setup, teardown),
       cmocka_unit_test_setup_teardown(another_template_source_should_check_again, setup, teardown),
       cmocka_unit_test_setup_teardown(a_memo_below_three_quarters_should_keep_what_it_has, setup, teardown),

@@ -135,6 +135,10 @@ static void record_should_refuse_what_the_writer_never_writes(void **state) {
       {"\"wall_s\":0.25", "\"wall_s\":0.25,\"colour\":1", "unknown key 'colour'"},
       {"\"time\":\"2026-01-01T00:00:00Z\",", "", "key 'time' is missing"},
       {"\"screened\":true}]", "\"screened\":true},3]", "round 2 is malformed"},
+      {"\"copy_kernel_us\":null}]}", "\"copy_kernel_us\":null},3]}",
+       "key 'canary.rounds': round 2 is malformed"},
+      {"\"verdict\":\"biased\"", "\"verdict\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"",
+       "key 'canary.verdict' is longer than 64 characters"},
       {"\"duel\":true", "\"duel\":1", "key 'duel' must be true or false"},
       {"\"load_s\":0.02", "\"load_s\":0.02,\"lunch_s\":1", "key 'times'"},
       {"\"measure_s\":0.2", "\"measure_s\":-0.2", "key 'times'"},
@@ -497,12 +501,36 @@ static void record_helpers_should_hold_their_edges(void **state) {
   assert_int_equal(rc.n, 1);
   assert_int_equal((int)strlen(rc.name[0]), SPEC_NAME - 1);
   assert_true(rc.v[0] == 42);
+  s->nknobs = 2; /* a configuration short of the template's knobs: 0 for the rest */
+  config shorter = {1, {42, 7}};
+  record_cfg_of(s, &shorter, &rc);
+  assert_int_equal(rc.n, 2);
+  assert_true(rc.v[0] == 42 && rc.v[1] == 0);
   free(s);
+}
+
+/* A kernel time under a microsecond is a time: the median takes it; an unknown one (< 0) and
+ * a screened round are left out. */
+static void record_rounds_median_should_take_short_kernel_times(void **state) {
+  (void)state;
+  record_gen *g = calloc(1, sizeof *g);
+  assert_non_null(g);
+  g->res.nrounds = 4;
+  static const double k[4] = {0.5, 0.25, -1.0, 0.75};
+  for (int i = 0; i < 4; i++) {
+    g->res.rounds[i].kernel_us[ARM_NEW] = k[i];
+    g->res.rounds[i].us[ARM_NEW] = 10.0 + i;
+  }
+  g->res.rounds[1].screened = 1;
+  assert_true(record_rounds_median(g, ARM_NEW, 1) == 0.625);
+  assert_true(record_rounds_median(g, ARM_NEW, 0) == 12.0);
+  free(g);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(record_should_require_exactly_its_required_keys),
+      cmocka_unit_test(record_rounds_median_should_take_short_kernel_times),
       cmocka_unit_test(record_should_read_every_value_of_a_generation),
       cmocka_unit_test(record_should_hold_values_at_their_edges),
       cmocka_unit_test(record_helpers_should_hold_their_edges),

@@ -889,6 +889,14 @@ static void search_peek_should_guess_nothing_after_the_end(void **state) {
   search_guess g[8];
   assert_int_equal(search_peek(s, NULL, 4, g, &e), 0);
   free_search(s);
+  search_step next;
+  s = after(&f->cfg, 1, &next); /* a live search asked for no guess makes none */
+  memset(g, 0xa5, sizeof g);
+  search_guess untouched;
+  memcpy(&untouched, &g[0], sizeof untouched);
+  assert_int_equal(search_peek(s, &next, 0, g, &e), 0);
+  assert_memory_equal(&g[0], &untouched, sizeof untouched);
+  free_search(s);
 }
 
 static void search_should_take_the_proposer_the_campaign_names(void **state) {
@@ -1069,6 +1077,176 @@ static void a_clean_canary_should_end_the_biased_run(void **state) {
   free_search(s);
 }
 
+/* Every strategy begins its first segment from scratch (proposer_ops.init, not .segment) and
+ * runs the toy search to its end, keeping only faster configurations. */
+static void every_strategy_should_begin_and_run_the_search(void **state) {
+  fixture *f = *state;
+  static const char *const names[] = {"coordinate", "random", "annealing", "model"};
+  for (int k = 0; k < 4; k++) {
+    f->cfg.proposer = proposer_find(names[k], NULL);
+    assert_non_null(f->cfg.proposer);
+    f->cfg.search.budget = 12;
+    search *s = new_search(&f->cfg);
+    search_step steps[64];
+    int n = drive(s, plain, 64, NULL, steps);
+    assert_true(s->done);
+    assert_true(n > 1);
+    assert_int_equal(steps[0].kind, SEARCH_MEASURE);
+    assert_true(s->measured > 0);
+    assert_true(toy_us(&f->tmpl, &s->best) <= toy_us(&f->tmpl, &f->cfg.start));
+    free_search(s);
+  }
+}
+
+/* Guesses go on past a restart: a rejected path that ends its segment guesses the restarted
+ * search's first candidates, from the restart's own start. */
+static void peek_should_guess_past_a_restart(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 3;
+  tf_err e = {0};
+  search_step pending, st;
+  search *s = after(&f->cfg, 0, &pending);
+  search_guess g[SEARCH_PEEK_PER * 4];
+  int n = search_peek(s, &pending, 4, g, &e);
+  search *r = after(&f->cfg, 0, &st);
+  search_guess rej[4];
+  int k = decided_path(r, &st, DECISION_REJECT, -1, 4, rej);
+  assert_true(k >= 2);
+  assert_false(config_equal(&rej[0].best, &pending.best)); /* a restart lies on the path */
+  for (int i = 0; i < k; i++) {
+    int found = 0;
+    for (int j = 0; j < n; j++) found |= same_guess(&g[j], &rej[i]);
+    if (!found) fail_msg("the rejected path's guess %d is not among the %d guesses", i, n);
+  }
+  free_search(r);
+  free_search(s);
+}
+
+/* A restarted search that kept nothing has nothing to duel; a plain run is never ambiguous. */
+static void a_restarted_search_without_a_keep_should_not_duel(void **state) {
+  fixture *f = *state;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 2;
+  search *s = new_search(&f->cfg);
+  search_step steps[100];
+  int n = drive(s, all_rejected, 100, NULL, steps), restarts = 0;
+  for (int i = 0; i < n; i++) {
+    restarts += steps[i].kind == SEARCH_RESTART;
+    assert_int_equal(steps[i].duel, 0);
+  }
+  assert_int_equal(restarts, 2);
+  assert_int_equal(s->ambiguous, 0);
+  free_search(s);
+}
+
+/* A reopen record belongs after the end, at its last generation; so does a static refusal at
+ * the one after the previous record. */
+static void reopen_and_refusal_records_should_be_placed(void **state) {
+  fixture *f = *state;
+  f->cfg.search.budget = 5;
+  search *s = new_search(&f->cfg);
+  drive(s, plain, 100, NULL, NULL);
+  assert_true(s->done);
+  tf_err e = {0};
+  search_fact r;
+  memset(&r, 0, sizeof r);
+  r.kind = SEARCH_REOPEN;
+  r.generation = s->generation + 1;
+  assert_int_equal(search_apply(s, &r, &e), -1);
+  assert_non_null(strstr(e.msg, "key 'generation' must be"));
+  r.generation = s->generation;
+  assert_int_equal(search_apply(s, &r, &e), 0);
+  assert_false(s->done);
+  free_search(s);
+  f->cfg.search.budget = 40;
+  search *live = new_search(&f->cfg);
+  search_fact log[200];
+  search_step steps[200];
+  int n = drive(live, plain, 200, log, steps), at = -1;
+  for (int i = 0; i < n && at < 0; i++)
+    if (steps[i].kind == SEARCH_REFUSE && i > 0) at = i;
+  assert_true(at > 0);
+  free_search(live);
+  s = new_search(&f->cfg);
+  for (int i = 0; i < at - 1; i++)
+    if (search_apply(s, &log[i], &e)) fail_msg("%s", e.msg);
+  assert_int_equal(search_apply(s, &log[at], &e), -1); /* one record left out */
+  assert_non_null(strstr(e.msg, "key 'generation' must be"));
+  free_search(s);
+}
+
+static propose_obs seen_obs[256];
+static int nobs;
+static void logging_feedback(proposer *p, const config *best, const config *cand,
+                             const propose_obs *o) {
+  if (nobs < 256) seen_obs[nobs++] = *o;
+  real_proposer->feedback(p, best, cand, o);
+}
+
+/* The proposer hears a keep's times and a reject's ratio and times; nothing of a refusal. */
+static void the_proposer_should_hear_what_each_decision_measured(void **state) {
+  fixture *f = *state;
+  real_proposer = f->cfg.proposer;
+  proposer_ops ops = *real_proposer;
+  ops.feedback = logging_feedback;
+  f->cfg.proposer = &ops;
+  f->cfg.max_requeue = 0;
+  search *s = new_search(&f->cfg);
+  nobs = 0;
+  tf_err e = {0};
+  int keeps = 0, rejects = 0, refusals = 0;
+  for (int g = 0; g < 40; g++) {
+    search_step st;
+    assert_int_equal(search_next(s, &st, &e), 0);
+    if (st.kind == SEARCH_DONE) break;
+    outcome o = st.kind == SEARCH_MEASURE ? noisy_at_1(st.generation, &st) : PLAIN;
+    search_fact fa = fact_of(&f->tmpl, &st, o);
+    if (fa.kind == SEARCH_MEASURE) fa.untrusted = !search_trusts(s, &fa);
+    int before = nobs;
+    assert_int_equal(search_apply(s, &fa, &e), 0);
+    if (nobs == before) continue;
+    const propose_obs *ob = &seen_obs[nobs - 1];
+    if (fa.decision == DECISION_REFUSED) {
+      assert_true(isnan(ob->ratio) && isnan(ob->best_us) && isnan(ob->new_us));
+      refusals++;
+      continue;
+    }
+    assert_int_equal(ob->kept, fa.decision == DECISION_KEEP);
+    assert_true(ob->best_us == fa.best_us && ob->new_us == fa.new_us);
+    if (fa.decision == DECISION_REJECT) assert_true(ob->ratio == fa.ratio);
+    keeps += fa.decision == DECISION_KEEP;
+    rejects += fa.decision == DECISION_REJECT;
+  }
+  assert_true(keeps > 0 && rejects > 0 && refusals > 0);
+  free_search(s);
+  f->cfg.proposer = real_proposer;
+}
+
+/* A search that ended in its first restart answers with the champion; reopened, it goes on
+ * from that restart's own best. */
+static void a_search_reopened_in_its_first_restart_should_take_its_own_best_back(void **state) {
+  fixture *f = *state;
+  f->cfg.max_requeue = 0;
+  f->cfg.search.max_stale = 1;
+  f->cfg.search.restarts = 1;
+  search *s = new_search(&f->cfg);
+  drive(s, all_rejected, 100, NULL, NULL);
+  assert_true(s->done);
+  assert_int_equal(s->segment, 1);
+  assert_true(config_equal(&s->best, &f->cfg.start)); /* the champion: nothing beat it */
+  config own = s->ended_best;
+  assert_false(config_equal(&own, &s->best));
+  search_fact r;
+  memset(&r, 0, sizeof r);
+  r.kind = SEARCH_REOPEN;
+  r.generation = s->generation;
+  tf_err e = {0};
+  assert_int_equal(search_apply(s, &r, &e), 0);
+  assert_true(config_equal(&s->best, &own));
+  free_search(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(two_knob_moves_should_begin_at_their_count, setup, teardown),
@@ -1076,6 +1254,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(run_ahead_should_follow_only_a_step_the_search_made, setup, teardown),
       cmocka_unit_test_setup_teardown(an_ended_search_should_not_go_on_unchanged, setup, teardown),
       cmocka_unit_test_setup_teardown(peek_should_fill_one_guess_and_repeat_itself, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_search_reopened_in_its_first_restart_should_take_its_own_best_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_proposer_should_hear_what_each_decision_measured, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_restarted_search_without_a_keep_should_not_duel, setup, teardown),
+      cmocka_unit_test_setup_teardown(reopen_and_refusal_records_should_be_placed, setup, teardown),
+      cmocka_unit_test_setup_teardown(peek_should_guess_past_a_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(every_strategy_should_begin_and_run_the_search, setup, teardown),
       cmocka_unit_test_setup_teardown(a_clean_canary_should_end_the_biased_run, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_measure_single_moves_from_the_start, setup, teardown),
       cmocka_unit_test_setup_teardown(search_should_refuse_a_candidate_that_breaks_a_constraint_without_a_job, setup, teardown),

@@ -104,12 +104,36 @@ static void trust_should_give_up_after_max_restarts_biased_processes_in_a_row(vo
   assert_non_null(strstr(why, "3 measure processes in a row biased beyond 0.25%"));
 }
 
+/* Every bound at its smallest, 1: a canary of one round still runs, a canary every generation
+ * runs every generation, and a fresh process every generation is one every generation (with
+ * its canary). */
+static void trust_bounds_of_one_should_count(void **state) {
+  (void)state;
+  trust t = made(1, 1, 2, 0);
+  for (int g = 0; g < 3; g++) {
+    assert_int_equal(t.canary_due, 1);
+    assert_int_equal(t.fresh_due, 0);
+    trust_fact f = as_asked(&t, 1, TRUST_CANARY_OK);
+    trust_apply(&t, &f);
+  }
+  trust u = made(1, 0, 2, 1);
+  trust_fact f = as_asked(&u, 1, TRUST_CANARY_OK);
+  trust_apply(&u, &f);
+  for (int g = 0; g < 2; g++) {
+    assert_int_equal(u.fresh_due, 1);
+    assert_int_equal(u.canary_due, 1);
+    f = as_asked(&u, 2 + g, TRUST_CANARY_OK);
+    trust_apply(&u, &f);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(trust_should_run_the_canary_first_and_every_n),
       cmocka_unit_test(trust_should_allow_only_the_process_a_canary_cleared),
       cmocka_unit_test(trust_should_ask_for_a_fresh_process_every_n_and_after_a_bias),
       cmocka_unit_test(trust_should_give_up_after_max_restarts_biased_processes_in_a_row),
+      cmocka_unit_test(trust_bounds_of_one_should_count),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
