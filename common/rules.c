@@ -23,7 +23,9 @@
 RULES_LIST(RULE_DECLARE)
 TF_RULES_EXTRA(RULE_DECLARE)
 
-static const decide_rule *const rules[] = {RULES_LIST(RULE_ROW) TF_RULES_EXTRA(RULE_ROW)};
+/* A build's extra rows (TF_RULES_EXTRA: a test's own rules) come first: nothing may assume
+ * that the first row is a particular rule, or that it has no parameters. */
+static const decide_rule *const rules[] = {TF_RULES_EXTRA(RULE_ROW) RULES_LIST(RULE_ROW)};
 _Static_assert(sizeof rules / sizeof rules[0] <= RULE_MAX, "more rules than RULE_MAX");
 
 int rule_count(void) { return (int)(sizeof rules / sizeof rules[0]); }

@@ -12,12 +12,41 @@
 
 #include <cmocka.h>
 
-#define TF_RULES_EXTRA(X) X(trimmed)
+#define TF_RULES_EXTRA(X) X(trimmed) X(wide)
 #include "common/rules.c"
 #include "tests/unit/example_rule.c"
 
 #include "common/campaign.h"
 #include "tests/unit/testutil.h"
+
+/* A second extra row, with as many parameters as a rule may have (DECIDE_MAX_PARAMS). */
+static const rule_param wide_params[] = {
+    {"w1", 0, 0.1, 0, 1, "1"}, {"w2", 0, 0.2, 0, 1, "2"}, {"w3", 0, 0.3, 0, 1, "3"},
+    {"w4", 0, 0.4, 0, 1, "4"}, {"w5", 0, 0.5, 0, 1, "5"}, {"w6", 0, 0.6, 0, 1, "6"},
+    {"w7", 0, 0.7, 0, 1, "7"}, {"w8", 1, 8, 0, 9, "8"},
+};
+_Static_assert(sizeof wide_params / sizeof wide_params[0] == DECIDE_MAX_PARAMS, "wide is full");
+static void wide_judge(const decide_opts *o, const result *r, decision *d) {
+  (void)o, (void)r;
+  d->kind = DECISION_REJECT;
+}
+const decide_rule rule_wide = {.name = "wide", .summary = "every parameter slot used",
+                               RULE_PARAMS(wide_params), .judge = wide_judge, .fixed_rounds = 1};
+
+/* A rule that fills every parameter slot is selected with each default in place, and a
+ * campaign sets its last one by key. */
+static void a_rule_with_every_slot_should_select_and_load(void **state) {
+  (void)state;
+  decide_opts o;
+  decide_defaults(&o);
+  assert_int_equal(decide_select(&o, "wide"), 0);
+  for (int i = 0; i < DECIDE_MAX_PARAMS; i++) assert_true(o.param[i] == wide_params[i].def);
+  cJSON *obj = cJSON_Parse("{\"w8\": 3}");
+  tf_err e = {0};
+  assert_int_equal(decide_params_load("x.json", "campaign", obj, &o, &e), 0);
+  assert_true(*decide_param(&o, "w8") == 3);
+  cJSON_Delete(obj);
+}
 
 /* campaigns/gain-chain-short.json with its "decide" object's rule replaced by `rule`, written
  * to a fresh folder; *c loaded from it (0) or *e the loader's error (-1). */
@@ -74,7 +103,7 @@ static void example_rule_should_refuse_a_bad_value_naming_file_and_key(void **st
   assert_int_equal(load_with("\"rule\": \"trimmed\", \"trim\": \"half\"", &c, &e, path, sizeof path), -1);
   if (!strstr(e.msg, "key 'decide.trim'")) fail_msg("message '%s' names no key", e.msg);
   assert_int_equal(load_with("\"rule\": \"trimmd\"", &c, &e, path, sizeof path), -1);
-  if (!strstr(e.msg, "unknown rule 'trimmd' (known: median, sequential, trimmed)"))
+  if (!strstr(e.msg, "unknown rule 'trimmd' (known: trimmed, wide, median, sequential)"))
     fail_msg("message '%s' lists the rules otherwise", e.msg);
 }
 
@@ -153,6 +182,7 @@ static void contributing_should_show_the_example_as_compiled(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(example_rule_should_load_and_parse_its_parameter),
+      cmocka_unit_test(a_rule_with_every_slot_should_select_and_load),
       cmocka_unit_test(example_rule_should_refuse_a_bad_value_naming_file_and_key),
       cmocka_unit_test(example_rule_should_travel_in_a_job),
       cmocka_unit_test(example_rule_should_decide),
