@@ -490,7 +490,7 @@ static void record_helpers_should_hold_their_edges(void **state) {
   snprintf(b.name[0], SPEC_NAME, "X");
   b.n = 1;
   assert_false(record_cfg_equal(&a, &b));
-  spec *s = calloc(1, sizeof *s + sizeof(spec_knob)); /* its one knob after it: one free */
+  spec *s = calloc(1, sizeof *s + 2 * sizeof(spec_knob)); /* its knobs after it: one free */
   assert_non_null(s);
   s->knobs = (spec_knob *)(void *)(s + 1);
   s->nknobs = 1;
@@ -502,6 +502,7 @@ static void record_helpers_should_hold_their_edges(void **state) {
   assert_int_equal((int)strlen(rc.name[0]), SPEC_NAME - 1);
   assert_true(rc.v[0] == 42);
   s->nknobs = 2; /* a configuration short of the template's knobs: 0 for the rest */
+  memset(s->knobs[1].name, 'j', 1);
   config shorter = {1, {42, 7}};
   record_cfg_of(s, &shorter, &rc);
   assert_int_equal(rc.n, 2);
