@@ -137,7 +137,7 @@ static void markdown_should_disarm_markup_and_keep_benign_text(void **state) {
       "tf_layernorm<0, 2, 256, 1, 0, 0, 0, 1>",
       "8 generations in a row without a keep (max_stale)",
       "constraint 'k_tiles': K % BK == 0 (every tile is full)",
-      "+0.41% [+0.30%, +0.52%] sm_90 BLOCK 64\xe2\x86\x92" "32",
+      ("+0.41% [+0.30%, +0.52%] sm_90 BLOCK 64\xe2\x86\x92" "32"),
   };
   for (size_t i = 0; i < sizeof benign / sizeof benign[0]; i++) expect(escape_markdown, benign[i], benign[i]);
 }

@@ -214,7 +214,7 @@ static void utf8_should_accept_exactly_the_well_formed_sequences(void **state) {
 static void one_line_should_allow_only_the_tab_of_the_controls(void **state) {
   (void)state;
   assert_true(jsonio_one_line("a\tb \xC2\xA0 \xE2\x89\xA5 \xF4\x8F\xBF\xBF"));
-  static const char *const bad[] = {"a\nb", "a\rb", "\x1b[2J", "a\x7f", "\xC2\x80", "\xC2\x9B" "2J"};
+  static const char *const bad[] = {"a\nb", "a\rb", "\x1b[2J", "a\x7f", "\xC2\x80", ("\xC2\x9B" "2J")};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     if (jsonio_one_line(bad[i])) fail_msg("case %zu accepted", i);
 }
