@@ -67,7 +67,7 @@ static const command commands[] = {
     {"verify", verify_main, NULL, "LEDGER...",
      "recompute every decision from its own recorded rounds", 0},
     {"bench", bench_main, NULL, "CAMPAIGN",
-     "farm best, start, committed kernels and cuBLAS side by side", 0},
+     "farm best, start, committed kernels and library peers side by side", 0},
     {"export", export_main, NULL, "LEDGER",
      "a search's best as a .cu and .h that build with plain nvcc", 0},
     {"devices", devices_main, NULL, "", "the GPUs of this node and their tags", 0},
