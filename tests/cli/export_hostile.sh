@@ -14,7 +14,10 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 export PATH="$PATH:/usr/local/cuda/bin"
-nvcc --version >/dev/null 2>&1 || { echo "SKIP: no working nvcc here: the exported code is not built"; exit 77; }
+# Without a working nvcc every check but the .cu builds still runs; the test is then
+# reported skipped, for those builds alone were not tried.
+have_nvcc=1
+nvcc --version >/dev/null 2>&1 || have_nvcc=0
 mkdir -p root/campaigns stub
 cp -r "$SRC/templates" "$SRC/kernels" root/
 export TUNEFARM_ROOT="$WORK/root" TUNEFARM_CACHE="$WORK/cache"
@@ -32,6 +35,7 @@ build_h() {
 }
 # build_cu CU: nvcc builds it
 build_cu() {
+  [ "$have_nvcc" = 1 ] || return 0
   nvcc -std=c++17 -arch=sm_90 -c -o "${1%.cu}.o" "$1" >nvcc.log 2>&1 ||
     { cat nvcc.log; fail "$1 does not build with nvcc"; }
 }
@@ -191,4 +195,6 @@ if [ -n "${EXPORT_SAMPLE:-}" ]; then
   echo "sample: $n ledgers of $EXPORT_SAMPLE exported and their headers compiled," \
     "$(((n + 9) / 10)) of their .cu built"
 fi
+[ "$have_nvcc" = 1 ] ||
+  { echo "SKIP: every check passed but the .cu builds: no working nvcc here"; exit 77; }
 echo "ok: hostile strings inert, the launcher's names and included files build"

@@ -26,7 +26,10 @@ for f in templates/haxpy.cu templates/haxpy.json templates/ref_haxpy.cu campaign
 done
 grep -q '^tunefarm run ' "$WORK/steps.sh" && grep -q '^nvcc ' "$WORK/steps.sh" ||
   { cat "$WORK/steps.sh"; fail "the page's commands lack the run or the build"; }
-nvcc --version >/dev/null 2>&1 || { echo "SKIP: no working nvcc here: the page's build cannot run"; exit 77; }
+# Without a working nvcc every other step still runs and is checked; the test is then
+# reported skipped, for the page's build alone was not tried.
+have_nvcc=1
+nvcc --version >/dev/null 2>&1 || { have_nvcc=0; sed -i '/^nvcc /d' "$WORK/steps.sh"; }
 
 bash -eu "$WORK/steps.sh" >"$WORK/steps.out" 2>"$WORK/steps.err" ||
   { tail -30 "$WORK/steps.out" "$WORK/steps.err"; fail "a command of the page failed"; }
@@ -36,7 +39,8 @@ grep -q "campaign haxpy-1m finished" "$WORK/steps.out" "$WORK/steps.err" || fail
 grep -q "final best: " "$WORK/steps.out" || fail "report: no final best"
 grep -q "build with: nvcc -std=c++17 -arch=sm_90 -c export/tf_haxpy_1m.cu" "$WORK/steps.out" ||
   fail "export printed another build command than the page's"
-[ -s export/tf_haxpy_1m.o ] || [ -s tf_haxpy_1m.o ] || fail "the build left no object"
+[ "$have_nvcc" = 0 ] || [ -s export/tf_haxpy_1m.o ] || [ -s tf_haxpy_1m.o ] ||
+  fail "the build left no object"
 # the kernels really compiled: the farm's cache holds their cubins
 [ "$(find "$TUNEFARM_CACHE" -name '*.cubin' | wc -l)" -gt 0 ] || fail "no kernel was compiled"
 # the reference kernel compiles on its own too
@@ -49,4 +53,6 @@ grep -qE '"status": ?"(compiled|cached)"' "$WORK/last.out" || fail "the referenc
 printf '#include "tf_haxpy_1m.h"\nint main(void) { return tf_haxpy_1m_launch(0, 0, 0, 1024, 0); }\n' >drv.c
 gcc -std=c99 -Wall -Werror -I"${TF_CUDA_INCLUDE:?the build names the CUDA include folder}" -Iexport -fsyntax-only drv.c ||
   fail "the exported header does not include from C"
+[ "$have_nvcc" = 1 ] ||
+  { echo "SKIP: every step of the page passed but its nvcc build: no working nvcc here"; exit 77; }
 echo "ok: the tutorial"
