@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/reference.h" /* defines: reference_type_size, reference_type_is_float */
+#include "kernels/reference.h" /* defines: reference_type_size, reference_type_is_float, reference_put, reference_get */
 
 /* The ABI's numbers are tunefarm's own: a buffer's type and role pass through unchanged. */
 #define SAME(a, b) ((int)(a) == (int)(b))
@@ -97,7 +97,10 @@ static int scalars_of(const cpuref_set *s, tf_ref_scalar *out) {
     int t = j->arg_type[a] - 1;
     if (j->arg_kind[a] == SPEC_ARG_FLOAT) {
       x->type = t >= 0 ? t : TF_REF_F32;
-      x->value.f = j->arg_float[a];
+      /* the value the kernel receives: rounded to its type (an epsilon in f16 is not 1e-5) */
+      unsigned char v[8];
+      reference_put(x->type, v, 0, j->arg_float[a]);
+      x->value.f = reference_get(x->type, v, 0);
     } else {
       x->type = t >= 0 ? t : TF_REF_I64;
       x->value.i = s->iargs[a];

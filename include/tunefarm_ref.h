@@ -72,7 +72,7 @@ typedef struct tf_ref_scalar {
   const char *name; /* a problem size's name; a typed argument's "name"; "" for an untyped one */
   int type;         /* tf_ref_type: TF_REF_I64 for a problem size and an untyped integer
                      * argument, TF_REF_F32 for an untyped {"float": x} */
-  tf_ref_value value;
+  tf_ref_value value; /* a floating argument rounded to its type, as the kernel receives it */
 } tf_ref_scalar;
 
 typedef struct tf_ref_args {
