@@ -128,6 +128,16 @@ static int load_named_spec(campaign *c, const char *key, const char *folder, con
   return tf_wrap(e, WHAT " '%s': key '%s'", c->path, key);
 }
 
+/* Every output of every arm is checked against the template's reference. */
+static int need_reference(const campaign *c, tf_err *e) {
+  if (spec_has_reference(&c->tmpl)) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key 'template': template '%s': key 'reference': nothing checks "
+                      "the kernel's outputs; name a reference kernel beside it or a reference "
+                      "library (docs/reference/template.md)",
+                 c->path, c->tmpl.path);
+}
+
 /* search.params: numbers by name, as written; which names a proposer takes and their ranges
  * are the proposer's (coordinator/propose.h), checked where the proposer is found. */
 static int load_search_params(campaign *c, const cJSON *o, tf_err *e) {
@@ -460,15 +470,11 @@ static int load_control(campaign *c, const cJSON *root, tf_err *e) {
   c->control_is_kernel = 1;
   if (load_named_spec(c, "control", "kernels", ctl->valuestring, &c->control_kernel, e)) return -1;
   const spec *k = &c->control_kernel;
-  if (strcmp(k->family, c->tmpl.family) != 0 || k->ndims != c->tmpl.ndims)
+  if (!spec_same_interface(k, &c->tmpl))
     return tf_fail(e, TF_EXIT_INPUT,
-                   WHAT " '%s': key 'control': kernel '%s' computes '%s', the template '%s'",
-                   c->path, k->name, k->family, c->tmpl.family);
-  for (int d = 0; d < k->ndims; d++)
-    if (strcmp(k->dims[d].name, c->tmpl.dims[d].name) != 0)
-      return tf_fail(e, TF_EXIT_INPUT,
-                     WHAT " '%s': key 'control': kernel '%s' orders its dimensions differently",
-                     c->path, k->name);
+                   WHAT " '%s': key 'control': kernel '%s' takes other dimensions, buffers or "
+                        "arguments than the template '%s' (or in another order)",
+                   c->path, k->name, c->tmpl.name);
   c->control_cfg.n = 0;
   return 0;
 }
@@ -550,7 +556,8 @@ static int load_root(campaign *c, const cJSON *root, tf_err *e) {
   if (jsonio_only_keys(c->path, WHAT, root, "", keys, e) ||
       jsonio_str(c->path, WHAT, root, "", "template", 1, 63, &tmpl, e) ||
       find_root(c, tmpl, e) ||
-      load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) || narrow_knobs(c, root, e) ||
+      load_named_spec(c, "template", "templates", tmpl, &c->tmpl, e) ||
+      need_reference(c, e) || narrow_knobs(c, root, e) ||
       jsonio_child(c->path, WHAT, root, "", "problem", 1, cJSON_Object, &prob, e) ||
       spec_dims_from_json(&c->tmpl, prob, WHAT, c->path, "problem", c->dims, e) ||
       jsonio_child(c->path, WHAT, root, "", "start", 1, cJSON_Object, &start, e) ||
@@ -591,7 +598,7 @@ static char *identity_text(const cJSON *root) {
 }
 
 #define HASH_FILES 4
-#define HASH_PARTS (1 + HASH_FILES + 2 + 2 * (1 + 2 * SOURCE_MAX_HEADERS))
+#define HASH_PARTS (1 + HASH_FILES + 2 + 3 * (1 + 2 * SOURCE_MAX_HEADERS))
 
 /* The parts of an identity being hashed: fixed arrays, nothing owned. */
 typedef struct hash_parts {
@@ -622,8 +629,8 @@ static int add_includes(campaign *c, hash_parts *h, const char *tag, const char 
 }
 
 /* The campaign's identity for resume: the campaign without its resumable keys, and the bytes
- * of every file it names (the template's .json and .cu, the committed control's) and of every
- * file their kernels include, so an edited kernel or header is a new campaign. hash_v1 is the
+ * of every file it names (the template's .json and .cu, its reference kernel's .cu, the
+ * committed control's) and of every file those kernels include, so an edited kernel or header is a new campaign. hash_v1 is the
  * identity ledgers were started with before (the campaign file's own bytes, every key, and
  * the same files): resuming accepts either. */
 static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t len, tf_err *e) {
@@ -632,7 +639,7 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
                                    c->control_is_kernel ? c->control_kernel.source_path : NULL};
   hash_parts h = {0};
   char *bufs[HASH_FILES] = {0};
-  source_includes inc[2] = {0};
+  source_includes inc[3] = {0};
   int rc = 0;
   add_part(&h, text, len);
   for (int i = 0; i < HASH_FILES && files[i] && rc == 0; i++) {
@@ -655,6 +662,8 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
   }
   if (rc == 0) rc = add_includes(c, &h, "template includes", files[1], &inc[0], e);
   if (rc == 0 && files[3]) rc = add_includes(c, &h, "control includes", files[3], &inc[1], e);
+  if (rc == 0 && c->tmpl.ref_kernel[0])
+    rc = add_includes(c, &h, "reference includes", c->tmpl.ref_source_path, &inc[2], e);
   char *id = rc == 0 ? identity_text(root) : NULL;
   if (rc == 0 && !id) rc = tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': out of memory", c->path);
   if (rc == 0) {
@@ -668,6 +677,7 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
   for (int i = 0; i < HASH_FILES; i++) free(bufs[i]);
   source_includes_release(&inc[0]);
   source_includes_release(&inc[1]);
+  source_includes_release(&inc[2]);
   return rc;
 }
 

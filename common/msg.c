@@ -404,7 +404,7 @@ static int buffer_extra_from_json(const cJSON *x, job *j, int b, tf_err *e) {
   return 0;
 }
 
-/* "reference": the reference kernel and its launch; absent for a family's CPU reference. */
+/* "reference": the reference kernel and its launch, or the reference library. */
 static void reference_to_json(const job *j, cJSON *o) {
   if (j->ref_library[0]) {
     cJSON *r = cJSON_AddObjectToObject(o, "reference");
@@ -532,7 +532,6 @@ cJSON *job_to_json(const job *j) {
   cJSON_AddNumberToObject(o, "id", (double)j->id);
   cJSON_AddNumberToObject(o, "generation", j->generation);
   cJSON_AddStringToObject(o, "campaign", j->campaign);
-  cJSON_AddStringToObject(o, "family", j->family);
   if (j->root[0]) cJSON_AddStringToObject(o, "root", j->root);
   cJSON *src = cJSON_AddArrayToObject(o, "sources");
   for (int i = 0; i < j->nsources; i++) cJSON_AddItemToArray(src, cJSON_CreateString(j->sources[i]));
@@ -573,7 +572,6 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' (1 or 2 files) or 'arms' (3) missing");
   j->generation = INT_OR(o, "generation", 0);
   str_into(o, "campaign", j->campaign, sizeof j->campaign);
-  str_into(o, "family", j->family, sizeof j->family);
   str_into(o, "root", j->root, sizeof j->root);
   cJSON_ArrayForEach(it, src) {
     if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'sources' must be strings");

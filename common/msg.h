@@ -92,7 +92,6 @@ typedef struct job {
   long long id;
   int generation;
   char campaign[64];
-  char family[32];             /* CPU reference */
   char root[SPEC_PATH];        /* where the paths below lie on this machine: the coordinator
                                 * sends it, a ledger keeps the job without it (job_drop_root) */
   char sources[2][SPEC_PATH];  /* template source, committed control source ("" if none),
@@ -120,7 +119,7 @@ typedef struct job {
   double arg_float[SPEC_MAX_ARGS];
   int arg_type[SPEC_MAX_ARGS];       /* a typed scalar's reference_type + 1; 0: untyped, as
                                       * in a zeroed job */
-  /* The reference kernel ("" when the family's CPU reference checks the outputs): its source
+  /* The reference kernel ("" with a reference library): its source
    * (relative to the root, as sources[]), its name and its launch (grid, block, smem, iargs). */
   char ref_source[SPEC_PATH];
   char ref_kernel[64];

@@ -11,7 +11,7 @@
 
 #include "common/source.h" /* defines: source_check */
 #include "common/jsonio.h"
-#include "kernels/reference.h" /* defines: reference_layout, REFERENCE_SEED_STRIDE */
+#include "kernels/reference.h" /* defines: REFERENCE_SEED_STRIDE */
 
 _Static_assert(REFERENCE_SEED_STRIDE == SPEC_MAX_BUFFERS,
                "the reference's input seeds must give every buffer of a spec its own stream");
@@ -693,54 +693,34 @@ static int check_name_length(const spec *s, tf_err *e) {
   return 0;
 }
 
-/* What every output is checked against: the CPU reference of "family" or the kernel of
- * "reference", exactly one. A family's reference reads and writes float32 by name: refused
- * here, on every path that loads a spec, when it cannot check this kernel. */
-static int check_family(const spec *s, tf_err *e) {
-  const int user = s->ref_kernel[0] || s->ref_library[0];
-  if (s->family[0] && user)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': a spec names 'family' (a CPU "
-                   "reference) or 'reference' (a kernel or a library), not both", s->path);
-  if (!s->family[0] && !user)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference': no reference checks the "
-                   "outputs: name a reference kernel or library ('reference') or a CPU reference "
-                   "('family')", s->path);
-  if (user) return 0;
-  for (int b = 0; b < s->nbuffers; b++)
-    if (s->bufs[b].type != REFERENCE_F32 || s->bufs[b].role == SPEC_ROLE_INOUT ||
-        s->bufs[b].check.kind != REFERENCE_CHECK_L2)
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'buffers[%d]': family '%s' checks float32 "
-                     "inputs and outputs by its tolerance; a type, an inout role or a check of "
-                     "its own needs a reference kernel ('reference')", s->path, b, s->family);
-  const char *dims[SPEC_MAX_DIMS], *bufs[SPEC_MAX_BUFFERS], *key;
-  int outputs[SPEC_MAX_BUFFERS];
-  for (int d = 0; d < s->ndims; d++) dims[d] = s->dims[d].name;
-  for (int b = 0; b < s->nbuffers; b++) bufs[b] = s->bufs[b].name, outputs[b] = s->bufs[b].output;
-  if (reference_layout(s->family, s->ndims, dims, s->nbuffers, bufs, outputs, &key, e) == 0)
-    return 0;
-  return tf_wrap(e, WHAT " '%s': key '%s'", s->path, key);
+/* tunefarm has no references of its own: "family", which named one in older templates, is
+ * refused with what replaces it. */
+static int refuse_family(const spec *s, const cJSON *root, tf_err *e) {
+  if (!cJSON_GetObjectItemCaseSensitive(root, "family")) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 WHAT " '%s': key 'family': tunefarm has no built-in references; name a "
+                      "reference kernel or library ('reference', docs/reference/template.md)",
+                 s->path);
 }
 
 static int load_root(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "reference",
                                      "problem", "knobs", "constraints", "launch", "buffers",
                                      "args", "tolerance", "flops", "bytes", NULL};
-  const char *name, *src, *kernel, *family = NULL, *doc;
-  if (jsonio_only_keys(s->path, WHAT, root, "", keys, e) ||
+  const char *name, *src, *kernel, *doc;
+  if (jsonio_only_keys(s->path, WHAT, root, "", keys, e) || refuse_family(s, root, e) ||
       jsonio_str(s->path, WHAT, root, "", "name", 1, 63, &name, e) || check_name(s, name, e) ||
       jsonio_str(s->path, WHAT, root, "", "doc", 0, 8192, &doc, e) ||
       jsonio_str(s->path, WHAT, root, "", "source", 1, 63, &src, e) ||
       resolve_source(s, "source", src, s->source_path, e) ||
       jsonio_str(s->path, WHAT, root, "", "kernel", 1, sizeof s->kernel - 1, &kernel, e) ||
-      copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e) ||
-      jsonio_str(s->path, WHAT, root, "", "family", 0, sizeof s->family - 1, &family, e) ||
-      (family && copy_name(s, "family", family, s->family, sizeof s->family, e)))
+      copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e))
     return -1;
   s->tolerance = 1e-5;
   if (load_dims(s, root, e) || load_knobs(s, root, e) || check_name_length(s, e) ||
       load_constraints(s, root, e) ||
       load_launch(s, root, e) || load_buffers(s, root, e) || load_reference(s, root, e) ||
-      check_family(s, e) || load_args(s, root, e) || check_reference_args(s, e) ||
+      load_args(s, root, e) || check_reference_args(s, e) ||
       jsonio_num(s->path, WHAT, root, "", "tolerance", 0, 0.0, 1.0, &s->tolerance, e) ||
       load_text_expr(s, root, "", "flops", 0, NULL, s->flops_text, sizeof s->flops_text,
                      &s->flops, e) ||
@@ -1191,4 +1171,18 @@ int spec_config_parse(const spec *s, const config *start, const char *text, cons
                      s->knobs[k].name);
   }
   return 0;
+}
+
+int spec_has_reference(const spec *s) { return s->ref_kernel[0] || s->ref_library[0]; }
+
+int spec_same_interface(const spec *a, const spec *b) {
+  int same = a->ndims == b->ndims && a->nbuffers == b->nbuffers && a->nargs == b->nargs;
+  for (int d = 0; same && d < a->ndims; d++) same = strcmp(a->dims[d].name, b->dims[d].name) == 0;
+  for (int i = 0; same && i < a->nbuffers; i++)
+    same = strcmp(a->bufs[i].name, b->bufs[i].name) == 0 && a->bufs[i].type == b->bufs[i].type &&
+           a->bufs[i].role == b->bufs[i].role;
+  for (int i = 0; same && i < a->nargs; i++)
+    same = a->args[i].kind == b->args[i].kind && a->args[i].type == b->args[i].type &&
+           (a->args[i].kind != SPEC_ARG_BUFFER || a->args[i].buffer == b->args[i].buffer);
+  return same;
 }

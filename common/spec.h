@@ -108,7 +108,6 @@ typedef struct spec {
   char path[SPEC_PATH];        /* the .json file as given */
   char source_path[SPEC_PATH]; /* the .cu file, resolved beside the .json */
   char name[64];
-  char family[32]; /* selects the CPU reference: "matmul", "layernorm"; "" with a reference kernel */
   /* The reference kernel ("reference"): a kernel beside the spec taking the same arguments,
    * run once per input set into outputs of its own. ref_kernel "" when there is none. */
   char ref_kernel[64];
@@ -203,6 +202,16 @@ typedef struct spec_launch_value {
 } spec_launch_value;
 
 #define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS)
+
+/* 1 when the spec names its reference (a kernel or a library). A campaign's template must;
+ * a committed kernel may leave the checking to the template it stands beside. */
+int spec_has_reference(const spec *s);
+
+/* 1 when a and b take the same interface: dimensions by name in the same order, buffers by
+ * name, type and role, and arguments of the same kinds and types naming the same buffers. A
+ * committed kernel stands in for a template's arm only where this holds; the template's
+ * reference then decides whether it computes the same thing. */
+int spec_same_interface(const spec *a, const spec *b);
 
 /* The reference kernel's launch at a problem: grid, block, dynamic shared memory and the
  * integer arguments (which name only problem sizes when there is a reference kernel); with a

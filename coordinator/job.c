@@ -80,25 +80,14 @@ static void build_layout(job *j, const campaign *c) {
   }
 }
 
-/* A committed kernel stands in for a template arm only where it computes the same thing
- * from the same buffers in the same order: the job's layout is the template's. */
+/* A committed kernel stands in for a template arm only where it takes the template's
+ * interface (spec_same_interface): the job's layout is the template's. */
 static int check_kernel_layout(const campaign *c, const spec *k, tf_err *e) {
-  const spec *t = &c->tmpl;
-  int same = strcmp(t->family, k->family) == 0 && t->ndims == k->ndims &&
-             t->nbuffers == k->nbuffers && t->nargs == k->nargs;
-  for (int d = 0; same && d < t->ndims; d++) same = strcmp(t->dims[d].name, k->dims[d].name) == 0;
-  for (int b = 0; same && b < t->nbuffers; b++)
-    same = strcmp(t->bufs[b].name, k->bufs[b].name) == 0 && t->bufs[b].type == k->bufs[b].type &&
-           t->bufs[b].role == k->bufs[b].role;
-  for (int a = 0; same && a < t->nargs; a++)
-    same = t->args[a].kind == k->args[a].kind && t->args[a].type == k->args[a].type &&
-           (t->args[a].kind != SPEC_ARG_BUFFER || t->args[a].buffer == k->args[a].buffer);
-  if (!same)
-    return tf_fail(e, TF_EXIT_INPUT,
-                   "campaign '%s': kernel '%s' ('%s') takes other dimensions, buffers or "
-                   "arguments than template '%s', or computes another family",
-                   c->path, k->name, k->path, t->name);
-  return 0;
+  if (spec_same_interface(&c->tmpl, k)) return 0;
+  return tf_fail(e, TF_EXIT_INPUT,
+                 "campaign '%s': kernel '%s' ('%s') takes other dimensions, buffers or "
+                 "arguments than template '%s'",
+                 c->path, k->name, k->path, c->tmpl.name);
 }
 
 int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e) {
@@ -144,7 +133,6 @@ void job_init(job *j, const campaign *c, long long id, int generation) {
   j->id = id;
   j->generation = generation;
   snprintf(j->campaign, sizeof j->campaign, "%s", c->name);
-  snprintf(j->family, sizeof j->family, "%s", c->tmpl.family);
   snprintf(j->root, sizeof j->root, "%s", c->root);
   campaign_rel_path(c, c->tmpl.source_path, j->sources[0], SPEC_PATH);
   campaign_rel_path(c, c->tmpl.path, j->specs[0], SPEC_PATH);

@@ -20,10 +20,10 @@ int job_build(job *j, const campaign *c, long long id, int generation, const con
 void job_init(job *j, const campaign *c, long long id, int generation);
 /* Set one arm to a configuration of the template (the audit's correctness sweep, the bench). */
 int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e);
-/* Set one arm to committed kernel k (kernels/NAME.json), which must compute the template's
- * family from the same dimensions, buffers and arguments in the same order (TF_EXIT_INPUT
- * naming both files otherwise). A job compiles at most one committed kernel: several arms may
- * hold the same one, never two different ones. k's source becomes sources[1]. */
+/* Set one arm to committed kernel k (kernels/NAME.json), which must take the template's
+ * interface (spec_same_interface; TF_EXIT_INPUT naming both files otherwise); the template's
+ * reference checks it. A job compiles at most one committed kernel: several arms may hold the
+ * same one, never two different ones. k's source becomes sources[1]. */
 int job_set_kernel_arm(job *j, const campaign *c, int arm, const spec *k, tf_err *e);
 /* Set one arm to the campaign's GEMM peer p (ARM_LIBRARY_GEMM, cublasGemmEx) on the job's
  * own buffers, sized as p's dimensions say. Only the cuda backend runs such an arm

@@ -4,7 +4,7 @@
 //
 // Standalone build:
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v kernels/layernorm_row.cu
-// Checked against the "layernorm" CPU reference (kernels/reference.c, double precision).
+// Checked against templates/ref_layernorm.cu (double precision).
 //
 // - One block per row: a row gets all four warps of the block however narrow it is.
 // - float4 loads and stores where D % 4 == 0 (every row 16-byte aligned), single floats

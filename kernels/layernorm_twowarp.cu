@@ -4,7 +4,7 @@
 //
 // Standalone build:
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v kernels/layernorm_twowarp.cu
-// Checked against the "layernorm" CPU reference (kernels/reference.c, double precision).
+// Checked against templates/ref_layernorm.cu (double precision).
 //
 // - A two-warp kernel that gives each warp half the row and walks it in whole 32-lane steps
 //   counts part of the row twice whenever the half is not a multiple of 32 (at width 128 it is

@@ -3,7 +3,7 @@
 //   nvcc -arch=sm_90 -std=c++17 -c templates/chain.cu   (append an explicit instantiation)
 //
 // Each thread runs ITERS dependent steps acc = 0.5 * acc + x from acc = 0, which converge to
-// 2x (acc_n = 2x(1 - 2^-n)), so the output is checked against the "scale2" reference
+// 2x (acc_n = 2x(1 - 2^-n)), so the output is checked against ref_scale2.cu
 // (y = 2x) whatever ITERS is. The steps are a dependent chain, so the kernel's time grows in
 // proportion to ITERS: ITERS 1030 against 1000 is a known 3% difference, measured, not
 // assumed (docs/results.md). Nothing here is tuned; it exists so a rule can be judged on

@@ -4,7 +4,7 @@
 // Standalone build (append an explicit instantiation, e.g.
 //   template __global__ void tf_faulty<0>(const float*, float*, int);):
 //   nvcc -arch=sm_90 -std=c++17 -c templates/faulty.cu
-// Checked against the "scale2" CPU reference (kernels/reference.c): y = 2 * x.
+// Checked against ref_scale2.cu: y = 2 * x.
 //   FAULT 0  correct.
 //   FAULT 1  thread 0 also stores 2^45 bytes past y: an illegal address, a sticky error that
 //            ends the CUDA context (the measure child must die and be replaced).

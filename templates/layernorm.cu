@@ -6,7 +6,7 @@
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/layernorm.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
-// Checked against the "layernorm" CPU reference (kernels/reference.c, double precision).
+// Checked against ref_layernorm.cu (double precision).
 // Two passes over each row in registers: the mean first, then the sum of squared
 // deviations from it (no E[x^2] - E[x]^2 cancellation), then the output.
 // Knobs, in template order:

@@ -5,7 +5,7 @@
 //   nvcc -arch=sm_90 -std=c++17 -c -Xptxas -v templates/matmul.cu
 // tunefarm compiles it with NVRTC (no system headers: nothing is #included).
 //
-// Checked against the "matmul" CPU reference (kernels/reference.c, double accumulation).
+// Checked against ref_matmul.cu (double accumulation).
 // A block computes a BM x BN tile of C from K steps of depth BK; each of its
 // (BM/TM)*(BN/TN) threads owns a TM x TN register tile. Knobs, in template order:
 //   BM, BN   block tile. Bigger tiles re-read A and B from global memory less often.

@@ -25,9 +25,10 @@ static void usage(FILE *f) {
         "                      [--device N] [--backend cuda|sim] [--no-cublas] [--json] CAMPAIGN\n"
         "\n"
         "Side by side on one GPU, same shapes, same protocol: the farm's final best of each\n"
-        "ledger, the campaign's start configuration, every committed kernel of the template's\n"
-        "family (kernels/), and for matmul cuBLAS SGEMM (FP32, CUBLAS_DEFAULT_MATH: no TF32).\n"
-        "Every arm is checked against the double CPU reference on every input set before any\n"
+        "ledger, the campaign's start configuration, every committed kernel that takes the\n"
+        "template's interface (kernels/), and the campaign's library peers (\"peers\": cuBLAS\n"
+        "SGEMM for FP32 with CUBLAS_DEFAULT_MATH, no TF32; cublasGemmEx for FP16 and BF16).\n"
+        "Every arm is checked against the template's reference on every input set before any\n"
         "timing; a wrong arm is not timed. Then the campaign's burn-in rounds and R rounds of S\n"
         "launches per arm, arm order rotated, the L2 flushed before every launch. Progress on\n"
         "stderr; on stdout a Markdown table: median µs (the median of the round medians), spread\n"
@@ -236,16 +237,16 @@ static int cmp_name(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Keep kernels/NAME.json when it computes the template's family. */
+/* Keep kernels/NAME.json when it takes the template's interface (spec_same_interface). */
 static int load_kernel(bench *b, const char *dir, const char *name, tf_err *e) {
   char path[2 * SPEC_PATH];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   spec *k = malloc(sizeof *k); /* large: off the stack; moved into b->kernels when kept */
   if (!k) return tf_fail(e, TF_EXIT_FAIL, "bench: out of memory");
-  int rc = spec_load(k, path, e), keep = rc == 0 && strcmp(k->family, b->c.tmpl.family) == 0;
+  int rc = spec_load(k, path, e), keep = rc == 0 && spec_same_interface(k, &b->c.tmpl);
   if (keep && b->nkernels == BENCH_MAX_KERNELS)
-    rc = tf_fail(e, TF_EXIT_FAIL, "folder '%s': more than %d committed kernels of family '%s'",
-                 dir, BENCH_MAX_KERNELS, b->c.tmpl.family);
+    rc = tf_fail(e, TF_EXIT_FAIL, "folder '%s': more than %d committed kernels take template "
+                 "'%s's interface", dir, BENCH_MAX_KERNELS, b->c.tmpl.name);
   if (rc == 0 && keep)
     b->kernels[b->nkernels++] = *k; /* the parsed expressions now belong to b */
   else if (rc == 0 || keep)
@@ -254,7 +255,7 @@ static int load_kernel(bench *b, const char *dir, const char *name, tf_err *e) {
   return rc;
 }
 
-/* Every kernels/NAME.json of the template's family, in name order. */
+/* Every kernels/NAME.json that takes the template's interface, in name order. */
 static int load_kernels(bench *b, tf_err *e) {
   char dir[SPEC_PATH + 16];
   snprintf(dir, sizeof dir, "%s/kernels", b->c.root);

@@ -237,8 +237,8 @@ static void provenance(FILE *f, const export_what *w) {
   const spec *s = &w->c->tmpl;
   char cfg[1024];
   spec_config_str(s, &w->cfg, cfg, sizeof cfg);
-  fputs(" * Template '", f), c_comment_text(f, s->name), fputs("' (", f);
-  c_comment_text(f, s->family), fputs("), configuration ", f), c_comment_text(f, cfg);
+  fputs(" * Template '", f), c_comment_text(f, s->name), fputs("', configuration ", f);
+  c_comment_text(f, cfg);
   fputs(".\n * Tuned by campaign '", f), c_comment_text(f, w->c->name), fputs("' at", f);
   for (int d = 0; d < s->ndims; d++) {
     fputc(' ', f), c_comment_text(f, s->dims[d].name);

@@ -94,7 +94,6 @@ typedef struct cb_launch {
 
 /* What decides the host inputs and the reference: two jobs with equal shapes share them. */
 typedef struct cb_shape {
-  char family[32];
   int ndims;
   char dim_names[SPEC_MAX_DIMS][SPEC_NAME];
   long long dims[SPEC_MAX_DIMS];
@@ -104,7 +103,7 @@ typedef struct cb_shape {
   int buf_role[SPEC_MAX_BUFFERS];
   int buf_type[SPEC_MAX_BUFFERS];
   reference_init buf_init[SPEC_MAX_BUFFERS];
-  char ref_kernel[64];       /* the reference kernel, "" for the family's CPU reference */
+  char ref_kernel[64];         /* the reference kernel, "" with a reference library */
   char ref_source[SPEC_PATH];
   char ref_library[SPEC_PATH]; /* or the CPU reference library (common/cpuref.h) */
   long long count[SPEC_MAX_BUFFERS]; /* the largest count of any arm */
@@ -120,13 +119,11 @@ typedef struct cb_host {
   cb_shape shape;
   void *buf[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* every buffer; the filled ones (input, inout)
                                              * page-locked, the others zeros */
-  double *ref[CB_MAX_SETS];                  /* the family's CPU reference output per set */
   void *kref[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* the reference kernel's or library's outputs
                                               * per set */
   int kref_type[SPEC_MAX_BUFFERS];           /* their element type: the buffer's for a
                                               * kernel, cpuref_out_type's for a library */
-  int out;                                   /* the family's output; with a reference kernel
-                                              * the first checked buffer ("wrong" halves it) */
+  int out;                                   /* the first checked buffer ("wrong" halves it) */
   void *out_host;  /* one arm's output, copied back (page-locked) */
   void *in_host;   /* one input, read back after a check (page-locked) */
 } cb_host;
@@ -333,7 +330,6 @@ static void cb_host_release(cb_host *h) {
         (void)cudaFreeHost(h->buf[set][b]);
       free(h->kref[set][b]);
     }
-    free(h->ref[set]);
   }
   if (h->out_host) (void)cudaFreeHost(h->out_host);
   if (h->in_host) (void)cudaFreeHost(h->in_host);
@@ -512,7 +508,6 @@ static int cb_load(cuda_backend *s, tf_err *e) {
 
 static void cb_shape_of(const job *j, cb_shape *sh) {
   memset(sh, 0, sizeof *sh); /* padding too: shapes are compared with memcmp */
-  snprintf(sh->family, sizeof sh->family, "%s", j->family);
   sh->ndims = j->ndims;
   for (int d = 0; d < j->ndims; d++) {
     memcpy(sh->dim_names[d], j->dim_names[d], SPEC_NAME);
@@ -539,34 +534,6 @@ static void cb_shape_of(const job *j, cb_shape *sh) {
   snprintf(sh->ref_library, sizeof sh->ref_library, "%s", j->ref_library);
 }
 
-/* 1 when the job brings its own reference (a kernel or a library) for every checked output,
- * 0 when the family's CPU reference checks its one output. */
-static int cb_user_ref(const cb_shape *sh) {
-  return sh->ref_kernel[0] || sh->ref_library[0];
-}
-
-static int cb_host_reference(cb_host *h, int set, tf_err *e) {
-  const cb_shape *sh = &h->shape;
-  const char *dim_names[SPEC_MAX_DIMS], *buf_names[SPEC_MAX_BUFFERS];
-  const float *bufs[SPEC_MAX_BUFFERS]; /* a family's buffers are float32 (spec_load) */
-  for (int d = 0; d < sh->ndims; d++) dim_names[d] = sh->dim_names[d];
-  for (int b = 0; b < sh->nbuffers; b++) {
-    buf_names[b] = sh->buf_names[b];
-    bufs[b] = h->buf[set][b];
-  }
-  reference_io io = {.family = sh->family, .ndims = sh->ndims, .dim_names = dim_names,
-                     .dims = sh->dims, .nbuffers = sh->nbuffers, .buf_names = buf_names,
-                     .bufs = bufs, .counts = sh->count};
-  h->out = reference_output_index(&io);
-  if (h->out < 0)
-    return tf_fail(e, TF_EXIT_FAIL, "no CPU reference for family '%s' with this job's buffers",
-                   sh->family);
-  h->ref[set] = malloc((size_t)sh->count[h->out] * sizeof(double));
-  if (!h->ref[set]) return tf_fail(e, TF_EXIT_FAIL, "out of memory for the CPU reference");
-  if (reference_compute(&io, h->ref[set], e)) return tf_wrap(e, "cpu reference, input set %d", set);
-  return 0;
-}
-
 /* The job's reference kernel compiled through the cubin cache (the arms' path, one kernel)
  * and loaded: *lib and *kern; compile_release(cr) after unloading. */
 static int cb_ref_load(cuda_backend *s, compile_result *cr, cudaLibrary_t *lib, cudaKernel_t *kern,
@@ -591,6 +558,7 @@ static int cb_ref_load(cuda_backend *s, compile_result *cr, cudaLibrary_t *lib, 
     return tf_wrap(e, "reference kernel '%s'", j->ref_kernel);
   if (CUDA_CHECK(cudaLibraryGetKernel(kern, *lib, cr->lowered[0]), e)) {
     (void)cudaLibraryUnload(*lib);
+    *lib = NULL;
     return tf_wrap(e, "reference kernel '%s'", j->ref_kernel);
   }
   return 0;
@@ -645,10 +613,20 @@ static int cb_ref_run(cuda_backend *s, cudaKernel_t kern, int set, tf_err *e) {
   for (int a = 0; a < j->nargs && rc == 0; a++) {
     memset(&store[a], 0, sizeof store[a]);
     argv[a] = &store[a];
+    /* an untyped scalar goes as the reference's own parameter takes it (a double, a long
+     * long), as it does for the arms; 0 where the runtime cannot say */
+    size_t off = 0, size = 0;
+    if (j->arg_kind[a] != SPEC_ARG_BUFFER &&
+        cudaFuncGetParamInfo((const void *)kern, (size_t)a, &off, &size) != cudaSuccess)
+      (void)cudaGetLastError(), size = 0;
     if (j->arg_kind[a] == SPEC_ARG_BUFFER) store[a].p = dev[j->arg_buffer[a]];
-    else rc = cb_scalar(j, a, g->iarg[a], 0, &store[a], e);
+    else rc = cb_scalar(j, a, g->iarg[a], size, &store[a], e);
   }
   dim3 grid = {g->grid[0], g->grid[1], g->grid[2]}, block = {g->block[0], g->block[1], g->block[2]};
+  if (rc == 0 && g->smem > CB_SMEM_NO_OPTIN)
+    rc = CUDA_CHECK(cudaKernelSetAttributeForDevice(kern,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)g->smem, s->ordinal), e);
   if (rc == 0)
     rc = CUDA_CHECK(cudaLaunchKernel((const void *)kern, grid, block, argv, g->smem, s->stream), e);
   for (int b = 0; b < sh->nbuffers && rc == 0; b++) {
@@ -670,11 +648,11 @@ static int cb_kernel_reference(cuda_backend *s, tf_err *e) {
   cb_host *h = &s->host;
   compile_result cr;
   memset(&cr, 0, sizeof cr);
-  cudaLibrary_t lib;
+  cudaLibrary_t lib = NULL; /* set only once loaded */
   cudaKernel_t kern;
   int rc = cb_ref_load(s, &cr, &lib, &kern, e);
   for (int set = 0; rc == 0 && set < h->shape.nsets; set++) rc = cb_ref_run(s, kern, set, e);
-  if (rc == 0 || e->code != TF_STICKY) (void)cudaLibraryUnload(lib);
+  if (lib && (rc == 0 || e->code != TF_STICKY)) (void)cudaLibraryUnload(lib);
   compile_release(&cr);
   h->out = -1;
   for (int b = h->shape.nbuffers - 1; b >= 0; b--) {
@@ -733,8 +711,9 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
       reference_fill_typed(h->buf[set][b], sh.buf_type[b], n, &sh.buf_init[b],
                            reference_input_seed(sh.seed, set, b));
     }
-    if (!cb_user_ref(&sh) && cb_host_reference(h, set, e)) return -1;
   }
+  if (!sh.ref_kernel[0] && !sh.ref_library[0])
+    return tf_fail(e, TF_EXIT_INPUT, "the job names no reference: nothing would check its outputs");
   if (sh.ref_kernel[0] && cb_kernel_reference(s, e)) return -1;
   if (sh.ref_library[0] && cb_library_reference(s, e)) return -1;
   if (!(h->out_host = cb_host_alloc(out_max, "the output", e)) ||
@@ -792,7 +771,7 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
   const cb_host *h = &s->host;
   for (int k = 0; k < ARM_COUNT; k++)
     for (int o = 0; o < h->shape.nbuffers; o++)
-      if ((o == h->out || (cb_user_ref(&h->shape) && h->shape.buf_output[o])) &&
+      if (h->shape.buf_output[o] &&
           b->j.arm[k].geom.count[o] != h->shape.count[o])
         return tf_fail(e, TF_EXIT_FAIL, "arm '%s': output '%s' has %lld elements, another arm "
                        "has %lld: the arms must share the output's shape", arm_names[k],
@@ -846,9 +825,15 @@ static int cb_blas_setup(cuda_backend *s, tf_err *e) {
   cublas_load(&s->blas);
   if (!s->blas.ok) return tf_fail(e, TF_EXIT_FAIL, "cuBLAS: %s", s->blas.why);
   if (CUBLAS_CHECK(s->blas.cublasCreate_v2(&s->blas_handle), e)) return -1;
+  /* ready only on this stream: a handle left on the default stream would run outside the
+   * timed span and race the copy-back */
+  if (CUBLAS_CHECK(s->blas.cublasSetStream_v2(s->blas_handle, s->stream), e) ||
+      CUBLAS_CHECK(s->blas.cublasSetMathMode(s->blas_handle, TF_CUBLAS_DEFAULT_MATH), e)) {
+    (void)s->blas.cublasDestroy_v2(s->blas_handle);
+    return -1;
+  }
   s->have_blas = 1;
-  return CUBLAS_CHECK(s->blas.cublasSetStream_v2(s->blas_handle, s->stream), e) ||
-         CUBLAS_CHECK(s->blas.cublasSetMathMode(s->blas_handle, TF_CUBLAS_DEFAULT_MATH), e);
+  return 0;
 }
 
 /* 1 when some arm is a kernel of the job's NVRTC program. */
@@ -1059,17 +1044,14 @@ static int cb_check(void *self, const placement *p, int set, double *rel_err, tf
   cuda_backend *s = self;
   if (cb_usable(s, p, set, e)) return -1;
   cb_job *b = &s->job;
-  int arm = p->arm, intact = 0, kernel_ref = cb_user_ref(&s->host.shape);
-  size_t n = (size_t)s->host.shape.count[s->host.out];
+  int arm = p->arm, intact = 0;
   double err = 0.0;
-  if (cb_check_launch(s, p, set, e) ||
-      (kernel_ref ? cb_kernel_check(s, p, set, &err, e) : cb_copy_back(s, p, set, s->host.out, e)) ||
+  if (cb_check_launch(s, p, set, e) || cb_kernel_check(s, p, set, &err, e) ||
       (intact = cb_inputs_intact(s, p, set, e)) < 0) {
     cb_failed(s, e);
     return tf_wrap(e, "check of arm '%s' (%s), input set %d", arm_names[arm],
                    b->j.arm[arm].name_expr, set);
   }
-  if (!kernel_ref) err = reference_rel_err(s->host.out_host, s->host.ref[set], n);
   *rel_err = intact ? err : INFINITY;
   return 0;
 }

@@ -38,14 +38,16 @@ static unsigned long long fnv_str(unsigned long long h, const char *s) {
   return tf_fnv64(h, s, strlen(s) + 1);
 }
 
-/* What decides arm a's outputs on input set `set`: its kernel (name, configuration, source,
- * geometry), the job's problem and layout, and the inputs (seed, set). Fields one by one: a
+/* What decides arm a's verdict on input set `set`: its kernel (name, configuration, source,
+ * geometry), the job's problem, layout and reference, and the inputs (seed, set). Fields one by one: a
  * struct's padding is not part of it. */
 static unsigned long long gate_key(const job *j, int a, int set) {
   const job_arm *m = &j->arm[a];
   const launch_geom *g = &m->geom;
   unsigned long long h = TF_FNV64_BASIS;
-  h = fnv_str(h, j->family);
+  h = fnv_str(h, j->ref_kernel);
+  h = fnv_str(h, j->ref_source);
+  h = fnv_str(h, j->ref_library);
   h = fnv_str(h, j->sources[m->from_template ? 0 : 1]);
   h = fnv_str(h, m->name_expr);
   h = fnv_str(h, m->library);
@@ -60,6 +62,8 @@ static unsigned long long gate_key(const job *j, int a, int set) {
   h = tf_fnv64(h, g->iarg, sizeof g->iarg[0] * (size_t)j->nargs);
   h = tf_fnv64(h, j->dims, sizeof j->dims[0] * (size_t)j->ndims);
   h = tf_fnv64(h, j->buf_output, sizeof j->buf_output[0] * (size_t)j->nbuffers);
+  h = tf_fnv64(h, j->buf_type, sizeof j->buf_type[0] * (size_t)j->nbuffers);
+  h = tf_fnv64(h, j->buf_role, sizeof j->buf_role[0] * (size_t)j->nbuffers);
   h = tf_fnv64(h, j->arg_kind, sizeof j->arg_kind[0] * (size_t)j->nargs);
   h = tf_fnv64(h, j->arg_buffer, sizeof j->arg_buffer[0] * (size_t)j->nargs);
   h = tf_fnv64(h, j->arg_float, sizeof j->arg_float[0] * (size_t)j->nargs);

@@ -16,8 +16,8 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib.bash"
 cd "$WORK"
 
-# sample_family FAMILY CAMPAIGN 'DIMS OF THE SECOND SPACE'
-sample_family() {
+# sample_template TEMPLATE CAMPAIGN 'DIMS OF THE SECOND SPACE'
+sample_template() {
   local fam=$1 names tag e check n=0
   reshaped "$fam-other" "$2" "$3"
   local -A file=([main]="$SRC/campaigns/$2.json" [other]="$WORK/$fam-other.json")
@@ -48,7 +48,7 @@ sample_family() {
   audit_where "$fam-sample" "${file[main]}" 2 "$(sampled_where "$names" 53)"
 }
 
-sample_family matmul matmul-1024 '"M": 4095, "N": 4097, "K": 1023'
-sample_family layernorm layernorm-4096x768 '"R": 16384, "D": 4096'
+sample_template matmul matmul-1024 '"M": 4095, "N": 4097, "K": 1023'
+sample_template layernorm layernorm-4096x768 '"R": 16384, "D": 4096'
 audit_where faulty "$SRC/campaigns/faulty.json" 2
 audit_where chain "$SRC/campaigns/decide-aa.json" 2

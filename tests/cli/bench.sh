@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `tunefarm bench` on the simulated device: the ledger of a short run, then one table row per
-# arm (the farm best, the start, the committed kernels of the family, cuBLAS skipped), the
+# arm (the farm best, the start, the committed kernels of the template's interface, cuBLAS skipped), the
 # farm best's configuration is the ledger's final best, a wrong arm is not timed, and bad
 # input ends with one message naming the file or the key and exit status 2.
 source "$(dirname "$0")/../lib.sh"
@@ -51,7 +51,7 @@ grep -q 'checked against the double CPU reference' bench.md && fail "bench --bac
 grep -q '^- protocol: .*no arm checked' bench.md || fail "the protocol line does not say nothing was checked"
 [ "$(grep -c '| not checked |' bench.md)" -eq 4 ] || fail "the measured rows do not say 'not checked'"
 
-# Another shape, JSON lines, another family.
+# Another shape, JSON lines, another template.
 "$TF" bench --backend sim --dims M=1000,N=1000,K=1000 --rounds 2 --samples 3 \
   campaigns/matmul-1024.json >dims.md 2>/dev/null || fail "bench --dims failed"
 grep -q '^## .*M=1000 N=1000 K=1000' dims.md || fail "--dims is not in the header"

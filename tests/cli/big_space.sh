@@ -19,13 +19,15 @@ template() {
     k=$((k + 1))
   done
   cat >"root/templates/$name.json" <<JSON
-{"name": "$name", "source": "$name.cu", "kernel": "k", "family": "scale2",
+{"name": "$name", "source": "$name.cu", "kernel": "k",
+ "reference": {"kernel": "r", "source": "$name.cu", "launch": {"grid": ["ceil_div(N, 256)", 1, 1], "block": [256, 1, 1]}},
  "problem": {"N": [1, 65536]}, "knobs": {${knobs%,}}, "constraints": [],
  "launch": {"grid": ["ceil_div(N, 256)", 1, 1], "block": [256, 1, 1]},
  "buffers": [{"name": "x", "count": "N", "role": "input"}, {"name": "y", "count": "N", "role": "output"}],
  "args": ["x", "y", "N"]}
 JSON
-  echo "template <${params%, }> __global__ void k(const float *x, float *y, int n) {}" >"root/templates/$name.cu"
+  printf 'template <%s> __global__ void k(const float *x, float *y, int n) {}\n__global__ void r(const float *x, float *y, int n) {}\n' \
+    "${params%, }" >"root/templates/$name.cu"
   echo "{\"template\": \"$name\", \"problem\": {\"N\": 1024}, \"start\": {${start%, }}, \"control\": {${start%, }}, \"search\": {\"budget\": 2}}" \
     >"root/campaigns/$name.json"
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Campaigns that fit their user. `knobs` narrows a template's domains (and is held
 # to them), a campaign outside the repository finds its template or names the fix, and a
-# family no CPU reference checks is refused at `check` and by a simulated run, naming the
-# file and the key.
+# template nothing checks (no reference, or a "family") is refused at `check` and by a
+# simulated run, naming the file and the key.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 unset TUNEFARM_ROOT
@@ -42,18 +42,24 @@ grep -qF "set TUNEFARM_ROOT to the folder that holds them" last.err || fail "the
 TUNEFARM_ROOT="$SRC" expect_exit 0 "$TF" check mine/my.json
 echo "ok: TUNEFARM_ROOT finds the template of a campaign outside the repository"
 
-# --- family: checked where the template loads, on every backend
+# --- the reference: a template without one, or with a "family" (a built-in reference of
+# older templates), is refused where the template loads, on every backend
 mkdir -p fam/campaigns fam/templates fam/kernels
-cp "$SRC"/templates/faulty.* fam/templates/
-sed 's/"family": "scale2"/"family": "relu"/' "$SRC/templates/faulty.json" >fam/templates/faulty.json
+cp "$SRC"/templates/faulty.* "$SRC"/templates/ref_scale2.cu fam/templates/
 cp "$SRC/campaigns/faulty.json" fam/campaigns/
-refused "key 'family': unknown family 'relu': no CPU reference checks it (known: matmul, layernorm, scale2)" \
-  "$TF" check fam/campaigns/faulty.json
-grep -qF "templates/faulty.json': key 'family'" last.err || fail "the template's file is not named"
+python3 - "$SRC/templates/faulty.json" fam/templates/faulty.json <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+del t["reference"]
+json.dump(t, open(sys.argv[2], "w"), indent=1)
+PY
+refused "key 'reference': nothing checks the kernel's outputs" "$TF" check fam/campaigns/faulty.json
+grep -qF "templates/faulty.json': key 'reference'" last.err || fail "the template's file is not named"
 expect_exit 2 "${MPIRUN[@]}" -np 2 "$TF" run --backend sim --ledgers "$WORK/ledgers" fam/campaigns/faulty.json
-grep -qF "key 'family': unknown family 'relu'" last.err || { cat last.err; fail "the simulated run did not refuse the family"; }
-[ ! -e "$WORK/ledgers" ] || fail "the simulated run wrote a ledger for a family no reference checks"
+grep -qF "key 'reference': nothing checks" last.err || { cat last.err; fail "the simulated run did not refuse it"; }
+[ ! -e "$WORK/ledgers" ] || fail "the simulated run wrote a ledger for a template nothing checks"
 echo "ok: the simulated run refuses it before any ledger"
-# a buffer the family's reference reads must exist under its name
-sed 's/"name": "x"/"name": "input"/; s/"x", "y"/"input", "y"/' "$SRC/templates/faulty.json" >fam/templates/faulty.json
-refused "key 'buffers': family 'scale2' needs an input buffer 'x'" "$TF" check fam/campaigns/faulty.json
+sed 's/"kernel": "tf_faulty",/"kernel": "tf_faulty", "family": "scale2",/' "$SRC/templates/faulty.json" \
+  >fam/templates/faulty.json
+refused "templates/faulty.json': key 'family': tunefarm has no built-in references; name a reference kernel or library ('reference'" \
+  "$TF" check fam/campaigns/faulty.json

@@ -84,8 +84,15 @@ sed -i 's/float \*lse, int R/double *lse, int R/' sm/templates/ref_softmax.cu
 grep -q 'double \*lse' sm/templates/ref_softmax.cu || fail "ref not edited"
 refused check "key 'args[2]': reference kernel 'ref_softmax' takes 'double *', the spec passes buffer 'lse' of type f32"
 
-# a committed control kernel whose spec drops its last argument
+# a committed control kernel whose spec drops its last argument: it no longer takes the
+# template's interface
 camp=root/campaigns/layernorm-4096x768.json
+cp root/kernels/layernorm_twowarp.json twowarp.orig
 sed -i 's/, {"float": 1e-5}\]/]/' root/kernels/layernorm_twowarp.json
 grep -q '"D"\]' root/kernels/layernorm_twowarp.json || fail "control args not edited"
-refused check "/root/kernels/layernorm_twowarp.json': key 'args': kernel 'tf_layernorm_twowarp' takes 7 parameters"
+refused check "key 'control': kernel 'layernorm_twowarp' takes other dimensions, buffers or arguments than the template 'layernorm'"
+# a committed control kernel whose source takes a parameter its spec does not list
+cp twowarp.orig root/kernels/layernorm_twowarp.json
+sed -i '/tf_layernorm_twowarp(/,/float eps) {/ s/float eps) {/float eps, int extra) {/' root/kernels/layernorm_twowarp.cu
+grep -q 'int extra' root/kernels/layernorm_twowarp.cu || fail "control source not edited"
+refused check "/root/kernels/layernorm_twowarp.json': key 'args': kernel 'tf_layernorm_twowarp' takes 8 parameters"

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p root/campaigns root/templates root/kernels
-cp "$SRC"/templates/layernorm.* root/templates/
+cp "$SRC"/templates/layernorm.* "$SRC"/templates/ref_layernorm.cu root/templates/
 cp "$SRC"/kernels/layernorm_twowarp.* root/kernels/
 cp "$SRC/campaigns/layernorm-4096x768.json" root/campaigns/ln.json
 export TUNEFARM_ROOT="$WORK/root"

@@ -109,7 +109,7 @@ build_cu out/tf_t.cu
 
 # ---- the launcher's own names as the user's names; included files ----
 # variant CAMPAIGN TEMPLATE "DIMS" "BUFFERS" [KERNEL]: a copy of layernorm with these problem
-# sizes and input buffers besides its own (which its family needs), one constraint reading them
+# sizes and input buffers besides its own (which its reference kernel takes), one constraint reading them
 variant() {
   python3 - "$@" <<'PY' || fail "cannot write template $2"
 import json, sys

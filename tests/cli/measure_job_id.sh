@@ -8,7 +8,7 @@ arm() {
   echo "{\"role\":\"$1\",\"name_expr\":\"tf_faulty<0>\",\"template\":true,\"config\":[0],\"grid\":[4,1,1],\"block\":[256,1,1],\"smem\":0,\"counts\":[1024,1024],\"clear\":[0,0],\"iargs\":[0,0,1024],\"fault\":\"\"}"
 }
 job() { # job ID [TOLERANCE]
-  echo "{\"type\":\"job\",\"id\":$1,\"generation\":1,\"campaign\":\"ids\",\"family\":\"scale2\",\"root\":\"$SRC\",\"sources\":[\"templates/faulty.cu\"],\"specs\":[\"templates/faulty.json\"],\"dims\":{\"N\":1024},\"buffers\":[{\"name\":\"x\",\"output\":false},{\"name\":\"y\",\"output\":true}],\"args\":[{\"buffer\":0},{\"buffer\":1},{\"int\":true}],\"arms\":[$(arm best),$(arm new),$(arm control)],\"tolerance\":${2:-1e-06},\"measure\":{\"burn_in\":1,\"rounds\":3,\"samples\":3,\"input_sets\":1,\"seed\":1}}"
+  echo "{\"type\":\"job\",\"id\":$1,\"generation\":1,\"campaign\":\"ids\",\"root\":\"$SRC\",\"sources\":[\"templates/faulty.cu\"],\"specs\":[\"templates/faulty.json\"],\"dims\":{\"N\":1024},\"buffers\":[{\"name\":\"x\",\"output\":false},{\"name\":\"y\",\"output\":true}],\"args\":[{\"buffer\":0},{\"buffer\":1},{\"int\":true}],\"arms\":[$(arm best),$(arm new),$(arm control)],\"reference\":{\"kernel\":\"ref_scale2\",\"source\":\"templates/ref_scale2.cu\",\"grid\":[4,1,1],\"block\":[256,1,1],\"smem\":0,\"iargs\":[0,0,1024]},\"tolerance\":${2:-1e-06},\"measure\":{\"burn_in\":1,\"rounds\":3,\"samples\":3,\"input_sets\":1,\"seed\":1}}"
 }
 {
   job 18446744073709551616

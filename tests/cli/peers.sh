@@ -7,7 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p project/templates project/campaigns project/kernels
 cp "$SRC"/kernels/*.json "$SRC"/kernels/*.cu project/kernels/
-cp "$SRC/templates/matmul.json" "$SRC/templates/matmul.cu" project/templates/
+cp "$SRC"/templates/{matmul.json,matmul.cu,ref_matmul.cu} project/templates/
 c=project/campaigns
 sed -E 's/"budget": [0-9]+/"budget": 6/' "$SRC/campaigns/matmul-1024.json" >$c/mm.json
 grep -v '"peers"' $c/mm.json >$c/nopeers.json

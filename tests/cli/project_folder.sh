@@ -11,7 +11,7 @@ mkdir -p repo/scripts repo/build proj/templates proj/kernels proj/campaigns else
 cp "$SRC/scripts/run.sh" repo/scripts/
 printf '#!/usr/bin/env bash\necho "setup: nothing to do"\n' >repo/scripts/setup.sh
 ln -s "$TF" repo/build/tunefarm
-cp "$SRC"/templates/layernorm.{json,cu} proj/templates/
+cp "$SRC"/templates/{layernorm.json,layernorm.cu,ref_layernorm.cu} proj/templates/
 cp "$SRC"/kernels/layernorm_twowarp.{json,cu} proj/kernels/
 python3 - "$SRC/campaigns/layernorm-4096x768.json" proj/campaigns/mine.json <<'PY'
 import json, sys

@@ -8,8 +8,8 @@ cd "$WORK"
 unset TUNEFARM_ROOT TUNEFARM_SIM_COMPILE
 export TUNEFARM_CACHE="$WORK/cache"
 mkdir -p good/templates good/campaigns bad/templates bad/campaigns
-cp "$SRC/templates/chain.json" "$SRC/templates/chain.cu" good/templates/
-cp "$SRC/templates/chain.json" bad/templates/
+cp "$SRC/templates/chain.json" "$SRC/templates/chain.cu" "$SRC/templates/ref_scale2.cu" good/templates/
+cp "$SRC/templates/chain.json" "$SRC/templates/ref_scale2.cu" bad/templates/
 sed 's/^}$/}}} this is not CUDA/' "$SRC/templates/chain.cu" >bad/templates/chain.cu
 grep -q 'this is not CUDA' bad/templates/chain.cu || fail "the broken template is not broken"
 for p in good bad; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU(s): a short real run of each family, one worker per GPU; every arm correct,
+# On the GPU(s): a short real run of each shipped template, one worker per GPU; every arm correct,
 # both instruments and the clocks in every recorded round, decisions recompute.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"

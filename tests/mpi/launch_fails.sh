@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 mkdir -p root/templates root/campaigns
 export TUNEFARM_ROOT="$WORK/root"
-cp "$SRC/templates/faulty.cu" root/templates/
+cp "$SRC/templates/faulty.cu" "$SRC/templates/ref_scale2.cu" root/templates/
 sed 's|"smem": "0"|"smem": "(FAULT - 2) / (FAULT - 2) - 1"|' "$SRC/templates/faulty.json" \
   >root/templates/faulty.json
 grep -q 'FAULT - 2' root/templates/faulty.json || fail "the template copy has no failing smem"

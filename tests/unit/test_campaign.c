@@ -33,7 +33,7 @@ typedef struct fixture {
 
 /* A template with two knobs and two constraints (one of them on the problem). */
 static const char toy_template[] =
-    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy_kernel\", \"family\": \"scale2\",\n"
+    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy_kernel\", \"reference\": {\"kernel\": \"ref\", \"source\": \"toy.cu\", \"launch\": {\"grid\": [\"N\", 1, 1], \"block\": [1, 1, 1]}},\n"
     " \"problem\": {\"N\": [1, 1048576]},\n"
     " \"knobs\": {\"T\": {\"values\": [32, 64, 128]}, \"U\": {\"values\": [1, 2]}},\n"
     " \"constraints\": [\n"
@@ -44,9 +44,9 @@ static const char toy_template[] =
     "             {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\"}],\n"
     " \"args\": [\"x\", \"y\", \"N\"]}\n";
 
-/* A committed kernel of the same family, and one of another family. */
+/* A committed kernel of the template's interface, and one of another. */
 static const char toy_kernel[] =
-    "{\"name\": \"toyk\", \"source\": \"toyk.cu\", \"kernel\": \"toyk\", \"family\": \"scale2\",\n"
+    "{\"name\": \"toyk\", \"source\": \"toyk.cu\", \"kernel\": \"toyk\",\n"
     " \"problem\": {\"N\": [1, 1048576]}, \"knobs\": {},\n"
     " \"launch\": {\"grid\": [\"ceil_div(N, 256)\", 1, 1], \"block\": [256, 1, 1]},\n"
     " \"buffers\": [{\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
@@ -54,7 +54,7 @@ static const char toy_kernel[] =
     " \"args\": [\"x\", \"y\", \"N\"]}\n";
 
 static const char other_kernel[] =
-    "{\"name\": \"otherk\", \"source\": \"toyk.cu\", \"kernel\": \"toyk\", \"family\": \"matmul\",\n"
+    "{\"name\": \"otherk\", \"source\": \"toyk.cu\", \"kernel\": \"toyk\",\n"
     " \"problem\": {\"M\": [1, 1024], \"N\": [1, 1048576], \"K\": [1, 1024]}, \"knobs\": {},\n"
     " \"launch\": {\"grid\": [1, 1, 1], \"block\": [256, 1, 1]},\n"
     " \"buffers\": [{\"name\": \"A\", \"count\": \"M*K\", \"role\": \"input\"},\n"
@@ -95,6 +95,8 @@ static int setup(void **state) {
   snprintf(p, sizeof p, "%s/templates", f->dir);
   write_file(p, "toy.json", toy_template);
   write_file(p, "toy.cu", "template <int T, int U> __global__ void toy_kernel(const float *x, float *y, int n) {}\n");
+  write_file(p, "toyk.json", toy_kernel); /* a template that names no reference */
+  write_file(p, "toyk.cu", "__global__ void toyk(const float *x, float *y, int n) {}\n");
   snprintf(p, sizeof p, "%s/kernels", f->dir);
   write_file(p, "toyk.json", toy_kernel);
   write_file(p, "otherk.json", other_kernel);
@@ -387,8 +389,10 @@ static const bad_case bad_cases[] = {
     {"missing control kernel", "\"control\": {\"T\": 128, \"U\": 2}", "\"control\": \"nosuchk\"", "cannot open"},
     {"control kernel named with '/'", "\"control\": {\"T\": 128, \"U\": 2}", "\"control\": \"../kernels/toyk\"",
      "key 'control'"},
-    {"control kernel of another family", "\"control\": {\"T\": 128, \"U\": 2}", "\"control\": \"otherk\"",
-     "key 'control': kernel 'otherk' computes 'matmul'"},
+    {"control kernel of another interface", "\"control\": {\"T\": 128, \"U\": 2}", "\"control\": \"otherk\"",
+     "key 'control': kernel 'otherk' takes other dimensions, buffers or arguments than the template 'toy'"},
+    {"template without a reference", "\"template\": \"toy\"", "\"template\": \"toyk\"",
+     "key 'reference': nothing checks the kernel's outputs"},
     {"mode pair without pair", "\"budget\": 5", "\"mode\": \"pair\", \"budget\": 5",
      "key 'search.pair' is missing (mode \"pair\")"},
     {"pair without mode pair", "\"budget\": 5", "\"pair\": {\"T\": 128, \"U\": 1}, \"budget\": 5",
@@ -594,7 +598,7 @@ static void campaign_hash_should_cover_included_files(void **state) {
 
 /* A campaign whose kernels include nothing keeps the identity it had before included files
  * counted: its ledgers resume after the upgrade. hash_v1 is the hash of exactly the campaign
- * file and the four files it names, in this order. */
+ * file, the four files it names and its template's reference kernel, in this order. */
 static void campaign_hash_should_stay_for_kernels_that_include_nothing(void **state) {
   fixture *f = *state;
   char h[40], v1[40], want[40], p[4][512];
@@ -603,8 +607,10 @@ static void campaign_hash_should_stay_for_kernels_that_include_nothing(void **st
   snprintf(p[1], sizeof p[1], "%s/templates/toy.cu", f->dir);
   snprintf(p[2], sizeof p[2], "%s/kernels/toyk.json", f->dir);
   snprintf(p[3], sizeof p[3], "%s/kernels/toyk.cu", f->dir);
-  const void *parts[5] = {bare_campaign};
-  size_t lens[5] = {strlen(bare_campaign)};
+  /* the campaign, the four files, then the reference kernel's source after its tag (the toy's
+   * reference is in toy.cu) */
+  const void *parts[7] = {bare_campaign};
+  size_t lens[7] = {strlen(bare_campaign)};
   char *bufs[4];
   for (int i = 0; i < 4; i++) {
     tf_err e = {0};
@@ -612,7 +618,9 @@ static void campaign_hash_should_stay_for_kernels_that_include_nothing(void **st
       fail_msg("%s", e.msg);
     parts[i + 1] = bufs[i];
   }
-  cache_key(parts, lens, 5, want);
+  parts[5] = "reference kernel", lens[5] = 16;
+  parts[6] = bufs[1], lens[6] = lens[2];
+  cache_key(parts, lens, 7, want);
   for (int i = 0; i < 4; i++) free(bufs[i]);
   assert_string_equal(v1, want);
 }

@@ -185,7 +185,8 @@ static void assert_job_equal(const job *x, const job *y) {
   assert_int_equal(x->id, y->id);
   assert_int_equal(x->generation, y->generation);
   assert_string_equal(x->campaign, y->campaign);
-  assert_string_equal(x->family, y->family);
+  assert_string_equal(x->ref_kernel, y->ref_kernel);
+  assert_string_equal(x->ref_source, y->ref_source);
   assert_string_equal(x->root, y->root);
   assert_int_equal(x->nsources, y->nsources);
   for (int i = 0; i < x->nsources; i++) {
@@ -242,7 +243,8 @@ static void job_build_should_resolve_matmul_1024(void **state) {
   assert_int_equal(j.id, 17);
   assert_int_equal(j.generation, 5);
   assert_string_equal(j.campaign, "matmul-1024");
-  assert_string_equal(j.family, "matmul");
+  assert_string_equal(j.ref_kernel, "ref_matmul");
+  assert_true(ends_with(j.ref_source, "ref_matmul.cu"));
   assert_string_equal(j.root, c.root);
   assert_int_equal(j.nsources, 2);
   assert_int_equal(j.ndims, 3);
@@ -440,8 +442,9 @@ static void job_should_round_trip_typed_buffers_scalars_and_a_reference(void **s
   campaign_release(&c);
 }
 
-/* The bench puts any committed kernel of the family into any arm, one kernel per job. */
-static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state) {
+/* The bench puts any committed kernel of the template's interface into any arm, one kernel
+ * per job. */
+static void job_set_kernel_arm_should_take_one_kernel_of_the_interface(void **state) {
   (void)state;
   static campaign c;
   static spec pipelined, layernorm;
@@ -462,7 +465,7 @@ static void job_set_kernel_arm_should_take_one_kernel_of_the_family(void **state
   /* another committed kernel would need a second program */
   assert_int_equal(job_set_kernel_arm(&j, &c, ARM_BEST, &c.control_kernel, &e), -1);
   assert_non_null(strstr(e.msg, "one committed kernel at most"));
-  /* another family never fits */
+  /* another interface never fits */
   tf_err_clear(&e);
   assert_int_equal(job_set_kernel_arm(&j, &c, ARM_BEST, &layernorm, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
@@ -818,7 +821,7 @@ int main(void) {
       cmocka_unit_test(job_should_round_trip_every_field),
       cmocka_unit_test(job_should_round_trip_a_template_control),
       cmocka_unit_test(job_should_round_trip_typed_buffers_scalars_and_a_reference),
-      cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_family),
+      cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_interface),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
       cmocka_unit_test(job_from_json_should_read_the_id_exactly_or_refuse_it),
       cmocka_unit_test(result_should_round_trip_every_field),

@@ -510,7 +510,7 @@ typedef struct fixture {
  * (0,0,0), (0,0,1) and (1,1,2). The last differs from both others in all three knobs, so
  * from the start (0,0,0) one- and two-knob moves reach 2 of them. */
 static const char space_template[] =
-    "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"family\": \"scale2\",\n"
+    "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"reference\": {\"kernel\": \"ref\", \"source\": \"space.cu\", \"launch\": {\"grid\": [\"N\", 1, 1], \"block\": [1, 1, 1]}},\n"
     " \"problem\": {\"N\": [1, 65536]},\n"
     " \"knobs\": {\"A\": {\"values\": [0, 1]}, \"B\": {\"values\": [0, 1]}, \"C\": {\"values\": [0, 1, 2]}},\n"
     " \"constraints\": [\n"
@@ -693,7 +693,7 @@ static void space_should_find_what_the_naive_walk_finds_in_its_order(void **stat
   char p[512];
   snprintf(p, sizeof p, "%s/templates", f->dir);
   write_file(p, "space.json",
-             "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"family\": \"scale2\",\n"
+             "{\"name\": \"space\", \"source\": \"space.cu\", \"kernel\": \"space_kernel\", \"reference\": {\"kernel\": \"ref\", \"source\": \"space.cu\", \"launch\": {\"grid\": [\"N\", 1, 1], \"block\": [1, 1, 1]}},\n"
              " \"problem\": {\"N\": [1, 65536]},\n"
              " \"knobs\": {\"A\": {\"values\": [0, 1]}, \"B\": {\"values\": [7]}, \"C\": {\"values\": [0, 1, 2]},"
              "  \"D\": {\"values\": [0, 1, 2, 3]}, \"E\": {\"values\": [3]}, \"F\": {\"values\": [0, 1, 2, 3, 4]}},\n"

@@ -39,7 +39,6 @@ static void chain_job(job *j, long long best, long long new_iters, long long con
   snprintf(j->root, sizeof j->root, "%s", source_dir());
   snprintf(j->sources[0], SPEC_PATH, "templates/chain.cu");
   snprintf(j->specs[0], SPEC_PATH, "templates/chain.json");
-  snprintf(j->family, sizeof j->family, "chain");
   j->nsources = 1;
   j->ndims = 1;
   snprintf(j->dim_names[0], SPEC_NAME, "N");

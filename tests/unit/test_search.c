@@ -21,7 +21,7 @@
 #include "tests/unit/testutil.h"
 
 static const char toy_template[] =
-    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy\", \"family\": \"scale2\",\n"
+    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy\", \"reference\": {\"kernel\": \"ref\", \"source\": \"toy.cu\", \"launch\": {\"grid\": [\"N\", 1, 1], \"block\": [1, 1, 1]}},\n"
     " \"problem\": {\"N\": [1, 65536]},\n"
     " \"knobs\": {\"A\": {\"values\": [1, 2, 4, 8]}, \"B\": {\"values\": [1, 2, 4, 8]},\n"
     "            \"C\": {\"values\": [0, 1, 2, 3]}},\n"

@@ -57,7 +57,6 @@ static const char toy_json[] =
     "  \"doc\": \"unit test spec\",\n"
     "  \"source\": \"toy.cu\",\n"
     "  \"kernel\": \"toy_kernel\",\n"
-    "  \"family\": \"scale2\",\n"
     "  \"problem\": {\"N\": [1, 1048576]},\n"
     "  \"knobs\": {\n"
     "    \"T\": {\"values\": [32, 64, 128], \"labels\": [\"one warp\", \"two\", \"four\"], \"doc\": \"threads\"},\n"
@@ -159,7 +158,7 @@ static void spec_should_load_the_matmul_template(void **state) {
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.name, "matmul");
   assert_string_equal(s.kernel, "tf_matmul");
-  assert_string_equal(s.family, "matmul");
+  assert_string_equal(s.ref_kernel, "ref_matmul");
   /* BK keeps the four steps of the foundation issue and adds cuBLAS's 8 */
   int bk = spec_knob_index(&s, "BK");
   assert_int_equal(s.knobs[bk].nvalues, 5);
@@ -191,7 +190,7 @@ static void spec_should_load_the_layernorm_template(void **state) {
   for (int k = 0; k < 8; k++) assert_string_equal(s.knobs[k].name, knobs[k]);
   assert_knobs_follow_the_template(&s);
   assert_string_equal(s.kernel, "tf_layernorm");
-  assert_string_equal(s.family, "layernorm");
+  assert_string_equal(s.ref_kernel, "ref_layernorm");
   assert_int_equal(s.ndims, 2);
   assert_string_equal(s.dims[0].name, "R");
   assert_string_equal(s.dims[1].name, "D");
@@ -244,7 +243,7 @@ static void spec_should_load_every_key_of_a_minimal_spec(void **state) {
   assert_string_equal(s.source_path, want);
   assert_string_equal(s.name, "toy");
   assert_string_equal(s.kernel, "toy_kernel");
-  assert_string_equal(s.family, "scale2");
+  assert_int_equal(spec_has_reference(&s), 0); /* a campaign's template needs one */
   assert_int_equal(s.ndims, 1);
   assert_string_equal(s.dims[0].name, "N");
   assert_int_equal(s.dims[0].lo, 1);
@@ -333,8 +332,8 @@ typedef struct bad_case {
 static const bad_case bad_cases[] = {
     {"missing key", "  \"kernel\": \"toy_kernel\",\n", "", {"key 'kernel' is missing", NULL}},
     {"misspelt top-level key", "  \"buffers\": [", "  \"bufferz\": [", {"unknown key 'bufferz'", NULL}},
-    {"wrong type (number for string)", "\"family\": \"scale2\"", "\"family\": 2",
-     {"key 'family' must be a string", NULL}},
+    {"wrong type (number for string)", "\"kernel\": \"toy_kernel\"", "\"kernel\": 2",
+     {"key 'kernel' must be a string", NULL}},
     {"wrong type (string for number)", "\"tolerance\": 1e-4", "\"tolerance\": \"tight\"",
      {"key 'tolerance' must be a number", NULL}},
     {"wrong type (array for object)", "\"problem\": {\"N\": [1, 1048576]}", "\"problem\": [1, 1048576]",
@@ -413,13 +412,9 @@ static const bad_case bad_cases[] = {
     /* found by fuzz_template: the count's tree leaked when the clear did not parse */
     {"buffer clear that does not parse", "\"clear\": \"U > 1\"", "\"clear\": \"U >\"",
      {"key 'buffers[1].clear'", NULL}},
-    /* The family is checked where the spec is loaded, not first on a GPU */
-    {"family without a CPU reference", "\"family\": \"scale2\"", "\"family\": \"relu\"",
-     {"key 'family': unknown family 'relu'", "known: matmul, layernorm, scale2"}},
-    {"family whose dimension is missing", "\"family\": \"scale2\"", "\"family\": \"layernorm\"",
-     {"key 'problem': family 'layernorm' needs dimension 'R'", NULL}},
-    {"family whose input buffer is missing", "{\"name\": \"x\", \"count\"", "{\"name\": \"z\", \"count\"",
-     {"key 'buffers': family 'scale2' needs an input buffer 'x'", NULL}},
+    /* "family" named a built-in reference, which tunefarm no longer has */
+    {"a family", "\"kernel\": \"toy_kernel\",", "\"kernel\": \"toy_kernel\", \"family\": \"scale2\",",
+     {"key 'family': tunefarm has no built-in references", "'reference'"}},
     {"duplicate constraint key", "\"expr\": \"T >= 64\",", "\"expr\": \"T >= 64\", \"expr\": \"1\",",
      {"key 'constraints[0].expr' appears more than once", NULL}},
     /* text that reaches ledgers and reports: UTF-8, and one line where it prints as one */
@@ -503,7 +498,7 @@ static char *spec_with_knobs(int n) {
   assert_non_null(t);
   size_t len = (size_t)snprintf(t, cap,
                                 "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy_kernel\","
-                                " \"family\": \"scale2\", \"problem\": {\"N\": [1, 100]}, \"knobs\": {");
+                                " \"problem\": {\"N\": [1, 100]}, \"knobs\": {");
   for (int k = 0; k < n; k++)
     len += (size_t)snprintf(t + len, cap - len, "%s\"K%d\": {\"values\": [%d]}", k ? ", " : "", k, k);
   snprintf(t + len, cap - len,
@@ -877,12 +872,13 @@ static void spec_config_from_json_should_fill_a_missing_knob_from_its_default(vo
 
 /* ------------------------------------------------------------------ typed buffers, reference kernel */
 
-/* The toy with a reference kernel instead of the family, buffers of several types, roles,
+/* The toy with a reference kernel, buffers of several types, roles,
  * fills and checks, and typed scalars. */
 static char *typed_json(void) {
-  char *a = subst(toy_json, "\"family\": \"scale2\"",
+  char *a = subst(toy_json, "\"kernel\": \"toy_kernel\",",
+                  "\"kernel\": \"toy_kernel\", "
                   "\"reference\": {\"kernel\": \"toy_ref\", \"source\": \"toy_ref.cu\", "
-                  "\"launch\": {\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]}}");
+                  "\"launch\": {\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]}},");
   char *b = subst(a,
                   "    {\"name\": \"x\", \"count\": \"N\", \"role\": \"input\"},\n"
                   "    {\"name\": \"y\", \"count\": \"N\", \"role\": \"output\", \"clear\": \"U > 1\"}\n",
@@ -917,7 +913,7 @@ static void spec_should_load_typed_buffers_fills_checks_and_a_reference_kernel(v
   int rc = load_typed(f, json, &s, &e);
   free(json);
   if (rc) fail_msg("typed spec did not load: %s", e.msg);
-  assert_string_equal(s.family, "");
+  assert_int_equal(spec_has_reference(&s), 1);
   assert_string_equal(s.ref_kernel, "toy_ref");
   assert_non_null(strstr(s.ref_source_path, "toy_ref.cu"));
   assert_int_equal(s.nbuffers, 5);
@@ -1004,7 +1000,7 @@ static const bad_case typed_bad_cases[] = {
     {"unknown scalar key", "\"name\": \"eps\",", "\"name\": \"eps\", \"unit\": 1,", {"unknown key 'args[5].unit'", NULL}},
     {"int argument naming a knob", "\"N\", \"N\", {\"float\"", "\"N\", \"T*U\", {\"float\"",
      {"key 'args[3]' may name only problem sizes", NULL}},
-    {"family and reference", "\"reference\":", "\"family\": \"scale2\", \"reference\":", {"key 'reference'", "not both"}},
+    {"family beside a reference", "\"reference\":", "\"family\": \"scale2\", \"reference\":", {"key 'family'", "no built-in references"}},
     {"reference source as a path", "\"source\": \"toy_ref.cu\"", "\"source\": \"../toy_ref.cu\"", {"key 'reference.source'", "not a path"}},
     {"reference source missing", "\"source\": \"toy_ref.cu\"", "\"source\": \"nosuch.cu\"", {"key 'reference.source': cannot open", NULL}},
     {"reference kernel not a name", "\"kernel\": \"toy_ref\"", "\"kernel\": \"toy ref\"", {"key 'reference.kernel'", NULL}},
@@ -1039,31 +1035,6 @@ static void spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key(void 
   free(good);
 }
 
-static void spec_should_refuse_no_reference_and_typed_family_buffers(void **state) {
-  fixture *f = *state;
-  static const struct { const char *from, *to, *want; } cases[] = {
-      {"\"family\": \"scale2\"", "\"doc2\": 1", "unknown key 'doc2'"},
-      {"  \"family\": \"scale2\",\n", "", "key 'reference': no reference checks the outputs"},
-      {"\"count\": \"N\", \"role\": \"input\"}", "\"count\": \"N\", \"role\": \"input\", \"type\": \"f16\"}",
-       "key 'buffers[0]': family 'scale2' checks float32"},
-      {"\"clear\": \"U > 1\"}", "\"clear\": \"U > 1\", \"check\": \"exact\"}", "key 'buffers[1]': family"},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    static spec s;
-    tf_err e;
-    char *text = subst(toy_json, cases[i].from, cases[i].to);
-    int rc = load_text(f, text, &s, &e);
-    free(text);
-    if (rc == 0) {
-      spec_release(&s);
-      fail_msg("case %zu: the spec loaded", i);
-    }
-    assert_int_equal(e.code, TF_EXIT_INPUT);
-    if (!strstr(e.msg, cases[i].want) || !strstr(e.msg, f->path))
-      fail_msg("case %zu: message lacks \"%s\": %s", i, cases[i].want, e.msg);
-  }
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_should_load_the_matmul_template),
@@ -1073,8 +1044,6 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key,
                                       setup, teardown),
-      cmocka_unit_test_setup_teardown(spec_should_refuse_no_reference_and_typed_family_buffers, setup,
-                                      teardown),
       cmocka_unit_test(spec_should_load_the_layernorm_template),
       cmocka_unit_test(spec_should_load_every_committed_kernel_without_knobs),
       cmocka_unit_test_setup_teardown(spec_should_load_every_key_of_a_minimal_spec, setup, teardown),

@@ -26,7 +26,7 @@
 #include "tests/unit/testutil.h"
 
 static const char toy_template[] =
-    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy\", \"family\": \"scale2\",\n"
+    "{\"name\": \"toy\", \"source\": \"toy.cu\", \"kernel\": \"toy\", \"reference\": {\"kernel\": \"ref\", \"source\": \"toy.cu\", \"launch\": {\"grid\": [\"N\", 1, 1], \"block\": [1, 1, 1]}},\n"
     " \"problem\": {\"N\": [1, 65536]},\n"
     " \"knobs\": {\"A\": {\"values\": [0, 1, 2, 3]}, \"B\": {\"values\": [0, 1, 2, 3]},\n"
     "            \"C\": {\"values\": [0, 1, 2, 3]}, \"D\": {\"values\": [0, 1]}},\n"

@@ -52,7 +52,6 @@ static cJSON *chain_job(const char *name, int best_iters, int new_iters, const c
   job *j = calloc(1, sizeof *j);
   assert_non_null(j);
   snprintf(j->campaign, sizeof j->campaign, "%s", name);
-  snprintf(j->family, sizeof j->family, "chain");
   snprintf(j->sources[0], SPEC_PATH, "templates/chain.cu");
   j->nsources = 1;
   j->ndims = 1;

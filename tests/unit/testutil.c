@@ -101,7 +101,7 @@ void load_spec(const char *rel, spec *s) {
 /* The smallest job the job codec reads: one source, one buffer, three arms. */
 static cJSON *minimal_job(void) {
   return cJSON_Parse(
-      "{\"type\":\"job\",\"id\":1,\"generation\":1,\"campaign\":\"test\",\"family\":\"scale2\","
+      "{\"type\":\"job\",\"id\":1,\"generation\":1,\"campaign\":\"test\","
       "\"sources\":[\"templates/t.cu\"],\"dims\":{\"N\":1024},"
       "\"buffers\":[{\"name\":\"y\",\"output\":true}],\"args\":[{\"buffer\":0}],\"arms\":["
       "{\"role\":\"best\",\"name_expr\":\"k\",\"config\":[],\"grid\":[1,1,1],\"block\":[32,1,1],"
