@@ -27,7 +27,7 @@ FIGURE
                 layernorm template at the same shapes, twice
   limits        ncu on the 1024^3 matmul best: issue rate and stall reasons per instruction
   correctness   `tunefarm audit --run`: every reachable configuration launched and checked
-                against the CPU reference at the sweep shapes of matmul and layernorm
+                against the templates' references at the sweep shapes of matmul and layernorm
   faults        campaigns/faulty.json on every GPU: faults recorded, the farm goes on
   aa            the standing A/A benchmark (bench/aa.sh): campaigns/aa-layernorm-4096x768,
                 aa-layernorm-4096x128 and aa-matmul-1024 on every GPU, each over 8 fresh
@@ -270,7 +270,7 @@ fig_limits() {
 }
 
 # sweep NAME BASE 'DIMS' [WHERE]: every reachable configuration of BASE at DIMS launched on
-# every core's rank (GPU 0) and checked against the CPU reference.
+# every core's rank (GPU 0) and checked against the template's reference.
 sweep() {
   local f t0=$(date +%s)
   f=$(campaign_copy "$1" "$2" "c['problem'].update({$3})")

@@ -2,7 +2,7 @@
 # Every configuration of a part of a campaign's space, timed beside one reference
 # configuration: the configurations come from `tunefarm audit --list --where WHERE`; `audit
 # --run` compiles them in parallel into the cubin cache and checks each on the GPU against
-# the CPU reference; then `tunefarm bench` times them 15 at a time, each group beside
+# the template's reference; then `tunefarm bench` times them 15 at a time, each group beside
 # REFERENCE (same rounds, same protocol). Needs a GPU and python3.
 #
 #   bash bench/sweep.sh CAMPAIGN WHERE REFERENCE [OUT]

@@ -662,7 +662,8 @@ static int hash_inputs(campaign *c, const cJSON *root, const char *text, size_t 
   }
   if (rc == 0) rc = add_includes(c, &h, "template includes", files[1], &inc[0], e);
   if (rc == 0 && files[3]) rc = add_includes(c, &h, "control includes", files[3], &inc[1], e);
-  if (rc == 0 && c->tmpl.ref_kernel[0])
+  /* a reference in a file of its own: what that file includes (the template's file's counted) */
+  if (rc == 0 && c->tmpl.ref_kernel[0] && strcmp(c->tmpl.ref_source_path, files[1]) != 0)
     rc = add_includes(c, &h, "reference includes", c->tmpl.ref_source_path, &inc[2], e);
   char *id = rc == 0 ? identity_text(root) : NULL;
   if (rc == 0 && !id) rc = tf_fail(e, TF_EXIT_FAIL, WHAT " '%s': out of memory", c->path);

@@ -27,24 +27,25 @@ static void update_nsources(job *j) {
   if (j->nsources == 1) j->sources[1][0] = j->specs[1][0] = '\0';
 }
 
-/* What the template's expressions give at the job's problem whatever the configuration: the
- * int ranges of the inputs' fills (spec_launch evaluated them into g) and the reference
- * kernel's launch, or the reference library's arguments. */
-static int set_problem_values(job *j, const campaign *c, const launch_geom *g, tf_err *e) {
+/* What the template's expressions give at the job's problem whatever the arms: the int
+ * ranges of the inputs' fills and the reference kernel's launch, or the reference library's
+ * arguments. Every job carries them, one of committed kernels and library calls alone too:
+ * the template's reference checks every arm. */
+static int set_problem_values(job *j, const campaign *c, tf_err *e) {
   const spec *s = &c->tmpl;
+  if (spec_reference_launch(s, c->dims, &j->ref_geom, e)) return -1;
   for (int b = 0; b < s->nbuffers; b++)
     if (s->bufs[b].init.kind == REFERENCE_INIT_INT)
-      j->buf_init[b] = (reference_init){REFERENCE_INIT_INT, (double)g->init_lo[b],
-                                        (double)g->init_hi[b]};
+      j->buf_init[b] = (reference_init){REFERENCE_INIT_INT, (double)j->ref_geom.init_lo[b],
+                                        (double)j->ref_geom.init_hi[b]};
   if (s->ref_library[0]) {
     campaign_rel_path(c, s->ref_library_path, j->ref_library, SPEC_PATH);
     for (int a = 0; a < s->nargs; a++) snprintf(j->arg_names[a], SPEC_NAME, "%s", s->args[a].name);
-    return spec_reference_launch(s, c->dims, &j->ref_geom, e);
+    return 0;
   }
-  if (!s->ref_kernel[0]) return 0;
   snprintf(j->ref_kernel, sizeof j->ref_kernel, "%s", s->ref_kernel);
   campaign_rel_path(c, s->ref_source_path, j->ref_source, SPEC_PATH);
-  return spec_reference_launch(s, c->dims, &j->ref_geom, e);
+  return 0;
 }
 
 int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e) {
@@ -52,7 +53,7 @@ int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, 
                            arm_names[arm]);
   if (build_arm(&j->arm[arm], c, &c->tmpl, cfg, e)) return -1;
   update_nsources(j);
-  return set_problem_values(j, c, &j->arm[arm].geom, e);
+  return 0;
 }
 
 static void build_layout(job *j, const campaign *c) {
@@ -128,7 +129,7 @@ int job_set_gemm_arm(job *j, const campaign *c, int arm, const peer_gemm *p, tf_
   return 0;
 }
 
-void job_init(job *j, const campaign *c, long long id, int generation) {
+int job_init(job *j, const campaign *c, long long id, int generation, tf_err *e) {
   memset(j, 0, sizeof *j);
   j->id = id;
   j->generation = generation;
@@ -141,12 +142,12 @@ void job_init(job *j, const campaign *c, long long id, int generation) {
   j->tolerance = c->tmpl.tolerance;
   j->measure = c->measure;
   j->decide = c->decide;
+  return set_problem_values(j, c, e);
 }
 
 int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
               const config *new_cfg, tf_err *e) {
-  job_init(j, c, id, generation);
-  if (job_set_template_arm(j, c, ARM_BEST, best, e) ||
+  if (job_init(j, c, id, generation, e) || job_set_template_arm(j, c, ARM_BEST, best, e) ||
       job_set_template_arm(j, c, ARM_NEW, new_cfg, e))
     return -1;
   if (c->control_is_kernel) return job_set_kernel_arm(j, c, ARM_CONTROL, &c->control_kernel, e);

@@ -15,9 +15,10 @@
  * then the campaign's control. */
 int job_build(job *j, const campaign *c, long long id, int generation, const config *best,
               const config *new_cfg, tf_err *e);
-/* A job for campaign c (its dims, layout, protocol and decision parameters) whose arms are
- * still empty: fill all three with the two setters below before using it. */
-void job_init(job *j, const campaign *c, long long id, int generation);
+/* A job for campaign c (its dims, layout, reference, protocol and decision parameters) whose
+ * arms are still empty: fill all three with the setters below before using it. -1 with e
+ * when the template's reference launch does not evaluate at the campaign's problem. */
+int job_init(job *j, const campaign *c, long long id, int generation, tf_err *e);
 /* Set one arm to a configuration of the template (the audit's correctness sweep, the bench). */
 int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, tf_err *e);
 /* Set one arm to committed kernel k (kernels/NAME.json), which must take the template's

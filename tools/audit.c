@@ -489,7 +489,7 @@ static void tally_arms(const triple_scratch *x, const campaign *c, const config 
 
 /* Three configurations as a job (best, new, control arms) through the farm's protocol
  * (worker/protocol.h) with no rounds: prepared, and every arm checked on every input set
- * against the CPU reference in the place its first round gives it. -1 after a sticky error. */
+ * against the template's reference in the place its first round gives it. -1 after a sticky error. */
 static int run_triple(const backend_ops *ops, void *self, const campaign *c, const config *cfg[3],
                       long long id, triple_scratch *x, audit_tally *t) {
   job *j = &x->j;
@@ -606,7 +606,7 @@ static void print_audit(const audit_tally *t, const space_view *v, double secs, 
          t->compiled, t->failed, t->programs, t->cache_hits, size, secs);
   if (t->checked)
     printf("run: %d arms launched on the GPU and checked against the template's reference (its "
-           "CPU reference or its reference kernel) on 2 input sets each\n", t->checked);
+           "reference kernel or library) on 2 input sets each\n", t->checked);
 }
 
 /* --where: keep the reachable configurations where the expression (over knobs and problem
@@ -659,7 +659,7 @@ static void audit_usage(FILE *f) {
           "its NVRTC log. --verbose also lists every refused configuration with the\n"
           "constraint it breaks and why, and every reachable one. --run also\n"
           "launches every reachable configuration on the GPU (three per job, as a measurement\n"
-          "runs them) and checks it against the CPU reference on two fresh input sets.\n"
+          "runs them) and checks it against the template's reference on two fresh input sets.\n"
           "--list prints the name expression of every reachable configuration, one per\n"
           "line (for other tools, e.g. bench/spills.sh), and compiles nothing.\n"
           "--where EXPR keeps only the reachable configurations where EXPR (over knobs and\n"

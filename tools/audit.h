@@ -15,7 +15,7 @@
  *   mpirun the batches are spread over the ranks. --run also launches every
  *   reachable configuration on the GPU, three to a job, through the farm's
  *   measurement protocol (worker/protocol.h) with no timed rounds: prepared
- *   as a generation is, and every arm checked against the CPU reference on
+ *   as a generation is, and every arm checked against the template's reference on
  *   two input sets. */
 #ifndef TF_AUDIT_H
 #define TF_AUDIT_H

@@ -298,11 +298,12 @@ static void screen_arm(const bench *b, bench_arm *a) {
   job *j = why.msg[0] ? NULL : malloc(sizeof *j);
   if (!why.msg[0] && !j) snprintf(why.msg, sizeof why.msg, "out of memory");
   if (j) {
-    job_init(j, c, 0, 0);
-    if (kernel)
-      job_set_kernel_arm(j, c, ARM_BEST, s, &why);
-    else
-      job_set_template_arm(j, c, ARM_BEST, cfg, &why);
+    if (job_init(j, c, 0, 0, &why) == 0) {
+      if (kernel)
+        job_set_kernel_arm(j, c, ARM_BEST, s, &why);
+      else
+        job_set_template_arm(j, c, ARM_BEST, cfg, &why);
+    }
     free(j);
   }
   if (why.msg[0]) {

@@ -16,7 +16,7 @@
  *                          jobs of three (template configurations in the best and new
  *                          places, a committed kernel or cuBLAS in the control place);
  *   tools/bench_print.c    the Markdown table or the JSON lines.
- * Protocol, the same for every arm, the farm's: checked against the double CPU reference on
+ * Protocol, the same for every arm, the farm's: checked against the template's reference on
  * every input set before any timing (a wrong arm is not timed); the campaign's burn-in
  * rounds; then R recorded rounds, each S samples of every arm of the job in rotated order,
  * input sets alternating by round, the L2 flushed before every launch.

@@ -91,7 +91,7 @@ static int set_arm(job *j, const bench *b, int place, const bench_arm *a, tf_err
 /* The job of one place assignment; an empty place repeats `fill`. */
 static int build_job(const bench *b, const bench_opts *o, const int slots[ARM_COUNT], int fill,
                      long long id, job *j, tf_err *e) {
-  job_init(j, &b->c, id, 0);
+  if (job_init(j, &b->c, id, 0, e)) return -1;
   for (int k = 0; k < ARM_COUNT; k++)
     if (set_arm(j, b, k, &b->arms[slots[k] >= 0 ? slots[k] : fill], e)) return -1;
   j->measure.flush_l2 = 1; /* whatever the campaign says: the bench always flushes */
@@ -262,8 +262,8 @@ static void ready_cublas(bench *b, bench_arm *a) {
     skip(a, "out of memory");
     return;
   }
-  job_init(j, &b->c, 0, 0);
-  int bad = job_set_gemm_arm(j, &b->c, ARM_CONTROL, &b->c.peers[a->peer], &e);
+  int bad = job_init(j, &b->c, 0, 0, &e) ||
+            job_set_gemm_arm(j, &b->c, ARM_CONTROL, &b->c.peers[a->peer], &e);
   free(j);
   if (bad) {
     skip(a, e.msg);

@@ -9,7 +9,7 @@
  *   spread µs   the smallest and the largest round median;
  *   kernel µs   the same statistic of CUPTI's kernel-only times (— where any round lacks one);
  *   TFLOP/s, GB/s  the spec's flops or bytes of one launch over the median;
- *   rel_err     ||out - ref|| / ||ref|| against the double CPU reference, worst input set;
+ *   rel_err     ||out - ref|| / ||ref|| against the template's reference, worst input set;
  *               "not checked" (JSON null) for an arm measured on the simulated device,
  *               which runs no kernel;
  *   vs fastest  the median over the fastest correct arm's median.
@@ -111,9 +111,9 @@ static int unchecked(const bench *b, const bench_arm *a) {
 static void print_check(FILE *f, const bench *b) {
   if (simulated(b))
     fputs("no arm checked (the simulated device runs no kernel, so no output is compared with "
-          "the CPU reference: rel_err is not measured)", f);
+          "the reference: rel_err is not measured)", f);
   else
-    fprintf(f, "every arm checked against the double CPU reference on %d input set(s) before "
+    fprintf(f, "every arm checked against the template's reference on %d input set(s) before "
             "any timing (a wrong arm is not timed)", b->c.measure.input_sets);
 }
 

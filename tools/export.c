@@ -777,7 +777,7 @@ int export_cubin(const export_what *w, const char *arch, export_bin *out, tf_err
   program_build *b = calloc(1, sizeof *b); /* large: every kernel's lowered names */
   int rc = j && p && k && pr && b ? 0 : tf_fail(e, TF_EXIT_FAIL, "out of memory");
   if (rc == 0) {
-    job_init(j, w->c, 0, 0);
+    rc = job_init(j, w->c, 0, 0, e);
     for (int a = 0; a < ARM_COUNT && rc == 0; a++)
       rc = job_set_template_arm(j, w->c, a, &w->cfg, e);
   }

@@ -623,7 +623,11 @@ static int cb_ref_run(cuda_backend *s, cudaKernel_t kern, int set, tf_err *e) {
     else rc = cb_scalar(j, a, g->iarg[a], size, &store[a], e);
   }
   dim3 grid = {g->grid[0], g->grid[1], g->grid[2]}, block = {g->block[0], g->block[1], g->block[2]};
-  if (rc == 0 && g->smem > CB_SMEM_NO_OPTIN)
+  /* over 48 KB a block, static and dynamic together, the dynamic part needs the opt-in */
+  struct cudaFuncAttributes fa;
+  memset(&fa, 0, sizeof fa);
+  if (rc == 0) rc = CUDA_CHECK(cudaFuncGetAttributes(&fa, (const void *)kern), e);
+  if (rc == 0 && (size_t)g->smem + fa.sharedSizeBytes > CB_SMEM_NO_OPTIN)
     rc = CUDA_CHECK(cudaKernelSetAttributeForDevice(kern,
                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                     (int)g->smem, s->ordinal), e);

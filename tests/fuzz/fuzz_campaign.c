@@ -12,7 +12,8 @@
 static const char *const tree[] = {
     "templates/matmul.json", "templates/matmul.cu", "templates/layernorm.json",
     "templates/layernorm.cu", "templates/chain.json", "templates/chain.cu",
-    "templates/faulty.json", "templates/faulty.cu", "kernels/matmul_regtile.json",
+    "templates/faulty.json", "templates/faulty.cu", "templates/ref_matmul.cu",
+    "templates/ref_layernorm.cu", "templates/ref_scale2.cu", "kernels/matmul_regtile.json",
     "kernels/matmul_regtile.cu", "kernels/matmul_pipelined.json", "kernels/matmul_pipelined.cu",
     "kernels/layernorm_row.json", "kernels/layernorm_row.cu", "kernels/layernorm_twowarp.json",
     "kernels/layernorm_twowarp.cu"};

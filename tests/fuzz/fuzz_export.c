@@ -25,7 +25,8 @@
 static const char *const tree[] = {
     "campaigns/layernorm-4096x768.json", "campaigns/matmul-1024.json",
     "templates/matmul.json", "templates/matmul.cu", "templates/layernorm.json",
-    "templates/layernorm.cu", "kernels/matmul_regtile.json", "kernels/matmul_regtile.cu",
+    "templates/layernorm.cu", "templates/ref_matmul.cu", "templates/ref_layernorm.cu",
+    "kernels/matmul_regtile.json", "kernels/matmul_regtile.cu",
     "kernels/layernorm_twowarp.json", "kernels/layernorm_twowarp.cu"};
 
 static campaign campaigns[2];

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU: the final bests of two short searches (simulated, so this costs no GPU time),
 # exported with `tunefarm export` for this GPU's architecture, built with plain nvcc into a
-# small program that runs them on the GPU at the tuned sizes and others, against the CPU
-# reference: nvcc's builds, then the cubins the export wrote (NVRTC's, as the farm measures).
+# small program that runs them on the GPU at the tuned sizes and others, against CPU
+# references of its own (export_run.c): nvcc's builds, then the cubins the export wrote (NVRTC's, as the farm measures).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../lib_gpu.sh"
 cd "$WORK"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU: matmul's stream-K (SPLITK 0) configurations at shapes whose tiles leave the last
 # wave partly empty, ragged ones among them (a block's pieces cross tiles and edges), launched
-# as a measurement runs them and checked against the CPU reference on two fresh input sets:
+# as a measurement runs them and checked against the template's reference on two fresh input sets:
 # a sample of one in twelve by a hash of the knobs, every PIPE and FRAG form among them.
 # 2047x2049x1023 allows only 4-byte copies (N and K odd); its stream-K configurations have 8x8
 # or smaller register tiles, which wide_tiles_guard_free still offers where 4-byte copies rule.

@@ -596,6 +596,36 @@ static void campaign_hash_should_cover_included_files(void **state) {
   free(json);
 }
 
+/* A reference kernel in a file of its own is part of the campaign too: editing that file or a
+ * header it includes is a new campaign under either identity. */
+static void campaign_hash_should_cover_the_reference_and_its_includes(void **state) {
+  fixture *f = *state;
+  char t[512], h1[40], v1[40], h[40], v[40];
+  snprintf(t, sizeof t, "%s/templates", f->dir);
+  char *tmpl = subst(toy_template, "\"kernel\": \"ref\", \"source\": \"toy.cu\"",
+                     "\"kernel\": \"ref\", \"source\": \"toy_ref.cu\"");
+  write_file(t, "toy.json", tmpl);
+  write_file(t, "toy_ref.cu", "#include \"ref_a.cuh\"\n__global__ void ref(const float *x, float *y, int n) {}\n");
+  write_file(t, "ref_a.cuh", "#define REF_A 1\n");
+  hash_of(f, toy_campaign, h1, v1);
+  static const char *const edits[][3] = { /* file, edited, as it was */
+      {"ref_a.cuh", "#define REF_A 2\n", "#define REF_A 1\n"},
+      {"toy_ref.cu", "#include \"ref_a.cuh\"\n__global__ void ref(const float *x, float *y, int n) { y[0] = x[0]; }\n",
+       "#include \"ref_a.cuh\"\n__global__ void ref(const float *x, float *y, int n) {}\n"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+    write_file(t, edits[i][0], edits[i][1]);
+    hash_of(f, toy_campaign, h, v);
+    if (!strcmp(h, h1) || !strcmp(v, v1)) fail_msg("editing %s left the identity", edits[i][0]);
+    write_file(t, edits[i][0], edits[i][2]);
+    hash_of(f, toy_campaign, h, v);
+    assert_string_equal(h, h1);
+    assert_string_equal(v, v1);
+  }
+  write_file(t, "toy.json", toy_template);
+  free(tmpl);
+}
+
 /* A campaign whose kernels include nothing keeps the identity it had before included files
  * counted: its ledgers resume after the upgrade. hash_v1 is the hash of exactly the campaign
  * file, the four files it names and its template's reference kernel, in this order. */
@@ -700,6 +730,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(campaign_should_pass_on_template_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_follow_the_file_content, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_leave_out_the_resumable_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(campaign_hash_should_cover_the_reference_and_its_includes, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_cover_included_files, setup, teardown),
       cmocka_unit_test_setup_teardown(campaign_hash_should_stay_for_kernels_that_include_nothing, setup,
                                       teardown),

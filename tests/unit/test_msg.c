@@ -442,6 +442,37 @@ static void job_should_round_trip_typed_buffers_scalars_and_a_reference(void **s
   campaign_release(&c);
 }
 
+/* A job without a template arm (the bench's committed kernels and library calls) carries the
+ * template's reference all the same: the measure child checks every arm against it. */
+static void job_of_kernels_and_peers_should_carry_the_templates_reference(void **state) {
+  (void)state;
+  static campaign c;
+  static job j;
+  load_campaign("matmul-1024.json", &c);
+  tf_err e = {0};
+  if (job_init(&j, &c, 9, 0, &e) ||
+      job_set_kernel_arm(&j, &c, ARM_BEST, &c.control_kernel, &e) ||
+      job_set_gemm_arm(&j, &c, ARM_NEW, &c.peers[0], &e) ||
+      job_set_kernel_arm(&j, &c, ARM_CONTROL, &c.control_kernel, &e))
+    fail_msg("%s", e.msg);
+  assert_string_equal(j.ref_kernel, "ref_matmul");
+  assert_true(ends_with(j.ref_source, "templates/ref_matmul.cu"));
+  /* ceil_div(N, 16) x ceil_div(M, 16) blocks of 16 x 16 at 1024^3 */
+  assert_int_equal(j.ref_geom.grid[0], 64);
+  assert_int_equal(j.ref_geom.grid[1], 64);
+  assert_int_equal(j.ref_geom.block[0], 16);
+  assert_int_equal(j.ref_geom.block[1], 16);
+  assert_int_equal(j.ref_geom.iarg[5], 1024); /* K, the sixth argument */
+  /* and it travels */
+  cJSON *o = job_to_json(&j);
+  static job back;
+  if (job_from_json(o, &back, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_string_equal(back.ref_kernel, "ref_matmul");
+  assert_int_equal(back.ref_geom.grid[1], 64);
+  campaign_release(&c);
+}
+
 /* The bench puts any committed kernel of the template's interface into any arm, one kernel
  * per job. */
 static void job_set_kernel_arm_should_take_one_kernel_of_the_interface(void **state) {
@@ -453,8 +484,7 @@ static void job_set_kernel_arm_should_take_one_kernel_of_the_interface(void **st
   load_spec("kernels/matmul_pipelined.json", &pipelined);
   load_spec("kernels/layernorm_row.json", &layernorm);
   tf_err e = {0};
-  job_init(&j, &c, 7, 0);
-  if (job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
+  if (job_init(&j, &c, 7, 0, &e) || job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
       job_set_kernel_arm(&j, &c, ARM_NEW, &pipelined, &e) ||
       job_set_kernel_arm(&j, &c, ARM_CONTROL, &pipelined, &e))
     fail_msg("%s", e.msg);
@@ -491,8 +521,7 @@ static void job_set_gemm_arm_should_travel_and_refuse_what_the_job_lacks(void **
   load_campaign("layernorm-4096x768.json", &ln);
   assert_int_equal(c.npeers, 1);
   tf_err e = {0};
-  job_init(&j, &c, 3, 0);
-  if (job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
+  if (job_init(&j, &c, 3, 0, &e) || job_set_template_arm(&j, &c, ARM_BEST, &c.start, &e) ||
       job_set_gemm_arm(&j, &c, ARM_NEW, &c.peers[0], &e) ||
       job_set_kernel_arm(&j, &c, ARM_CONTROL, &c.control_kernel, &e))
     fail_msg("%s", e.msg);
@@ -525,7 +554,7 @@ static void job_set_gemm_arm_should_travel_and_refuse_what_the_job_lacks(void **
   assert_string_equal(p.exprs[ARM_BEST], j.arm[ARM_CONTROL].name_expr);
   /* a peer whose dimension the job lacks: a layernorm has two */
   tf_err_clear(&e);
-  job_init(&j, &ln, 4, 0);
+  assert_int_equal(job_init(&j, &ln, 4, 0, &e), 0);
   assert_int_equal(job_set_gemm_arm(&j, &ln, ARM_CONTROL, &c.peers[0], &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "lacks"));
@@ -822,6 +851,7 @@ int main(void) {
       cmocka_unit_test(job_should_round_trip_a_template_control),
       cmocka_unit_test(job_should_round_trip_typed_buffers_scalars_and_a_reference),
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_interface),
+      cmocka_unit_test(job_of_kernels_and_peers_should_carry_the_templates_reference),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
       cmocka_unit_test(job_from_json_should_read_the_id_exactly_or_refuse_it),
       cmocka_unit_test(result_should_round_trip_every_field),
