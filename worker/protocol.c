@@ -39,8 +39,8 @@ static unsigned long long fnv_str(unsigned long long h, const char *s) {
 }
 
 /* What decides arm a's verdict on input set `set`: its kernel (name, configuration, source,
- * geometry), the job's problem, layout and reference, and the inputs (seed, set). Fields one by one: a
- * struct's padding is not part of it. */
+ * geometry), the job's problem, layout and reference, and the inputs (seed, set). Fields one
+ * by one: a struct's padding is not part of it. */
 static unsigned long long gate_key(const job *j, int a, int set) {
   const job_arm *m = &j->arm[a];
   const launch_geom *g = &m->geom;
@@ -273,6 +273,14 @@ int protocol_run(const backend_ops *ops, void *self, const job *j, result *r,
   r->status = RESULT_OK;
   r->launch_spread = NAN;
   r->checked = 0;
+  /* Every arm is checked against the job's reference: a job without one is refused on every
+   * backend, the simulated one too, so that a job built without it fails where no GPU is. */
+  if (!j->ref_kernel[0] && !j->ref_library[0]) {
+    tf_fail(e, TF_EXIT_INPUT, "job %lld names no reference: nothing would check its outputs",
+            j->id);
+    r->wall_s = tf_monotonic_s() - t0;
+    return job_failed(r, e);
+  }
   int rc = 0;
   int failed = ops->prepare(self, j, r, e);
   double t1 = tf_monotonic_s();

@@ -39,6 +39,8 @@ static void chain_job(job *j, long long best, long long new_iters, long long con
   snprintf(j->root, sizeof j->root, "%s", source_dir());
   snprintf(j->sources[0], SPEC_PATH, "templates/chain.cu");
   snprintf(j->specs[0], SPEC_PATH, "templates/chain.json");
+  snprintf(j->ref_kernel, sizeof j->ref_kernel, "ref_scale2");
+  snprintf(j->ref_source, SPEC_PATH, "templates/ref_scale2.cu");
   j->nsources = 1;
   j->ndims = 1;
   snprintf(j->dim_names[0], SPEC_NAME, "N");
@@ -311,6 +313,35 @@ static void a_backend_error_should_become_the_jobs_status(void **state) {
   assert_non_null(strstr(f->r->detail, "check says no"));
   assert_int_equal(f->r->nrounds, 0);
   assert_int_equal(finished, 1);
+}
+
+static int prepared_count; /* the backend's prepare calls */
+
+static int counting_prepare(void *self, const job *j, result *r, tf_err *e) {
+  prepared_count++;
+  return backend_sim.prepare(self, j, r, e);
+}
+
+/* A job that names no reference is refused on every backend before it is prepared: nothing
+ * would check its outputs, and the simulated device would not notice. */
+static void a_job_without_a_reference_should_be_refused_unprepared(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->ref_kernel[0] = '\0';
+  f->ops.prepare = counting_prepare;
+  prepared_count = 0;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "names no reference"));
+  assert_int_equal(prepared_count, 0);
+  assert_int_equal(f->r->nrounds, 0);
+  /* with its reference it runs */
+  chain_job(f->j, 1000, 1030, 1100);
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_OK);
+  assert_int_equal(prepared_count, 1);
 }
 
 /* Samples per round follow the launches' spread (protocol_samples' model): at 4.2% (the
@@ -641,6 +672,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
       cmocka_unit_test_setup_teardown(the_arm_order_should_rotate_through_every_permutation,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(a_job_without_a_reference_should_be_refused_unprepared, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(a_backend_error_should_become_the_jobs_status, setup,
                                       teardown),
       cmocka_unit_test(samples_should_follow_the_launch_spread),
