@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/reference.h" /* defines: reference_type_size, reference_type_is_float, reference_put, reference_get */
+#include "common/reference.h" /* defines: reference_type_size, reference_type_is_float, reference_put, reference_get */
 
 /* The ABI's numbers are tunefarm's own: a buffer's type and role pass through unchanged. */
 #define SAME(a, b) ((int)(a) == (int)(b))

@@ -11,7 +11,7 @@
 
 #include "common/source.h" /* defines: source_check */
 #include "common/jsonio.h"
-#include "kernels/reference.h" /* defines: REFERENCE_SEED_STRIDE */
+#include "common/reference.h" /* defines: REFERENCE_SEED_STRIDE */
 
 _Static_assert(REFERENCE_SEED_STRIDE == SPEC_MAX_BUFFERS,
                "the reference's input seeds must give every buffer of a spec its own stream");

@@ -23,7 +23,7 @@
 
 #include "common/err.h"
 #include "common/expr.h"
-#include "kernels/reference.h" /* defines: reference_type, reference_init, reference_check */
+#include "common/reference.h" /* defines: reference_type, reference_init, reference_check */
 
 /* Bounds on what a spec may declare. spec_load allocates each table to the file's own size;
  * these protect the farm's memory from an absurd one, and size the plain values that carry a

@@ -56,7 +56,7 @@
 #include "compile/compile.h"     /* defines: compile_result, TF_COMPILE_REFUSED */
 #include "common/decide.h"      /* defines: stats_rel_spread */
 #include "compile/program.h"     /* defines: program_of_job, program_request, program_compile */
-#include "kernels/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
+#include "common/reference.h"  /* defines: reference_fill, reference_input_seed, reference_... */
 #include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_gemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */

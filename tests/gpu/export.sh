@@ -19,6 +19,6 @@ cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d 
 "$TF" export -o out --name tf_ln --arch "sm_$cc" --campaign campaigns/layernorm-4096x768.json \
   ledgers/layernorm-4096x768/*.jsonl || fail "export failed"
 nvcc -std=c++17 -arch=native -O2 -I"$SRC" -Iout -o run "$SRC/tests/gpu/export_run.c" \
-  out/tf_mm.cu out/tf_ln.cu "$SRC/kernels/reference.c" "$SRC/common/err.c" 2>nvcc.log ||
+  out/tf_mm.cu out/tf_ln.cu "$SRC/common/reference.c" "$SRC/common/err.c" 2>nvcc.log ||
   { cat nvcc.log; fail "the exported kernels do not build with nvcc"; }
 ./run out/tf_mm.cubin out/tf_ln.cubin || fail "an exported kernel is wrong on the GPU"

@@ -3,14 +3,14 @@
  * poisoned first, relative L2 error within the template's tolerance, 1e-5; nvcc's builds
  * first, then, given their paths (MM_CUBIN LN_CUBIN), the exported cubins through
  * NAME_use_cubin. Every size must be accepted by the export's check. Built by
- * tests/gpu/export.sh with nvcc, beside kernels/reference.c (the input generator). */
+ * tests/gpu/export.sh with nvcc, beside common/reference.c (the input generator). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/reference.h"
+#include "common/reference.h"
 #include "tf_ln.h"
 #include "tf_mm.h"
 

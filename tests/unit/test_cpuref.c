@@ -20,7 +20,7 @@
 #include "common/cpuref.h"
 #include "common/jsonio.h"
 #include "coordinator/job.h"
-#include "kernels/reference.h"
+#include "common/reference.h"
 #include "tests/unit/testutil.h"
 
 #define R 3

@@ -1,5 +1,5 @@
-/* Unit tests of kernels/reference.c: the input generator, the element types and the checks.
- * Standalone: gcc -std=c11 -I. common/err.c kernels/reference.c tests/unit/test_reference.c -lcmocka -lm */
+/* Unit tests of common/reference.c: the input generator, the element types and the checks.
+ * Standalone: gcc -std=c11 -I. common/err.c common/reference.c tests/unit/test_reference.c -lcmocka -lm */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "kernels/reference.h"
+#include "common/reference.h"
 
 /* ---------------------------------------------------------------- generator */
 

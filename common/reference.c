@@ -1,6 +1,6 @@
 /* reference: seeded fills, element types and the comparison of outputs with their
- * reference's. The contract is kernels/reference.h. */
-#include "kernels/reference.h"
+ * reference's. The contract is common/reference.h. */
+#include "common/reference.h"
 
 #include <math.h>
 #include <stdint.h>
