@@ -286,6 +286,12 @@ static int failing_check(void *self, const placement *p, int set, double *rel_er
   return tf_fail(e, TF_EXIT_FAIL, "check says no");
 }
 
+static int failing_sample(void *self, const placement *p, int set, int n, double *us,
+                          double *kernel_us, double *spread, tf_err *e) {
+  (void)self, (void)p, (void)set, (void)n, (void)us, (void)kernel_us, (void)spread;
+  return tf_fail(e, TF_EXIT_FAIL, "sample says no");
+}
+
 static void counting_finish(void *self) {
   finished++;
   backend_sim.finish(self);
@@ -311,6 +317,16 @@ static void a_backend_error_should_become_the_jobs_status(void **state) {
   assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
   assert_int_equal(f->r->status, RESULT_ERROR);
   assert_non_null(strstr(f->r->detail, "check says no"));
+  assert_int_equal(f->r->nrounds, 0);
+  assert_int_equal(finished, 1);
+  /* and in a round, burn-in's first */
+  f->ops.check = backend_sim.check;
+  f->ops.sample = failing_sample;
+  finished = 0;
+  memset(f->r, 0, sizeof *f->r);
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "sample says no"));
   assert_int_equal(f->r->nrounds, 0);
   assert_int_equal(finished, 1);
 }
@@ -489,6 +505,26 @@ static void the_canary_should_alternate_best_and_its_copy(void **state) {
   assert_int_equal(ncalls, at + 2 * 6 + ARM_COUNT * f->r->nrounds);
 }
 
+/* Best's second copy fails to sample: the canary's error is the job's, and no round follows. */
+static int copy_failing_sample(void *self, const placement *p, int set, int n, double *us,
+                               double *kernel_us, double *spread, tf_err *e) {
+  if (p->arm == ARM_BEST && p->code == 1) return tf_fail(e, TF_EXIT_FAIL, "the copy says no");
+  return backend_sim.sample(self, p, set, n, us, kernel_us, spread, e);
+}
+
+static void a_canary_that_fails_should_fail_the_job(void **state) {
+  fixture *f = *state;
+  tf_err e = {0};
+  chain_job(f->j, 1000, 1030, 1100);
+  f->j->canary_rounds = 6;
+  f->ops.sample = copy_failing_sample;
+  assert_int_equal(protocol_run(&f->ops, f->self, f->j, f->r, NULL, &e), 0);
+  assert_int_equal(f->r->status, RESULT_ERROR);
+  assert_non_null(strstr(f->r->detail, "the copy says no"));
+  assert_int_equal(f->r->ncanary, 0);
+  assert_int_equal(f->r->nrounds, 0);
+}
+
 /* The sequential rule stops the rounds once it is sure; the median measures every one. */
 static void the_rule_should_say_when_the_rounds_are_enough(void **state) {
   fixture *f = *state;
@@ -616,6 +652,21 @@ static void screened_rounds_should_stop_at_the_records_capacity(void **state) {
   }
 }
 
+/* More screened rounds than decide.max_screened end the rounds there: the job keeps what it
+ * has, and the rule decides on it (or asks again). */
+static void screened_rounds_should_stop_past_max_screened(void **state) {
+  fixture *f = *state;
+  chain_job(f->j, 1000, 1030, 1100);
+  snprintf(f->j->decide.rule, sizeof f->j->decide.rule, "sequential");
+  f->j->decide.max_screened = 3;
+  f->j->measure.samples = f->j->measure.max_samples = 1;
+  f->ops.clock = swinging_clock;
+  readings = 0;
+  run_logged(f, NULL);
+  assert_int_equal(f->r->nrounds, 4); /* the fourth screened round is one too many */
+  for (int i = 0; i < f->r->nrounds; i++) assert_true(f->r->rounds[i].screened);
+}
+
 /* Each burn-in sample reports a spread of its own, numbered; those of best and new are kept. */
 static double burn_spreads[2 * 1000];
 static int nburn, nspread;
@@ -672,6 +723,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_full_memo_should_start_again, setup, teardown),
       cmocka_unit_test_setup_teardown(the_arm_order_should_rotate_through_every_permutation,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(a_canary_that_fails_should_fail_the_job, setup, teardown),
+      cmocka_unit_test_setup_teardown(screened_rounds_should_stop_past_max_screened, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(a_job_without_a_reference_should_be_refused_unprepared, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_backend_error_should_become_the_jobs_status, setup,
