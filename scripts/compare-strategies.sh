@@ -17,13 +17,15 @@
 #                      it is the truth; time is the recorded device's (the records' wall_s)
 #     --at G,G,...     the generation counts of the table (default 10,25,50,100,200)
 #     --out DIR        scratch folder (default: a new one under /tmp); its ledgers are kept
+#     --html FILE      also the page: the tables and, per threshold, a plot of the fraction
+#                      of runs within it against measured generations, one line a strategy
 #     --tunefarm BIN   the binary (default build/tunefarm of this repository)
 # The campaign's template is found under this repository (TUNEFARM_ROOT) unless set already.
 # A run that ledgers already hold for that strategy and seed resumes, and ends at once.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 tf="$repo/build/tunefarm"
-seeds=5 budget="" workers=2 backend=sim truth=sim at=10,25,50,100,200 out="" space=""
+seeds=5 budget="" workers=2 backend=sim truth=sim at=10,25,50,100,200 out="" space="" html=""
 die() { echo "compare-strategies: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,8 +37,9 @@ while [ $# -gt 0 ]; do
     --space) space="$2"; shift 2 ;;
     --at) at="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --html) html="$2"; shift 2 ;;
     --tunefarm) tf="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1'" ;;
     *) break ;;
   esac
@@ -94,4 +97,6 @@ for s in "$@"; do
   groups+=("$s=$out/ledgers/$s")
 done
 echo "compare-strategies: ledgers under $out/ledgers" >&2
-"$tf" study --strategies --truth "$truth" --at "$at" "$campaign" "${groups[@]}"
+page_args=()
+[ -z "$html" ] || page_args=(--html "$html")
+"$tf" study --strategies --truth "$truth" --at "$at" "${page_args[@]}" "$campaign" "${groups[@]}"

@@ -16,6 +16,7 @@
 #include "tools/report_model.h"
 
 #include "common/escape.h"
+#include "tools/svgplot.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,95 +41,8 @@ static void cfg_text(FILE *f, const record_cfg *c) {
 
 /* ---------------------------------------------------------------- plots */
 
-#define PLOT_W 460
-#define PLOT_H 220
-#define ML 58 /* margins: left, right, top, bottom */
-#define MR 12
-#define MT 10
-#define MB 34
-
-typedef struct plot {
-  double x0, x1, y0, y1;
-} plot;
-
-static double px(const plot *p, double x) {
-  return ML + (x - p->x0) / (p->x1 - p->x0) * (PLOT_W - ML - MR);
-}
-
-static double py(const plot *p, double y) {
-  return PLOT_H - MB - (y - p->y0) / (p->y1 - p->y0) * (PLOT_H - MT - MB);
-}
-
-/* A range with some air, never empty. */
-static void pad(double *lo, double *hi) {
-  if (!isfinite(*lo) || !isfinite(*hi)) *lo = 0, *hi = 1;
-  double d = *hi - *lo;
-  if (d <= 0) d = fabs(*hi) > 0 ? fabs(*hi) * 0.02 : 1;
-  *lo -= 0.06 * d;
-  *hi += 0.06 * d;
-}
-
-/* About five round ticks over [lo, hi]. */
-static double tick_step(double lo, double hi) {
-  double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), r = raw / mag;
-  return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
-}
-
-/* A plot is a figure: its title a caption above the SVG, as wide as the plot and wrapped
- * there (an SVG text would be cut at the plot's edge), and its legend a line below. */
-static void axes(FILE *f, const plot *p, const char *title, const char *ylabel, int ydigits) {
-  fprintf(f, "<figure class=\"plot\" style=\"width:%dpx\"><figcaption class=\"title\">", PLOT_W);
-  escape_html(f, title);
-  fprintf(f, "</figcaption><svg class=\"plot\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-             "role=\"img\"><rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
-          PLOT_W, PLOT_H, PLOT_W, PLOT_H, ML, MT, PLOT_W - ML - MR, PLOT_H - MT - MB);
-  double s = tick_step(p->y0, p->y1);
-  for (double v = ceil(p->y0 / s) * s; v <= p->y1 + 1e-9 * s; v += s) {
-    if (fabs(v) < 1e-9 * s) v = 0; /* never "-0.00" */
-    fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
-               "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>", ML,
-            PLOT_W - MR, py(p, v), py(p, v), ML - 4, py(p, v) + 4, ydigits, v);
-  }
-  s = tick_step(p->x0, p->x1);
-  if (s < 1) s = 1;
-  for (double v = ceil(p->x0 / s) * s; v <= p->x1 + 1e-9; v += s)
-    fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f</text>",
-            px(p, v), PLOT_H - MB + 14, v);
-  fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">generation</text>"
-             "<text class=\"label\" transform=\"translate(12 %d) rotate(-90)\" "
-             "text-anchor=\"middle\">", (ML + PLOT_W - MR) / 2, PLOT_H - 4, (MT + PLOT_H - MB) / 2);
-  escape_html(f, ylabel);
-  fputs("</text>", f);
-}
-
-/* One entry of a plot's legend: a swatch of the mark's colour (its shape: a dot, a ring, a
- * line, a dashed line, a band) and what it means. */
-typedef struct legend_item {
-  const char *shape, *colour, *text;
-} legend_item;
-
-/* Ends the SVG and the figure with the legend of n items. */
-static void legend(FILE *f, const legend_item *it, size_t n) {
-  fputs("</svg><div class=\"legend\">", f);
-  for (size_t i = 0; i < n; i++) {
-    fprintf(f, "<span class=\"item\"><span class=\"sw %s\" style=\"--c:%s\"></span>", it[i].shape,
-            it[i].colour);
-    escape_html(f, it[i].text);
-    fputs("</span> ", f);
-  }
-  fputs("</div></figure>\n", f);
-}
-
-/* A horizontal line at y across the frame, with its words as a tooltip. */
-static void hline(FILE *f, const plot *p, const char *cls, double y, const char *what) {
-  fprintf(f, "<line class=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"><title>", cls, ML,
-          PLOT_W - MR, py(p, y), py(p, y));
-  escape_html(f, what);
-  fputs("</title></line>", f);
-}
-
 /* The x range of a ledger's generations. */
-static void gen_range(const report_ledger *l, plot *p) {
+static void gen_range(const report_ledger *l, svgplot *p) {
   p->x0 = 0;
   p->x1 = l->ngens ? (double)l->gens[l->ngens - 1].generation + 1 : 1;
 }
@@ -144,7 +58,7 @@ static void empty(FILE *f, const char *what) {
 /* The answer after every generation (a step line with a point each), the best of a restarted
  * search in progress (dashed), keeps as rings where new became best, restarts as lines. */
 static void plot_best(FILE *f, const report_ledger *l) {
-  plot p;
+  svgplot p;
   gen_range(l, &p);
   p.y0 = INFINITY, p.y1 = -INFINITY;
   for (size_t i = 0; i < l->ngens; i++) {
@@ -158,8 +72,8 @@ static void plot_best(FILE *f, const report_ledger *l) {
     empty(f, "best so far: nothing measured yet");
     return;
   }
-  pad(&p.y0, &p.y1);
-  axes(f, &p, "best so far (µs per launch): the answer; dashed, a restarted search's own best",
+  svgplot_pad(&p.y0, &p.y1);
+  svgplot_axes(f, &p, "best so far (µs per launch): the answer; dashed, a restarted search's own best", "generation",
        "µs", 2);
   for (int series = 1; series >= 0; series--) { /* the search in progress under the answer */
     fprintf(f, "<polyline class=\"%s\" points=\"", series ? "search" : "answer");
@@ -168,19 +82,19 @@ static void plot_best(FILE *f, const report_ledger *l) {
       const report_gen *g = &l->gens[i];
       double v = series ? (g->restart > 0 ? g->search_best_us : NAN) : g->answer_us;
       if (!isfinite(v)) continue;
-      if (isfinite(last)) fprintf(f, "%.1f,%.1f ", px(&p, (double)g->generation), py(&p, last));
-      fprintf(f, "%.1f,%.1f ", px(&p, (double)g->generation), py(&p, v));
+      if (isfinite(last)) fprintf(f, "%.1f,%.1f ", svgplot_x(&p, (double)g->generation), svgplot_y(&p, last));
+      fprintf(f, "%.1f,%.1f ", svgplot_x(&p, (double)g->generation), svgplot_y(&p, v));
       last = v;
     }
     fputs("\"/>", f);
   }
   for (size_t i = 0; i < l->nrestarts; i++) {
-    double x = px(&p, (double)l->restarts[i].after + 0.5);
+    double x = svgplot_x(&p, (double)l->restarts[i].after + 0.5);
     fprintf(f, "<line class=\"restart\" data-restart=\"%d\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
                "y2=\"%d\"><title>restart %d after generation %lld: ", l->restarts[i].restart, x,
-            x, MT, PLOT_H - MB, l->restarts[i].restart, l->restarts[i].after);
+            x, SVGPLOT_MT, SVGPLOT_H - SVGPLOT_MB, l->restarts[i].restart, l->restarts[i].after);
     escape_html(f, l->restarts[i].reason);
-    fprintf(f, "</title></line><text class=\"tick\" x=\"%.1f\" y=\"%d\">r%d</text>", x + 2, MT + 10,
+    fprintf(f, "</title></line><text class=\"tick\" x=\"%.1f\" y=\"%d\">r%d</text>", x + 2, SVGPLOT_MT + 10,
             l->restarts[i].restart);
   }
   for (size_t i = 0; i < l->ngens; i++) {
@@ -188,7 +102,7 @@ static void plot_best(FILE *f, const report_ledger *l) {
     if (isfinite(g->answer_us))
       fprintf(f, "<circle class=\"best\" data-gen=\"%lld\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\">"
                  "<title>generation %lld: best so far %.3f µs</title></circle>", g->generation,
-              px(&p, (double)g->generation), py(&p, g->answer_us), g->generation, g->answer_us);
+              svgplot_x(&p, (double)g->generation), svgplot_y(&p, g->answer_us), g->generation, g->answer_us);
     if (g->decision != DECISION_KEEP || !isfinite(g->after_us)) continue;
     char change[1024], label[32];
     report_change_text(&g->best, &g->new_cfg, change, sizeof change);
@@ -196,23 +110,23 @@ static void plot_best(FILE *f, const report_ledger *l) {
     fprintf(f, "<circle class=\"keep%s%s\" data-gen=\"%lld\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\">"
                "<title>generation %lld (%s) keep: %.3f µs; ", g->duel ? " duel" : "",
             g->generation == l->winner_gen ? " winner" : "", g->generation,
-            px(&p, (double)g->generation), py(&p, g->after_us), g->generation, label, g->after_us);
+            svgplot_x(&p, (double)g->generation), svgplot_y(&p, g->after_us), g->generation, label, g->after_us);
     escape_html(f, change);
     fputs(g->generation == l->winner_gen ? "; the winner" : "", f);
     fputs("</title></circle>", f);
   }
-  static const legend_item items[] = {
+  static const svgplot_legend_item items[] = {
       {"line", "#1f5fa8", "the answer (best so far)"}, {"dash", "#7fa7d6", "a restarted search's best"},
       {"ring", "#1a8a3a", "keep"}, {"ring", "#a86b00", "a duel won"}, {"ring", "#d4002a", "the winner"},
       {"dash", "#a86b00", "restart"}};
-  legend(f, items, sizeof items / sizeof items[0]);
+  svgplot_legend(f, items, sizeof items / sizeof items[0]);
 }
 
 static const char *const decision_class[] = {"keep", "reject", "refused", "ambiguous"};
 
 /* new/best of every recorded round (screened ones left out), a cloud per generation. */
 static void plot_ratios(FILE *f, const report_ledger *l) {
-  plot p;
+  svgplot p;
   gen_range(l, &p);
   p.y0 = 1, p.y1 = 1;
   int n = 0;
@@ -228,12 +142,12 @@ static void plot_ratios(FILE *f, const report_ledger *l) {
   }
   double gain = l->min_gain;
   if (isfinite(gain)) p.y0 = fmin(p.y0, 1 - gain), p.y1 = fmax(p.y1, 1 + gain);
-  pad(&p.y0, &p.y1);
-  axes(f, &p, "paired ratios new/best per round, by decision", "new / best", 3);
-  hline(f, &p, "one", 1, "new = best");
+  svgplot_pad(&p.y0, &p.y1);
+  svgplot_axes(f, &p, "paired ratios new/best per round, by decision", "generation", "new / best", 3);
+  svgplot_hline(f, &p, "one", 1, "new = best");
   if (isfinite(gain)) {
-    hline(f, &p, "threshold", 1 - gain, "1 - min_gain: a keep needs new this much faster");
-    hline(f, &p, "threshold", 1 + gain, "1 + min_gain");
+    svgplot_hline(f, &p, "threshold", 1 - gain, "1 - min_gain: a keep needs new this much faster");
+    svgplot_hline(f, &p, "threshold", 1 + gain, "1 + min_gain");
   }
   for (size_t i = 0; i < l->ngens; i++) {
     const report_gen *g = &l->gens[i];
@@ -245,21 +159,21 @@ static void plot_ratios(FILE *f, const report_ledger *l) {
       fprintf(f, "<circle class=\"ratio %s\" data-gen=\"%lld\" data-decision=\"%s\" cx=\"%.1f\" "
                  "cy=\"%.1f\" r=\"2.2\"><title>generation %lld round %d: %.4f (%s)</title>"
                  "</circle>", cls, g->generation, decision_names[g->decision],
-              px(&p, (double)g->generation + dx), py(&p, g->ratios[k]), g->generation, k + 1,
+              svgplot_x(&p, (double)g->generation + dx), svgplot_y(&p, g->ratios[k]), g->generation, k + 1,
               g->ratios[k], g->untrusted ? "untrusted" : decision_names[g->decision]);
     }
   }
-  static const legend_item items[] = {
+  static const svgplot_legend_item items[] = {
       {"dot", "#1a8a3a", "keep"}, {"dot", "#888", "reject"}, {"dot", "#e08a00", "refused"},
       {"dot", "#7b3fb0", "ambiguous"}, {"dot", "#d4002a", "untrusted"},
       {"dash", "#c0392b", "1 ± min_gain"}};
-  legend(f, items, sizeof items / sizeof items[0]);
+  svgplot_legend(f, items, sizeof items / sizeof items[0]);
 }
 
 /* The control's median per generation: it should stay flat; drift is the machine, not the
  * search. */
 static void plot_control(FILE *f, const report_ledger *l) {
-  plot p;
+  svgplot p;
   gen_range(l, &p);
   p.y0 = l->control_lo, p.y1 = l->control_hi;
   if (!isfinite(p.y0)) {
@@ -271,37 +185,37 @@ static void plot_control(FILE *f, const report_ledger *l) {
   double m = l->control_median, k = sqrt(1 + l->drift_tolerance);
   int band = isfinite(m) && isfinite(k);
   if (band) p.y0 = fmin(p.y0, m / k), p.y1 = fmax(p.y1, m * k);
-  pad(&p.y0, &p.y1);
-  axes(f, &p, "the control's time per generation (µs): it should stay flat, inside its band",
+  svgplot_pad(&p.y0, &p.y1);
+  svgplot_axes(f, &p, "the control's time per generation (µs): it should stay flat, inside its band", "generation",
        "µs", 2);
   if (band)
     fprintf(f, "<rect class=\"band\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\"><title>"
-               "drift tolerance %.1f%%: median %.3f µs ÷ and × √(1 + %.3f)</title></rect>", ML,
-            py(&p, m * k), PLOT_W - ML - MR, py(&p, m / k) - py(&p, m * k),
+               "drift tolerance %.1f%%: median %.3f µs ÷ and × √(1 + %.3f)</title></rect>", SVGPLOT_ML,
+            svgplot_y(&p, m * k), SVGPLOT_W - SVGPLOT_ML - SVGPLOT_MR, svgplot_y(&p, m / k) - svgplot_y(&p, m * k),
             100 * l->drift_tolerance, m, l->drift_tolerance);
   fputs("<polyline class=\"control\" points=\"", f);
   for (size_t i = 0; i < l->ngens; i++)
     if (isfinite(l->gens[i].control_us))
-      fprintf(f, "%.1f,%.1f ", px(&p, (double)l->gens[i].generation), py(&p, l->gens[i].control_us));
+      fprintf(f, "%.1f,%.1f ", svgplot_x(&p, (double)l->gens[i].generation), svgplot_y(&p, l->gens[i].control_us));
   fputs("\"/>", f);
   for (size_t i = 0; i < l->ngens; i++) {
     const report_gen *g = &l->gens[i];
     if (!isfinite(g->control_us)) continue;
     fprintf(f, "<circle class=\"control\" data-gen=\"%lld\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\">"
                "<title>generation %lld: control %.3f µs (drift %.4f)</title></circle>",
-            g->generation, px(&p, (double)g->generation), py(&p, g->control_us), g->generation,
+            g->generation, svgplot_x(&p, (double)g->generation), svgplot_y(&p, g->control_us), g->generation,
             g->control_us, g->control_drift);
   }
-  static const legend_item items[] = {
+  static const svgplot_legend_item items[] = {
       {"dot", "#555", "the control, per generation"},
       {"band", "#2e8b57", "drift tolerance band around its median"}};
-  legend(f, items, sizeof items / sizeof items[0]);
+  svgplot_legend(f, items, sizeof items / sizeof items[0]);
 }
 
 /* Every canary: the A/A bias (copy/best - 1, in %) of the measure process it vetted, with its
  * 95% interval, at the generation whose job ran it. */
 static void plot_canary(FILE *f, const report_ledger *l) {
-  plot p;
+  svgplot p;
   gen_range(l, &p);
   p.y0 = 0, p.y1 = 0;
   int n = 0;
@@ -319,35 +233,35 @@ static void plot_canary(FILE *f, const report_ledger *l) {
   }
   double gain = 100 * l->min_gain;
   if (isfinite(gain)) p.y0 = fmin(p.y0, -gain), p.y1 = fmax(p.y1, gain);
-  pad(&p.y0, &p.y1);
-  axes(f, &p, "A/A bias per measure process (canary, event span, 95% interval)", "bias %", 2);
-  hline(f, &p, "one", 0, "no bias");
+  svgplot_pad(&p.y0, &p.y1);
+  svgplot_axes(f, &p, "A/A bias per measure process (canary, event span, 95% interval)", "generation", "bias %", 2);
+  svgplot_hline(f, &p, "one", 0, "no bias");
   if (isfinite(gain)) { /* a bias this large would pass a copy of best off as a gain */
-    hline(f, &p, "threshold", -gain, "1 - min_gain");
-    hline(f, &p, "threshold", gain, "1 + min_gain");
+    svgplot_hline(f, &p, "threshold", -gain, "1 - min_gain");
+    svgplot_hline(f, &p, "threshold", gain, "1 + min_gain");
   }
   for (size_t i = 0; i < l->ngens; i++) {
     const report_gen *g = &l->gens[i];
     if (!g->has_canary || !isfinite(g->canary_ratio[0])) continue;
-    double x = px(&p, (double)g->generation), b = 100 * (g->canary_ratio[0] - 1);
+    double x = svgplot_x(&p, (double)g->generation), b = 100 * (g->canary_ratio[0] - 1);
     fprintf(f, "<g class=\"canary%s\" data-gen=\"%lld\" data-child=\"%d\" data-run=\"",
             g->canary_biased ? " biased" : "", g->generation, g->child);
     escape_html(f, g->run);
     fputs("\">", f);
     if (isfinite(g->canary_lo[0]) && isfinite(g->canary_hi[0]))
       fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", x, x,
-              py(&p, 100 * (g->canary_lo[0] - 1)), py(&p, 100 * (g->canary_hi[0] - 1)));
+              svgplot_y(&p, 100 * (g->canary_lo[0] - 1)), svgplot_y(&p, 100 * (g->canary_hi[0] - 1)));
     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>process %d of run ", x,
-            py(&p, b), g->child);
+            svgplot_y(&p, b), g->child);
     escape_html(f, g->run);
     fprintf(f, ", canary in generation %lld: bias %+.3f%% [%+.3f%%, %+.3f%%], %s</title>"
                "</circle></g>", g->generation, b, 100 * (g->canary_lo[0] - 1),
             100 * (g->canary_hi[0] - 1), g->canary_biased ? "biased" : "ok");
   }
-  static const legend_item items[] = {{"dot", "#1f5fa8", "canary bias, 95% interval"},
+  static const svgplot_legend_item items[] = {{"dot", "#1f5fa8", "canary bias, 95% interval"},
                                       {"dot", "#d4002a", "process found biased"},
                                       {"dash", "#c0392b", "1 ± min_gain"}};
-  legend(f, items, sizeof items / sizeof items[0]);
+  svgplot_legend(f, items, sizeof items / sizeof items[0]);
 }
 
 /* ---------------------------------------------------------------- knob effects, throughput */
@@ -359,7 +273,7 @@ static void plot_canary(FILE *f, const report_ledger *l) {
 static void knob_effects(FILE *f, const report_ledger *l) {
   fprintf(f, "<figure class=\"effects\" style=\"width:%dpx\"><figcaption class=\"title\">"
              "knob effects: median new/best of the generations whose change moved one knob "
-             "alone (below 1: faster)</figcaption>", PLOT_W);
+             "alone (below 1: faster)</figcaption>", SVGPLOT_W);
   if (l->neffects == 0) {
     fputs("<p class=\"empty\">no trusted, judged generation moved one knob alone</p></figure>\n", f);
     return;
@@ -405,7 +319,7 @@ static void rate_row(FILE *f, const char *arm, const report_rate *r) {
 /* TFLOP/s and GB/s of the start, the final best and the control (docs/reference/report.md). */
 static void throughput_table(FILE *f, const report_ledger *l) {
   fprintf(f, "<figure class=\"throughput\" style=\"width:%dpx\"><figcaption class=\"title\">"
-             "throughput of one launch: ", PLOT_W);
+             "throughput of one launch: ", SVGPLOT_W);
   if (l->work_note[0]) {
     fputs("unknown: ", f);
     escape_html(f, l->work_note);
@@ -517,28 +431,17 @@ static void campaign_section(FILE *f, report_ledger *l, size_t n, const char *na
   fputs("</div></section>\n", f);
 }
 
+/* The report's own marks; svgplot_style holds the figures'. */
 static const char style[] =
-    "body{font-family:sans-serif;margin:1.5em;color:#222}"
-    "table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.25em "
-    ".5em;text-align:right;vertical-align:top}td:first-child,td.winner{text-align:left}"
-    ".winner{font-weight:bold}small{font-weight:normal;color:#555}"
+    "td.winner{text-align:left}.winner{font-weight:bold}small{font-weight:normal;color:#555}"
     ".gpus{display:flex;flex-wrap:wrap;gap:1.5em}.gpu{flex:0 0 auto;width:460px}.gpu h3{font-size:1em}"
-    "svg.plot{display:block}.frame{fill:#fafafa;stroke:#bbb}"
-    ".grid{stroke:#e4e4e4}.tick,.label{font-size:10px;fill:#555}.title{font-size:11px;fill:#222}"
-    "polyline{fill:none}.answer{stroke:#1f5fa8;stroke-width:1.5}.search{stroke:#7fa7d6;"
+    ".answer{stroke:#1f5fa8;stroke-width:1.5}.search{stroke:#7fa7d6;"
     "stroke-dasharray:4 3}circle.best{fill:#1f5fa8}circle.keep{fill:none;stroke:#1a8a3a;"
     "stroke-width:2}circle.keep.duel{stroke:#a86b00}circle.keep.winner{stroke:#d4002a;"
     "stroke-width:3}.restart{stroke:#a86b00;stroke-dasharray:2 2}.one{stroke:#888}"
     "circle.ratio{fill-opacity:.75}.ratio.keep{fill:#1a8a3a}.ratio.reject{fill:#888}"
     ".ratio.refused{fill:#e08a00}.ratio.ambiguous{fill:#7b3fb0}.ratio.untrusted{fill:#d4002a}"
-    "figure{margin:0 0 .8em}figcaption.title{font-size:11px;color:#222;overflow-wrap:anywhere;"
-    "margin-bottom:2px}.legend{font-size:10px;color:#555;overflow-wrap:anywhere}"
-    ".legend .item{white-space:nowrap;display:inline-block;margin-right:.6em}"
-    ".sw{display:inline-block;width:12px;height:8px;margin-right:3px;vertical-align:middle}"
-    ".sw.dot{width:8px;border-radius:50%;background:var(--c)}.sw.ring{width:6px;height:6px;"
-    "border-radius:50%;border:2px solid var(--c)}.sw.line{height:0;border-top:2px solid var(--c)}"
-    ".sw.dash{height:0;border-top:2px dashed var(--c)}.sw.band,.sw.block{background:var(--c);"
-    "opacity:.35}.sw.block{opacity:.8}.band{fill:#2e8b57;fill-opacity:.12}"
+    ".band{fill:#2e8b57;fill-opacity:.12}"
     ".threshold{stroke:#c0392b;stroke-dasharray:5 3}.warning{color:#b00020;font-weight:bold}"
     "table.effects td,table.rates td{padding:.1em .4em;font-size:11px}"
     ".bar .faster{fill:#1a8a3a}.bar .slower{fill:#b0413e}"
@@ -556,7 +459,7 @@ static const char script[] =
     "d.setAttribute('data-rendered','yes');});})();</script>\n";
 
 int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e) {
-  fprintf(f, REPORT_HTML_HEAD "<style>%s</style>\n%s</head><body>\n"
+  fprintf(f, REPORT_HTML_HEAD "<style>%s%s</style>\n%s</head><body>\n"
              "<h1>tunefarm report</h1>\n<p>Every plot holds one GPU's numbers on its own "
              "scales: GPUs stand side by side and are never pooled. Times are microseconds per "
              "launch, medians over a generation's recorded rounds (screened ones left out); "
@@ -568,7 +471,7 @@ int report_write_html(FILE *f, report_ledger *l, size_t n, tf_err *e) {
              "decision: <span class=\"k\">keep</span>, <span class=\"r\">reject</span>, "
              "<span class=\"f\">refused</span>, <span class=\"a\">ambiguous</span>, "
              "<span class=\"w\">untrusted</span> (its process was not vetted).</p>\n",
-          style, script);
+          svgplot_style, style, script);
   for (size_t i = 0; i < n; i++) {
     int seen = 0; /* a section per campaign, in the order they first appear */
     for (size_t j = 0; j < i; j++) seen |= strcmp(l[j].campaign, l[i].campaign) == 0;

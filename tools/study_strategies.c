@@ -3,17 +3,22 @@
 #include "tools/study_strategies.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/campaign.h"    // defines: campaign_load, campaign_release
+#include "common/escape.h"      // defines: escape_html
 #include "common/err.h"         // defines: tf_err, tf_fail, tf_exit_status
 #include "coordinator/ledger.h" // defines: ledger_scan
 #include "coordinator/replay.h" // defines: ledger_best, ledger_best_add
 #include "coordinator/space.h"  // defines: space_enumerate, space_at
+#include "tools/report_model.h" // defines: report_file_begins
+#include "tools/svgplot.h"      // defines: svgplot_axes, svgplot_legend, svgplot_style
 #include "tools/sweep.h"        // defines: sweep_load_space
 #include "worker/simcost.h"     // defines: simcost_us
 #include "worker/backend.h"    // defines: backend_find
@@ -170,6 +175,13 @@ static double ratio_at(const run_curve *r, int g) {
   return r->ratio[(g < r->n ? g : r->n) - 1];
 }
 
+/* The fraction of g's runs whose answer is within `within` after gen measured generations. */
+static double fraction_at(const group *g, int gen, double within) {
+  int k = 0;
+  for (int r = 0; r < g->n; r++) k += ratio_at(&g->runs[r], gen) <= within;
+  return g->n ? (double)k / g->n : 0.0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -206,23 +218,159 @@ static void print_table(const group *gs, int ng, const int *at, int nat, double 
   for (int i = 0; i < ng; i++) {
     const group *g = &gs[i];
     fprintf(out, "| %s | %d |", g->name, g->n);
-    for (int a = 0; a < nat; a++) {
-      int k = 0;
-      for (int r = 0; r < g->n; r++) k += ratio_at(&g->runs[r], at[a]) <= within;
-      fprintf(out, " %.2f |", g->n ? (double)k / g->n : 0.0);
-    }
+    for (int a = 0; a < nat; a++) fprintf(out, " %.2f |", fraction_at(g, at[a], within));
     double mg = median_to(g, within, 1), ms = median_to(g, within, 0);
     if (isfinite(mg)) fprintf(out, " %.0f | %.3f |\n", mg, ms);
     else fprintf(out, " - | - |\n");
   }
 }
 
+/* ---- the page (--html FILE) ---- */
+
+/* How every page this command writes begins: --html replaces an existing file only then. */
+#define STUDY_HTML_HEAD                                                                      \
+  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tunefarm study: " \
+  "search strategies</title>"
+
+/* Eight colours a reader tells apart; strategies past the eighth repeat them, dashed. */
+static const char *const colours[] = {"#1f5fa8", "#d4002a", "#1a8a3a", "#a86b00",
+                                      "#7b3fb0", "#00838f", "#555555", "#e08a00"};
+#define NCOLOURS (int)(sizeof colours / sizeof colours[0])
+
+static int longest_run(const group *gs, int ng) {
+  int n = 2; /* an axis of one generation has no width */
+  for (int i = 0; i < ng; i++)
+    for (int r = 0; r < gs[i].n; r++)
+      if (gs[i].runs[r].n > n) n = gs[i].runs[r].n;
+  return n;
+}
+
+/* One line per strategy: the fraction of its runs within `within` after each count of
+ * measured generations, to the longest run. */
+static void page_plot(FILE *f, const group *gs, int ng, double within) {
+  int gmax = longest_run(gs, ng);
+  svgplot p = {1, gmax, 0, 1};
+  svgplot_pad(&p.y0, &p.y1);
+  char title[128];
+  snprintf(title, sizeof title, "runs within %.0f%% of the optimum, after G measured generations",
+           (within - 1) * 100);
+  svgplot_axes(f, &p, title, "measured generations G", "fraction of runs", 1);
+  svgplot_legend_item items[MAX_GROUPS];
+  for (int i = 0; i < ng; i++) {
+    const char *c = colours[i % NCOLOURS];
+    fprintf(f, "<polyline class=\"strategy%s\" style=\"stroke:%s\" points=\"",
+            i >= NCOLOURS ? " more" : "", c);
+    for (int gen = 1; gen <= gmax; gen++) { /* steps: the fraction holds until the next G */
+      const double y = svgplot_y(&p, fraction_at(&gs[i], gen, within));
+      fprintf(f, "%.1f,%.1f ", svgplot_x(&p, gen), y);
+      if (gen < gmax) fprintf(f, "%.1f,%.1f ", svgplot_x(&p, gen + 1), y);
+    }
+    fputs("\"><title>", f);
+    escape_html(f, gs[i].name);
+    fputs("</title></polyline>", f);
+    items[i] = (svgplot_legend_item){i >= NCOLOURS ? "dash" : "line", c, gs[i].name};
+  }
+  svgplot_legend(f, items, (size_t)ng);
+}
+
+/* The Markdown table's numbers as an HTML table. */
+static void page_table(FILE *f, const group *gs, int ng, const int *at, int nat, double within,
+                       const char *time_name) {
+  fputs("<table><tr><th>strategy</th><th>runs</th>", f);
+  for (int a = 0; a < nat; a++) fprintf(f, "<th>G=%d</th>", at[a]);
+  fprintf(f, "<th>median G to reach %.0f%%</th><th>median %s to reach it</th></tr>\n",
+          (within - 1) * 100, time_name);
+  for (int i = 0; i < ng; i++) {
+    fputs("<tr><td>", f);
+    escape_html(f, gs[i].name);
+    fprintf(f, "</td><td>%d</td>", gs[i].n);
+    for (int a = 0; a < nat; a++) fprintf(f, "<td>%.2f</td>", fraction_at(&gs[i], at[a], within));
+    double mg = median_to(&gs[i], within, 1), ms = median_to(&gs[i], within, 0);
+    if (isfinite(mg)) fprintf(f, "<td>%.0f</td><td>%.3f</td></tr>\n", mg, ms);
+    else fputs("<td>-</td><td>-</td></tr>\n", f);
+  }
+  fputs("</table>\n", f);
+}
+
+/* The page replaces its file whole, so --html never names a ledger or a folder, nor an
+ * existing file that is not a page of this command. */
+static int check_page_file(const char *path, tf_err *e) {
+  size_t n = strlen(path);
+  struct stat st;
+  if (n >= 6 && strcmp(path + n - 6, ".jsonl") == 0)
+    return tf_fail(e, TF_EXIT_INPUT, "--html '%s': a ledger's name (*.jsonl), not a page's",
+                   path);
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return tf_fail(e, TF_EXIT_INPUT, "--html '%s': a folder, not a page's file", path);
+  if (stat(path, &st) == 0 && !report_file_begins(path, STUDY_HTML_HEAD))
+    return tf_fail(e, TF_EXIT_INPUT, "--html '%s': the file exists and is not a page of "
+                   "tunefarm study, which would replace it: name a new file, or move it aside",
+                   path);
+  return 0;
+}
+
+/* The page, written beside its file and renamed over it: never half a page. */
+static int write_page(const char *path, const char *truth_text, const group *gs, int ng,
+                      const int *at, int nat, const char *time_name, tf_err *e) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.part", path) >= (int)sizeof tmp)
+    return tf_fail(e, TF_EXIT_INPUT, "--html: path too long");
+  FILE *f = fopen(tmp, "w");
+  if (!f) return tf_fail(e, TF_EXIT_FAIL, "cannot write '%s': %s", tmp, strerror(errno));
+  fprintf(f, STUDY_HTML_HEAD "<style>%s.strategy{stroke-width:1.5}.more{stroke-dasharray:4 3}"
+             "</style></head><body>\n<h1>tunefarm study: search strategies</h1>\n<p>",
+          svgplot_style);
+  escape_html(f, truth_text);
+  fputs("</p>\n<p>A run's answer after G measured generations is the configuration it holds "
+        "then (a run that ended sooner keeps its last); it is within 1% when its true time is "
+        "at most 1.01 times the optimum's (docs/reference/strategies.md).</p>\n", f);
+  for (int k = 0; k < 2; k++) {
+    const double within = k ? 1.03 : 1.01;
+    page_plot(f, gs, ng, within);
+    page_table(f, gs, ng, at, nat, within, time_name);
+  }
+  fputs("</body></html>\n", f);
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+    int err = errno;
+    unlink(tmp);
+    return tf_fail(e, TF_EXIT_FAIL, "cannot write '%s': %s", path, strerror(err));
+  }
+  return 0;
+}
+
 /* ---- arguments ---- */
 
+static void usage_text(FILE *f) {
+  fputs("usage: tunefarm study --strategies [--truth sim|SPACE_FILE] [--at G,G,...] "
+        "[--html FILE] CAMPAIGN [NAME=DIR ...]\n", f);
+}
+
 static int usage(void) {
-  fprintf(stderr, "usage: tunefarm study --strategies [--truth sim|SPACE_FILE] [--at G,G,...] "
-                  "CAMPAIGN [NAME=DIR ...]\n");
+  usage_text(stderr);
   return TF_EXIT_INPUT;
+}
+
+static int help(void) {
+  usage_text(stdout);
+  fputs("\nScores search strategies against the truth of CAMPAIGN's space. Each NAME=DIR is one\n"
+        "strategy's runs, every ledger under DIR one run; after each measured generation a\n"
+        "run's answer is looked up in the truth. Printed: the truth and its optimum, then per\n"
+        "strategy the fraction of runs within 1% and 3% of the optimum after G measured\n"
+        "generations, the median G to get there and the median time spent.\n\n"
+        "  --truth sim         the simulated device's cost model under each run's seed, the\n"
+        "                      time GPU seconds of recorded rounds (default)\n"
+        "  --truth SPACE_FILE  a space `tunefarm sweep` recorded, which the runs replayed; the\n"
+        "                      time the recorded device's (the records' wall_s)\n"
+        "  --at G,G,...        the generation counts of the tables (default 10,25,50,100,200)\n"
+        "  --html FILE         also a page: per threshold, a plot of the fraction of runs\n"
+        "                      within it against G (a line per strategy) and its table; it\n"
+        "                      replaces only a page of its own, never a ledger\n"
+        "  -h, --help          this text\n\n"
+        "Without NAME=DIR it prints the truth alone. Exit status: 0 done, 2 bad input (the\n"
+        "campaign, a ledger, a folder, the truth, the page's file), 1 a failure.\n"
+        "docs/reference/study.md, docs/reference/strategies.md.\n", stdout);
+  return 0;
 }
 
 static int parse_at(const char *s, int *at, int *nat) {
@@ -256,8 +404,22 @@ static void print_truth(truth *t, FILE *out) {
           us);
 }
 
+/* The truth's words, printed and kept for the page; NULL when out of memory. */
+static char *truth_text(truth *t) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  print_truth(t, f);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
 static int run_study(const char *cpath, const char *space, char **pairs, int npairs,
-                     const int *at, int nat, tf_err *e) {
+                     const int *at, int nat, const char *page, tf_err *e) {
   campaign *c = calloc(1, sizeof *c);
   group *gs = calloc(MAX_GROUPS, sizeof *gs);
   space_file *sf = space ? calloc(1, sizeof *sf) : NULL;
@@ -290,15 +452,19 @@ static int run_study(const char *cpath, const char *space, char **pairs, int npa
       goto end;
     }
   }
-  print_truth(&t, stdout);
-  if (ng == 0) {
-    rc = 0;
+  char *words = truth_text(&t);
+  if (!words) {
+    tf_fail(e, TF_EXIT_FAIL, "out of memory");
     goto end;
   }
+  fputs(words, stdout);
   const char *time_name = sf ? "simulated s" : "GPU s";
-  print_table(gs, ng, at, nat, 1.01, time_name, stdout);
-  print_table(gs, ng, at, nat, 1.03, time_name, stdout);
-  rc = 0;
+  if (ng > 0) {
+    print_table(gs, ng, at, nat, 1.01, time_name, stdout);
+    print_table(gs, ng, at, nat, 1.03, time_name, stdout);
+  }
+  rc = ng > 0 && page ? write_page(page, words, gs, ng, at, nat, time_name, e) : 0;
+  free(words);
 end:
   for (int i = 0; gs && i < MAX_GROUPS; i++)
     for (int r = 0; r < gs[i].n; r++) free(gs[i].runs[r].ratio), free(gs[i].runs[r].gpu_s);
@@ -313,15 +479,18 @@ end:
 
 int study_strategies_main(int argc, char **argv) {
   int at[MAX_AT] = {10, 25, 50, 100, 200}, nat = 5, i = 1;
-  const char *cpath = NULL, *space = NULL;
+  const char *cpath = NULL, *space = NULL, *page = NULL;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--strategies")) continue;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return help();
     if (!strcmp(argv[i], "--at") && i + 1 < argc) {
       if (parse_at(argv[++i], at, &nat)) {
         fprintf(stderr, "tunefarm study: --at '%s' must be generation counts, e.g. 10,50,100\n",
                 argv[i]);
         return TF_EXIT_INPUT;
       }
+    } else if (!strcmp(argv[i], "--html") && i + 1 < argc) {
+      page = argv[++i];
     } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
       const backend_ops *model = backend_find(argv[++i]); /* its cost model is the truth */
       space = model ? NULL : argv[i];                     /* else a recorded space's file */
@@ -341,7 +510,8 @@ int study_strategies_main(int argc, char **argv) {
     return TF_EXIT_INPUT;
   }
   tf_err e = {0};
-  if (run_study(cpath, space, argv + i, argc - i, at, nat, &e)) {
+  if ((page && check_page_file(page, &e)) ||
+      run_study(cpath, space, argv + i, argc - i, at, nat, page, &e)) {
     fprintf(stderr, "tunefarm study: %s\n", e.msg);
     return tf_exit_status(&e);
   }

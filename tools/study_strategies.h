@@ -1,7 +1,8 @@
 /* study_strategies: `tunefarm study --strategies`, the search strategies (coordinator/propose.h)
  * compared on ledgers of runs whose true times are known.
  *
- *   tunefarm study --strategies [--truth sim|SPACE_FILE] [--at G,G,...] CAMPAIGN [NAME=DIR ...]
+ *   tunefarm study --strategies [--truth sim|SPACE_FILE] [--at G,G,...] [--html FILE]
+ *                               CAMPAIGN [NAME=DIR ...]
  *
  * Without NAME=DIR it only checks the truth and prints it (a space's optimum), which lets a
  * driver refuse a bad space before it runs anything.
@@ -13,7 +14,10 @@
  * measured generations. The table gives, per strategy, the fraction of runs whose answer is
  * within 1% and within 3% of the optimum after G measured generations (a run that ended
  * before G counts with its final answer), the median generations to reach 1% and 3% (runs that
- * never did: "-"), and the median time to reach them.
+ * never did: "-"), and the median time to reach them. --html FILE also writes them as a page
+ * (tools/svgplot.h): per threshold a plot of the fraction against G, a line per strategy, and
+ * its table; the page replaces only a page of its own (never a ledger, a folder or another
+ * file) and is written whole (beside the file, then renamed).
  *
  * The truth: "sim" is the simulated device's cost model (worker/simcost.h) under each run's
  * own measure.seed, read from its jobs, so runs of several seeds are several landscapes, each

@@ -5,7 +5,8 @@
 # table, whose optimum is the space's best configuration that passed its check, as computed here
 # from the file itself (ratio x reference_us); a configuration that failed its check is never
 # the optimum; a space that is cut short, of another template, or without a configuration the
-# campaign can reach is refused with one message naming the file, exit 2, before any run.
+# campaign can reach is refused with one message naming the file, exit 2, before any run. The
+# page (--html) holds a plot per threshold and the tables' numbers, and replaces only itself.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 export TUNEFARM_ROOT="$SRC"
@@ -39,6 +40,43 @@ done
 [ "$(ls "$WORK"/cmp/ledgers/*/*/*.jsonl | wc -l)" -eq 4 ] || fail "wanted one ledger per run"
 grep -qh '"backend":"replay"' "$WORK"/cmp/ledgers/random/*/*.jsonl || fail "the runs did not replay the space"
 echo "ok: compare-strategies --space prints both tables, optimum $want"
+
+# The page: per threshold a plot with one line per strategy, its numbers those of the tables;
+# it never replaces a ledger or a file that is not a page of its own, and it replaces its own.
+groups=(coordinate="$WORK/cmp/ledgers/coordinate" random="$WORK/cmp/ledgers/random")
+"$TF" study --strategies --truth "$space" --at 4,16 --html page.html "$camp" "${groups[@]}" \
+  >page.out || fail "study --html failed"
+python3 - page.html cmp.out <<'PY' || fail "the page does not hold the plots and the tables"
+import html.parser, re, sys
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.lines, self.cells, self.td, self.figures = [], [], False, 0
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "polyline": self.lines.append(a.get("class"))
+        if tag == "figure": self.figures += 1
+        self.td = tag == "td"
+    def handle_data(self, d):
+        if self.td: self.cells.append(d)
+    def handle_endtag(self, tag): self.td = False
+p = Page(); p.feed(open(sys.argv[1]).read())
+assert p.figures == 2 and p.lines == ["strategy"] * 4, (p.figures, p.lines)
+rows = [l for l in open(sys.argv[2]) if re.match(r"^\| (coordinate|random) ", l)]
+want = [c.strip() for l in rows for c in l.strip().strip("|").split("|")]
+assert p.cells == want, (p.cells, want)
+PY
+cp "$(ls "$WORK"/cmp/ledgers/random/*/*.jsonl | head -1)" kept.jsonl
+echo "not a page" >notes.txt
+for target in kept.jsonl notes.txt "$WORK/cmp"; do
+  before="$(cksum <"$target" 2>/dev/null || echo folder)"
+  expect_exit 2 "$TF" study --strategies --truth "$space" --html "$target" "$camp" "${groups[@]}"
+  grep -qF -- "--html '$target'" last.err || { cat last.err; fail "the refusal does not name '$target'"; }
+  [ "$(cksum <"$target" 2>/dev/null || echo folder)" = "$before" ] || fail "'$target' was changed"
+done
+"$TF" study --strategies --truth "$space" --at 4,16 --html page.html "$camp" "${groups[@]}" \
+  >/dev/null || fail "study --html did not replace its own page"
+[ ! -e page.html.part ] || fail "a part file was left"
+echo "ok: study --html draws both thresholds, one line per strategy, and replaces only its own page"
 
 # The best configuration recorded as failing its check: the optimum is the next one.
 zcat "$space" >plain
