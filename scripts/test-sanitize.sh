@@ -3,9 +3,10 @@
 #  1. build the project with clang and -fsanitize=address,undefined into build-san/, with the
 #     libFuzzer harnesses of tests/fuzz (-DTF_FUZZ=ON);
 #  2. run the unit and cli tests there (any AddressSanitizer or UBSan report fails them);
-#  3. run every fuzzer on a copy of its seed corpus (tests/fuzz/corpus/<target>) for
-#     FUZZ_SECONDS (default 12), two at a time; a crash, leak, hang or UB is a finding, saved
-#     under build-san/fuzz/findings/ and failing the script.
+#  3. run every fuzzer on its seeds (tests/fuzz/seeds.sh: a copy of tests/fuzz/corpus/<target>,
+#     and the tree's specs for fuzz_template) for FUZZ_SECONDS (default 12), two at a time; a
+#     crash, leak, hang or UB is a finding, saved under build-san/fuzz/findings/ and failing
+#     the script.
 # About 3 minutes on two cores. docs/results.md has the long runs' figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,9 +42,8 @@ echo "test-sanitize: unit and cli tests passed at $(($(date +%s) - t0)) s"
 # fuzz TARGET: run one fuzzer for $secs on a scratch copy of its seeds; prints its figures
 fuzz() {
   local t="$1" dir="build-san/fuzz"
-  rm -rf "$dir/corpus/$t"
   mkdir -p "$dir/corpus" "$dir/findings"
-  cp -r "tests/fuzz/corpus/$t" "$dir/corpus/$t"
+  bash tests/fuzz/seeds.sh "$t" "$dir/corpus/$t"
   local rc=0
   "build-san/tests/fuzz_$t" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$dir/findings/$t-" "$dir/corpus/$t" >"$dir/$t.log" 2>&1 || rc=$?
