@@ -3,7 +3,7 @@
 #  1. build the project with clang and -fsanitize=address,undefined into build-san/, with the
 #     libFuzzer harnesses of tests/fuzz (-DTF_FUZZ=ON);
 #  2. run the unit and cli tests there (any AddressSanitizer or UBSan report fails them);
-#  3. run every fuzzer on its seeds (tests/fuzz/seeds.sh: a copy of tests/fuzz/corpus/<target>,
+#  3. run every fuzzer on its seeds (scripts/fuzz-seeds.sh: a copy of tests/fuzz/corpus/TARGET,
 #     and the tree's specs for fuzz_template) for FUZZ_SECONDS (default 12), two at a time; a
 #     crash, leak, hang or UB is a finding, saved under build-san/fuzz/findings/ and failing
 #     the script.
@@ -43,7 +43,7 @@ echo "test-sanitize: unit and cli tests passed at $(($(date +%s) - t0)) s"
 fuzz() {
   local t="$1" dir="build-san/fuzz"
   mkdir -p "$dir/corpus" "$dir/findings"
-  bash tests/fuzz/seeds.sh "$t" "$dir/corpus/$t"
+  bash scripts/fuzz-seeds.sh "$t" "$dir/corpus/$t"
   local rc=0
   "build-san/tests/fuzz_$t" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$dir/findings/$t-" "$dir/corpus/$t" >"$dir/$t.log" 2>&1 || rc=$?

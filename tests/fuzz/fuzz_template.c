@@ -2,8 +2,8 @@
  * loads a template or a committed kernel (spec_load: knobs, constraints, launch, buffers,
  * arguments, every expression parsed and bound), and on a spec that loads, its first
  * configuration checked and launched as the enumeration and a job would. Its seeds are the
- * tree's templates and kernels renamed "t" (tests/fuzz/seeds.sh makes them at every run) and
- * the regression inputs of tests/fuzz/corpus/template. */
+ * tree's templates and kernels renamed "t" (scripts/fuzz-seeds.sh makes them at every run)
+ * and the regression inputs of tests/fuzz/corpus/template. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# seeds.sh TARGET DIR: a fuzzer's seeds in DIR (made afresh): its corpus
+# fuzz-seeds.sh TARGET DIR: a fuzzer's seeds in DIR (made afresh): its corpus
 # (tests/fuzz/corpus/TARGET), and for `template` also every template and committed kernel of
 # the tree as fuzz_template reads one, named "t" (source t.cu, a reference kernel's too) with
 # its doc left out. Made from the tree at every run, those seeds never fall behind it.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/fuzz/seeds.sh TARGET DIR" >&2; exit 2; }
-src="$(cd "$(dirname "$0")/../.." && pwd)"
+[ $# -eq 2 ] || { echo "usage: scripts/fuzz-seeds.sh TARGET DIR" >&2; exit 2; }
+src="$(cd "$(dirname "$0")/.." && pwd)"
 rm -rf "$2"
 mkdir -p "$2"
 cp -r "$src/tests/fuzz/corpus/$1/." "$2/"
