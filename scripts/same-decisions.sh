@@ -7,6 +7,9 @@
 # usage: scripts/same-decisions.sh OLD_TUNEFARM NEW_TUNEFARM [WORKDIR]
 #   OLD_TUNEFARM, NEW_TUNEFARM  the two binaries (e.g. a build of main and of a branch)
 #   WORKDIR                     scratch folder (default: a new temporary one)
+#   OLD_ROOT=DIR                the old binary's templates, kernels and campaigns (its own
+#                               checkout) where they changed between the two; default: this
+#                               repository's, for both
 # Exit status: 0 the same, 1 a difference (the first lines of it are printed), 2 bad usage.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
@@ -16,7 +19,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${3:-$(mktemp -d)}"
 mkdir -p "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export TUNEFARM_SIM_COMPILE=0 TUNEFARM_ROOT="$root"
+export TUNEFARM_SIM_COMPILE=0
+old_root="$(realpath "${OLD_ROOT:-$root}")"
 export TUNEFARM_CACHE="$work/cache"
 # Campaigns of the repository, each shortened to a budget that takes seconds on the sim.
 campaigns=(matmul-1024 layernorm-4096x768 gain-chain-short decide-aa)
@@ -26,12 +30,14 @@ facts() {
 status=0
 for c in "${campaigns[@]}"; do
   # without "peers": they are bench's rows only, and a build older than them refuses the key
-  sed -E 's/"budget": [0-9]+/"budget": 40/; /^  "peers":/d' "$root/campaigns/$c.json" >"$work/$c.json"
   for side in old new; do
-    bin="$old"; [ "$side" = new ] && bin="$new"
+    bin="$old" tree="$old_root"
+    [ "$side" = new ] && bin="$new" tree="$root"
+    mkdir -p "$work/$side" # the campaign's file name names its ledgers' folder: the same
+    sed -E 's/"budget": [0-9]+/"budget": 40/; /^  "peers":/d' "$tree/campaigns/$c.json" >"$work/$side/$c.json"
     rm -rf "${work:?}/$side-$c"
-    mpirun --oversubscribe -np 3 "$bin" run --backend sim --ledgers "$work/$side-$c" --quiet \
-      "$work/$c.json" >"$work/$side-$c.out" 2>&1 ||
+    TUNEFARM_ROOT="$tree" mpirun --oversubscribe -np 3 "$bin" run --backend sim \
+      --ledgers "$work/$side-$c" --quiet "$work/$side/$c.json" >"$work/$side-$c.out" 2>&1 ||
       { echo "same-decisions: $side binary failed on $c (log: $work/$side-$c.out)" >&2; exit 1; }
   done
   n=0
