@@ -33,7 +33,8 @@ static int failures = 0;
 
 static void expect(bool ok, const char *what, long long i, double got, double want) {
   if (ok) return;
-  if (failures++ < 10) std::printf("FAIL: %s: element %lld is %.17g, want %.17g\n", what, i, got, want);
+  if (failures++ < 10)
+    std::printf("FAIL: %s: element %lld is %.17g, want %.17g\n", what, i, got, want);
 }
 
 // Every thread of every block, in order: what a launch of grid x block computes when threads
