@@ -123,6 +123,7 @@ typedef struct report_ledger {
   const char *path;          /* borrowed */
   device_record dev;
   char campaign[64], campaign_path[SPEC_PATH], backend[16], mode[16], created[32];
+  char root[SPEC_PATH]; /* the project root the ledger's header recorded, or "" */
   char control[256];         /* the control arm: a committed kernel or an instantiation */
   report_gen *gens;
   size_t ngens, capgens;

@@ -389,6 +389,7 @@ static int read_line(void *ctx, long line, const record *rec, tf_err *e) {
       l->dev = rec->device.dev;
       snprintf(l->campaign, sizeof l->campaign, "%s", rec->device.campaign);
       snprintf(l->campaign_path, sizeof l->campaign_path, "%s", rec->device.campaign_path);
+      snprintf(l->root, sizeof l->root, "%s", rec->device.root);
       snprintf(l->backend, sizeof l->backend, "%s", rec->device.backend);
       snprintf(l->mode, sizeof l->mode, "%s", rec->device.mode);
       snprintf(l->created, sizeof l->created, "%s", rec->device.created);
@@ -493,13 +494,20 @@ static void rate_of_cfg(report_ledger *l, const spec *t, const job *j, const rec
   *out = rate_at(l, us, flops, bytes);
 }
 
-/* Spec which (0 the template's, 1 the committed control's) of job j, loaded into s; where it
- * cannot be, the writers say why there is no throughput (work_note): the ledger is fine. */
+/* Spec which (0 the template's, 1 the committed control's) of job j, loaded into s: from the
+ * project root ($TUNEFARM_ROOT or here), else from the root the ledger recorded, as export
+ * finds its campaign. Where it cannot be, the writers say why there is no throughput
+ * (work_note): the ledger is fine. */
 static int load_spec(report_ledger *l, const job *j, int which, spec *s) {
   char path[SPEC_PATH + 256], shown[SPEC_PATH];
   tf_err e = {0};
   program_source_path(NULL, j->specs[which], path, sizeof path);
   if (spec_load(s, path, &e) == 0) return 0;
+  if (l->root[0]) {
+    tf_err again = {0};
+    program_source_path(l->root, j->specs[which], path, sizeof path);
+    if (spec_load(s, path, &again) == 0) return 0;
+  }
   snprintf(l->work_note, sizeof l->work_note, "cannot read the spec '%.160s' the ledger's jobs "
            "name (run from the project root, or set TUNEFARM_ROOT to it)",
            tf_escape(shown, sizeof shown, j->specs[which]));

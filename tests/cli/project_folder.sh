@@ -2,7 +2,8 @@
 # A user's project outside the repository (templates/, kernels/ and campaigns/ of its own):
 # scripts/run.sh run from the project's folder tunes its campaign (a path relative to the
 # caller's folder), and the ledgers, the page and the export land there; `tunefarm export
-# LEDGER` from another folder finds the campaign through the project root the ledger records.
+# LEDGER` from another folder finds the campaign, and `tunefarm report` the template (for the
+# throughput), through the project root the ledger records.
 # The repository is a copy whose setup.sh is a stand-in (as in run_script.sh).
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
@@ -31,4 +32,7 @@ grep -qF "\"root\":\"$(cd proj && pwd -P)\"" "$l" || fail "the ledger does not r
 (cd elsewhere && "$TF" export -o out --name tf_mine "$l") >export.out 2>export.err ||
   { cat export.err; fail "export from another folder does not find the campaign"; }
 [ -s elsewhere/out/tf_mine.cu ] && [ -s elsewhere/out/tf_mine.h ] || fail "no export in elsewhere/out"
-echo "ok: run.sh from a project folder, and export of its ledger from elsewhere"
+(cd elsewhere && "$TF" report "$l") >report.out 2>report.err || { cat report.err; fail "report from another folder failed"; }
+grep -q "throughput of one launch: the flops and bytes of templates/layernorm.json" report.out ||
+  { grep throughput report.out; fail "report from another folder does not find the template"; }
+echo "ok: run.sh from a project folder, export and report of its ledger from elsewhere"
