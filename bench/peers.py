@@ -6,13 +6,18 @@ against a float64 reference on the same inputs first (relative L2 error, toleran
 Peers: torch.mm (cuBLAS), a Triton matmul (autotuned over the configurations below, IEEE
 FP32 dot), torch layer_norm, a Triton layernorm (one row per program, autotuned over warps),
 and device-to-device copies (bytes read + written): 1 GiB, the bandwidth ceiling, and the
-bytes of each layernorm shape, its floor under the same protocol.
+bytes of each layernorm shape, its floor under the same protocol. The examples' peers:
+torch.softmax and a Triton softmax at 4096x1000 (examples/softmax), torch's transpose and the
+copy of the same bytes at 4096x3000 (examples/transpose), and BF16 matmul 4096^3 with FP32
+output, C = A B^T: torch.mm in BF16 (cuBLAS) and an autotuned Triton kernel
+(examples/matmul_bf16; tunefarm times cublasGemmEx itself, in its own rounds).
 
 Beside each event span, the kernel time: CUPTI's record of the same peer's kernels (through
 torch.profiler, flushed launches without the events), as `tunefarm bench` reports for its
 arms. The span minus the kernel time is what the protocol adds (the launch after the flush).
 
-    python3 bench/peers.py [--rounds 10] [--samples 20] [--only matmul|layernorm|copy]
+    python3 bench/peers.py [--rounds 10] [--samples 20]
+                           [--only matmul|layernorm|copy|softmax|transpose|bf16]
                            [--matmul MxNxK]...
 
 --matmul replaces the matmul shapes (1024x1024x1024 and 4096x4096x4096) with the ones given.
@@ -106,6 +111,65 @@ if triton is not None:
         rows, width = x.shape
         out = torch.empty_like(x)
         _ln[(rows,)](x, w, b, out, width, EPS, BLOCK=triton.next_power_of_2(width))
+        return out
+
+    @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4, 8, 16)],
+                     key=["D"])
+    @triton.jit
+    def _softmax(x, y, D, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        v = tl.load(x + row * D + cols, mask=cols < D, other=-float("inf"))
+        e = tl.exp(v - tl.max(v, axis=0))
+        tl.store(y + row * D + cols, e / tl.sum(e, axis=0), mask=cols < D)
+
+    def triton_softmax(x):
+        rows, width = x.shape
+        out = torch.empty_like(x)
+        _softmax[(rows,)](x, out, width, BLOCK=triton.next_power_of_2(width))
+        return out
+
+    def _bf16_configs():
+        return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP": 8}, num_warps=w,
+                              num_stages=st)
+                for bm, bn, bk, w, st in [(128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                                          (256, 128, 64, 8, 3), (128, 128, 32, 4, 4),
+                                          (128, 64, 64, 4, 4), (64, 128, 64, 4, 4),
+                                          (256, 128, 32, 8, 4)]]
+
+    @triton.autotune(configs=_bf16_configs(), key=["M", "N", "K"])
+    @triton.jit
+    def _mm_bf16(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                 GROUP: tl.constexpr):
+        # C[M][N] = A[M][K] B[N][K]^T, BF16 in, FP32 accumulate and out; grouped tile order.
+        pid = tl.program_id(0)
+        tiles_n = tl.cdiv(N, BN)
+        per_group = GROUP * tiles_n
+        first = (pid // per_group) * GROUP
+        rows = min(tl.cdiv(M, BM) - first, GROUP)
+        pm = first + (pid % per_group) % rows
+        pn = (pid % per_group) // rows
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * K + rk[None, :]
+        pb = b + rn[None, :] * K + rk[:, None]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            left = K - k * BK
+            x = tl.load(pa, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
+            y = tl.load(pb, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
+            acc = tl.dot(x, y, acc)
+            pa += BK
+            pb += BK
+        tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    def triton_mm_bf16(x, y):
+        m, k = x.shape
+        n = y.shape[0]
+        out = torch.empty(m, n, device=x.device, dtype=torch.float32)
+        grid = lambda meta: (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]),)
+        _mm_bf16[grid](x, y, out, m, n, k)
         return out
 
 
@@ -228,6 +292,52 @@ def copy_peer(a, flush, gen, out):
         out.append(r)
 
 
+def softmax_peers(a, flush, gen, out):
+    rows, width = 4096, 1000
+    x = torch.rand(rows, width, device="cuda", generator=gen) * 8 - 4
+    ref = torch.softmax(x.double(), dim=1)
+    arms = [("torch.softmax", lambda: torch.softmax(x, dim=1), None)]
+    if triton is not None:
+        arms.append(("Triton softmax (row per program, autotuned warps)",
+                     lambda: triton_softmax(x), _softmax))
+    measure(arms, ref, flush, a, f"{rows}x{width}",
+            lambda us: f"{8 * rows * width / us / 1e3:.0f} GB/s", out)
+
+
+def transpose_peers(a, flush, gen, out):
+    rows, cols = 4096, 3000
+    x = torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1
+    ref = x.double().t()
+    dst = torch.empty(cols, rows, device="cuda")
+    measure([("torch transpose (x.t().contiguous())", lambda: x.t().contiguous(), None)], ref,
+            flush, a, f"{rows}x{cols}", lambda us: f"{8 * rows * cols / us / 1e3:.0f} GB/s", out)
+    flat = x.reshape(-1)
+    r = timed(lambda: dst.view(-1).copy_(flat), flush, a.rounds, a.samples)
+    r["kernel_us"] = kernel_us(lambda: dst.view(-1).copy_(flat), flush, a.samples)
+    r.update(peer="device copy (bytes read + written)", shape=f"{rows}x{cols}", rel_err=0.0,
+             rate=f"{8 * rows * cols / r['median_us'] / 1e3:.0f} GB/s")
+    out.append(r)
+
+
+def bf16_peers(a, flush, gen, out):
+    m = n = k = 4096
+    x = (torch.rand(m, k, device="cuda", generator=gen) * 2 - 1).bfloat16()
+    y = (torch.rand(n, k, device="cuda", generator=gen) * 2 - 1).bfloat16()
+    ref = x.double() @ y.double().t()
+    yt = y.t()
+    arms = [("torch.mm BF16 (cuBLAS, BF16 out)", lambda: torch.mm(x, yt), None)]
+    if triton is not None:
+        arms.append(("Triton matmul BF16 (autotuned, FP32 out)", lambda: triton_mm_bf16(x, y),
+                     _mm_bf16))
+    first = len(out)
+    measure(arms, ref, flush, a, f"{m}x{n}x{k} bf16",
+            lambda us: f"{2 * m * n * k / us / 1e6:.1f} TFLOP/s", out)
+    # A BF16 output keeps 8 bits of mantissa (relative rounding up to 2^-9); FP32 outputs of
+    # FP32 sums over K = 4096 stay near 1e-6.
+    for r in out[first:]:
+        r["tolerance"] = 4e-3 if "BF16 out" in r["peer"] else 1e-5
+
+
 def mnk(text):
     try:
         m, n, k = (int(v) for v in text.lower().split("x"))
@@ -242,7 +352,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--samples", type=int, default=20)
-    ap.add_argument("--only", choices=["matmul", "layernorm", "copy"])
+    ap.add_argument("--only", choices=["matmul", "layernorm", "copy", "softmax", "transpose",
+                                       "bf16"])
     ap.add_argument("--matmul", action="append", type=mnk, metavar="MxNxK",
                     help="a matmul shape instead of the default ones (repeatable)")
     a = ap.parse_args()
@@ -258,11 +369,17 @@ def main():
         layernorm_peers(a, flush, gen, out)
     if a.only in (None, "copy"):
         copy_peer(a, flush, gen, out)
+    if a.only in (None, "softmax"):
+        softmax_peers(a, flush, gen, out)
+    if a.only in (None, "transpose"):
+        transpose_peers(a, flush, gen, out)
+    if a.only in (None, "bf16"):
+        bf16_peers(a, flush, gen, out)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     for r in out:
         r.update(gpu=props.name, torch=torch.__version__,
                  triton=triton.__version__ if triton else None, date=when)
-        r["correct"] = r["rel_err"] <= TOLERANCE
+        r["correct"] = r["rel_err"] <= r.get("tolerance", TOLERANCE)
         print(json.dumps(r))
     print(f"\n{props.name}, torch {torch.__version__}, triton "
           f"{triton.__version__ if triton else 'missing'}, {when}; L2 flushed before every launch; "

@@ -6,14 +6,14 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 export TUNEFARM_CACHE="$WORK/cache"
-for ex in softmax/softmax-4096x1000 histogram/histogram-16m-256 transpose/transpose-4000x3000; do
+for ex in softmax/softmax-4096x1000 histogram/histogram-16m-256 transpose/transpose-4096x3000; do
   cp -r "$SRC/examples/${ex%/*}" "${ex%/*}"
 done
 "$TF" export -o out --name sm --config BLOCK=128,VEC=4,ROWS=2 softmax/campaigns/softmax-4096x1000.json \
   >out.txt || fail "export of softmax"
 "$TF" export -o out --name hg --config ITEMS=4,SHARED=1 histogram/campaigns/histogram-16m-256.json \
   >out.txt || fail "export of histogram"
-"$TF" export -o out --name tp --config TILE=32,ROWS=4,PAD=1 transpose/campaigns/transpose-4000x3000.json \
+"$TF" export -o out --name tp --config TILE=32,ROWS=4,PAD=1 transpose/campaigns/transpose-4096x3000.json \
   >out.txt || fail "export of transpose"
 
 grep -qF 'cudaError_t sm_launch(const float * /* x */, float * /* y */, float * /* lse */, long long /* R */, long long /* D */, cudaStream_t /* stream */);' out/sm.h ||

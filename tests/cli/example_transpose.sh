@@ -5,16 +5,16 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 cp -r "$SRC/examples/transpose" root
-camp=root/campaigns/transpose-4000x3000.json
+camp=root/campaigns/transpose-4096x3000.json
 export TUNEFARM_CACHE="$WORK/cache"
 
 expect_exit 0 "$TF" check "$camp"
-grep -q "accepted:   20" last.out || { cat last.out; fail "check: not 20 accepted configurations"; }
-grep -q "two_warps  *8 " last.out || { cat last.out; fail "check: the small blocks are not refused"; }
+grep -q "accepted:   24" last.out || { cat last.out; fail "check: not 24 accepted configurations"; }
+grep -q "two_warps  *12 " last.out || { cat last.out; fail "check: the small blocks are not refused"; }
 expect_exit 0 "$TF" audit --list "$camp"
 grep -qx 'tf_transpose<32, 4, 1>' last.out || fail "audit --list: the control is missing"
 expect_exit 0 "$TF" audit "$camp"
-grep -q "compiled 20, failed 0" last.err last.out || { cat last.out last.err; fail "audit: not every kernel compiled"; }
+grep -q "compiled 24, failed 0" last.err last.out || { cat last.out last.err; fail "audit: not every kernel compiled"; }
 printf '{"root": "%s", "sources": ["templates/ref_transpose.cu"], "exprs": ["ref_transpose"]}\n' \
   "$WORK/root" >prog.json
 expect_exit 0 "$TF" compile <prog.json

@@ -1,9 +1,11 @@
 // Row softmax in FP32 over the R rows of x[R][D]: y = exp(x - max) / sum(exp(x - max)) and
 // lse = max + log(sum), the row's log-sum-exp. BLOCK threads own a row (blockDim.x), ROWS rows
 // share a block (blockDim.y); thread t of a row takes chunks t, t+BLOCK, ... of VEC floats.
-// Three passes over the row (max, sum, write), each reduced by warp shuffles and, with more
-// than one warp per row, one exchange through shared memory. Rows past R take part in the
-// barriers and touch no memory.
+// HOLD 0 makes three passes over the row in memory (max, sum, write); HOLD h > 0 loads each
+// thread's chunks once into h registers of VEC floats (the row must fit: D/VEC <= BLOCK*h) and
+// keeps exp(x - max) there for the write, so x is read from memory once. Each reduction is
+// warp shuffles and, with more than one warp per row, one exchange through shared memory.
+// Rows past R take part in the barriers and touch no memory.
 
 template <int BLOCK, bool MAX>
 __device__ float tf_row_reduce(float v, float (*sh)[32]) {
@@ -36,18 +38,49 @@ __device__ void tf_unpack(const typename tf_vec<VEC>::t &c, float *f) {
   for (int i = 0; i < VEC; i++) f[i] = p[i];
 }
 
-template <int BLOCK, int VEC, int ROWS>
-__global__ void __launch_bounds__(BLOCK * ROWS)
-tf_softmax(const float *__restrict__ x, float *__restrict__ y, float *__restrict__ lse, int R,
-           int D) {
-  typedef typename tf_vec<VEC>::t V;
-  __shared__ float sh[ROWS][32];
-  const int row = blockIdx.x * ROWS + threadIdx.y;
-  const bool live = row < R;
-  const int chunks = D / VEC;
-  const V *xr = reinterpret_cast<const V *>(x + (size_t)(live ? row : 0) * D);
-  V *yr = reinterpret_cast<V *>(y + (size_t)(live ? row : 0) * D);
+// One pass from registers: chunk threadIdx.x + i*BLOCK of the row is v[i].
+template <int BLOCK, int VEC, int ROWS, int HOLD>
+__device__ void tf_softmax_held(const typename tf_vec<VEC>::t *xr, typename tf_vec<VEC>::t *yr,
+                                float *lse, int row, bool live, int chunks, float (*sh)[32]) {
+  typename tf_vec<VEC>::t v[HOLD > 0 ? HOLD : 1];
+  float m = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int h = 0; h < HOLD; h++) {
+    const int c = threadIdx.x + h * BLOCK;
+    if (live && c < chunks) {
+      v[h] = xr[c];
+      float *p = reinterpret_cast<float *>(&v[h]);
+      for (int i = 0; i < VEC; i++) m = fmaxf(m, p[i]);
+    }
+  }
+  m = tf_row_reduce<BLOCK, true>(m, sh);
+  float s = 0.0f;
+#pragma unroll
+  for (int h = 0; h < HOLD; h++)
+    if (live && threadIdx.x + h * BLOCK < chunks) {
+      float *p = reinterpret_cast<float *>(&v[h]);
+      for (int i = 0; i < VEC; i++) s += (p[i] = expf(p[i] - m));
+    }
+  s = tf_row_reduce<BLOCK, false>(s, sh);
+  const float inv = 1.0f / s;
+#pragma unroll
+  for (int h = 0; h < HOLD; h++) {
+    const int c = threadIdx.x + h * BLOCK;
+    if (live && c < chunks) {
+      float *p = reinterpret_cast<float *>(&v[h]);
+      for (int i = 0; i < VEC; i++) p[i] *= inv;
+      yr[c] = v[h];
+    }
+  }
+  if (live && threadIdx.x == 0) lse[row] = m + logf(s);
+}
 
+// Three passes over the row in memory.
+template <int BLOCK, int VEC, int ROWS>
+__device__ void tf_softmax_passes(const typename tf_vec<VEC>::t *xr,
+                                  typename tf_vec<VEC>::t *yr, float *lse, int row, bool live,
+                                  int chunks, float (*sh)[32]) {
+  typedef typename tf_vec<VEC>::t V;
   float m = -__int_as_float(0x7f800000);
   for (int c = threadIdx.x; live && c < chunks; c += BLOCK) {
     float f[VEC];
@@ -72,4 +105,20 @@ tf_softmax(const float *__restrict__ x, float *__restrict__ y, float *__restrict
     yr[c] = v;
   }
   if (live && threadIdx.x == 0) lse[row] = m + logf(s);
+}
+
+template <int BLOCK, int VEC, int ROWS, int HOLD>
+__global__ void __launch_bounds__(BLOCK * ROWS)
+tf_softmax(const float *__restrict__ x, float *__restrict__ y, float *__restrict__ lse, int R,
+           int D) {
+  typedef typename tf_vec<VEC>::t V;
+  __shared__ float sh[ROWS][32];
+  const int row = blockIdx.x * ROWS + threadIdx.y;
+  const bool live = row < R;
+  const V *xr = reinterpret_cast<const V *>(x + (size_t)(live ? row : 0) * D);
+  V *yr = reinterpret_cast<V *>(y + (size_t)(live ? row : 0) * D);
+  if (HOLD > 0)
+    tf_softmax_held<BLOCK, VEC, ROWS, HOLD>(xr, yr, lse, row, live, D / VEC, sh);
+  else
+    tf_softmax_passes<BLOCK, VEC, ROWS>(xr, yr, lse, row, live, D / VEC, sh);
 }
