@@ -255,11 +255,13 @@ static int load_kernel(bench *b, const char *dir, const char *name, tf_err *e) {
   return rc;
 }
 
-/* Every kernels/NAME.json that takes the template's interface, in name order. */
+/* Every kernels/NAME.json that takes the template's interface, in name order; a project
+ * without kernels/ has none. */
 static int load_kernels(bench *b, tf_err *e) {
   char dir[SPEC_PATH + 16];
   snprintf(dir, sizeof dir, "%s/kernels", b->c.root);
   DIR *d = opendir(dir);
+  if (!d && errno == ENOENT) return 0;
   if (!d) return tf_fail(e, TF_EXIT_INPUT, "folder '%s': cannot read: %s", dir, strerror(errno));
   char *names[256];
   int n = 0, rc = 0;

@@ -120,4 +120,9 @@ expect_exit 2 "$TF" bench --backend gpu "$c"
 grep -qF "option '--backend'" last.err || fail "--backend gpu: no clear message"
 # cuBLAS is opened at run time: the binary starts where there is no libcublas or driver.
 ! ldd "$TF" | grep -Eq 'libcublas|libcuda\.so' || fail "the binary links libcublas or libcuda"
-echo "ok: the table, --dims, --json, a wrong arm and $n bad-input cases"
+# A project without kernels/ (committed kernels are optional): its start alone is an arm.
+cp -r "$SRC/examples/transpose" tp
+TUNEFARM_ROOT= "$TF" bench --backend sim --rounds 2 --samples 3 tp/campaigns/transpose-4096x3000.json \
+  >tp.md 2>tp.err || { cat tp.err; fail "bench of a project without kernels/ failed"; }
+grep -q '^| start | TILE=16 ROWS=1 PAD=0 |' tp.md || { cat tp.md; fail "no start row without kernels/"; }
+echo "ok: the table, --dims, --json, a wrong arm, a project without kernels/ and $n bad-input cases"
