@@ -7,8 +7,9 @@ Peers: torch.mm (cuBLAS), a Triton matmul (autotuned over the configurations bel
 FP32 dot), torch layer_norm, a Triton layernorm (one row per program, autotuned over warps),
 and device-to-device copies (bytes read + written): 1 GiB, the bandwidth ceiling, and the
 bytes of each layernorm shape, its floor under the same protocol. The examples' peers:
-torch.softmax and a Triton softmax at 4096x1000 (examples/softmax), torch's transpose and the
-copy of the same bytes at 4096x3000 (examples/transpose), and BF16 matmul 4096^3 with FP32
+torch.softmax, a Triton softmax and the copy of the same bytes at 4096x1000
+(examples/softmax), torch's transpose and the copy of the same bytes at 4096x3000
+(examples/transpose), and BF16 matmul 4096^3 with FP32
 output, C = A B^T: torch.mm in BF16 (cuBLAS) and an autotuned Triton kernel
 (examples/matmul_bf16; tunefarm times cublasGemmEx itself, in its own rounds).
 
@@ -282,14 +283,7 @@ def layernorm_peers(a, flush, gen, out):
 
 def copy_peer(a, flush, gen, out):
     for shape, n in (("1 GiB", 1 << 28), ("16384x4096", 16384 * 4096), ("4096x768", 4096 * 768)):
-        src = torch.rand(n, device="cuda", generator=gen)
-        dst = torch.empty_like(src)
-        samples = 5 if n == 1 << 28 else a.samples
-        r = timed(lambda: dst.copy_(src), flush, a.rounds, samples)
-        r["kernel_us"] = kernel_us(lambda: dst.copy_(src), flush, samples)
-        r.update(peer="device copy (bytes read + written)", shape=shape, rel_err=0.0,
-                 rate=f"{2 * 4 * n / r['median_us'] / 1e3:.0f} GB/s")
-        out.append(r)
+        copy_of(n, shape, a, flush, gen, out, samples=5 if n == 1 << 28 else None)
 
 
 def softmax_peers(a, flush, gen, out):
@@ -302,21 +296,28 @@ def softmax_peers(a, flush, gen, out):
                      lambda: triton_softmax(x), _softmax))
     measure(arms, ref, flush, a, f"{rows}x{width}",
             lambda us: f"{8 * rows * width / us / 1e3:.0f} GB/s", out)
+    copy_of(rows * width, f"{rows}x{width}", a, flush, gen, out)
+
+
+def copy_of(n, shape, a, flush, gen, out, samples=None):
+    """The device copy of n floats: the floor of a kernel that reads and writes them once."""
+    src = torch.rand(n, device="cuda", generator=gen)
+    dst = torch.empty_like(src)
+    samples = samples or a.samples
+    r = timed(lambda: dst.copy_(src), flush, a.rounds, samples)
+    r["kernel_us"] = kernel_us(lambda: dst.copy_(src), flush, samples)
+    r.update(peer="device copy (bytes read + written)", shape=shape, rel_err=0.0,
+             rate=f"{2 * 4 * n / r['median_us'] / 1e3:.0f} GB/s")
+    out.append(r)
 
 
 def transpose_peers(a, flush, gen, out):
     rows, cols = 4096, 3000
     x = torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1
     ref = x.double().t()
-    dst = torch.empty(cols, rows, device="cuda")
     measure([("torch transpose (x.t().contiguous())", lambda: x.t().contiguous(), None)], ref,
             flush, a, f"{rows}x{cols}", lambda us: f"{8 * rows * cols / us / 1e3:.0f} GB/s", out)
-    flat = x.reshape(-1)
-    r = timed(lambda: dst.view(-1).copy_(flat), flush, a.rounds, a.samples)
-    r["kernel_us"] = kernel_us(lambda: dst.view(-1).copy_(flat), flush, a.samples)
-    r.update(peer="device copy (bytes read + written)", shape=f"{rows}x{cols}", rel_err=0.0,
-             rate=f"{8 * rows * cols / r['median_us'] / 1e3:.0f} GB/s")
-    out.append(r)
+    copy_of(rows * cols, f"{rows}x{cols}", a, flush, gen, out)
 
 
 def bf16_peers(a, flush, gen, out):
