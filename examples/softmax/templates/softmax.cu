@@ -3,10 +3,8 @@
 // share a block (blockDim.y); thread t of a row takes chunks t, t+BLOCK, ... of VEC floats.
 // HOLD 0 makes three passes over the row in memory (max, sum, write); HOLD h > 0 loads each
 // thread's chunks once into h registers of VEC floats (the row must fit: D/VEC <= BLOCK*h) and
-// keeps exp(x - max) there for the write, so x is read from memory once. CS 1 loads x (when
-// held) and stores y with the cache-streaming hint (evict first): each is touched once. Each
-// reduction is warp shuffles and, with more than one warp per row, one exchange through shared
-// memory.
+// keeps exp(x - max) there for the write, so x is read from memory once. Each reduction is
+// warp shuffles and, with more than one warp per row, one exchange through shared memory.
 // Rows past R take part in the barriers and touch no memory.
 
 template <int BLOCK, bool MAX>
@@ -34,14 +32,6 @@ template <> struct tf_vec<1> { typedef float t; };
 template <> struct tf_vec<2> { typedef float2 t; };
 template <> struct tf_vec<4> { typedef float4 t; };
 
-template <bool CS, typename V> __device__ V tf_load(const V *p) { return CS ? __ldcs(p) : *p; }
-template <bool CS, typename V> __device__ void tf_store(V *p, const V &v) {
-  if (CS)
-    __stcs(p, v);
-  else
-    *p = v;
-}
-
 template <int VEC>
 __device__ void tf_unpack(const typename tf_vec<VEC>::t &c, float *f) {
   const float *p = reinterpret_cast<const float *>(&c);
@@ -49,7 +39,7 @@ __device__ void tf_unpack(const typename tf_vec<VEC>::t &c, float *f) {
 }
 
 // One pass from registers: chunk threadIdx.x + i*BLOCK of the row is v[i].
-template <int BLOCK, int VEC, int ROWS, int HOLD, bool CS>
+template <int BLOCK, int VEC, int ROWS, int HOLD>
 __device__ void tf_softmax_held(const typename tf_vec<VEC>::t *xr, typename tf_vec<VEC>::t *yr,
                                 float *lse, int row, bool live, int chunks, float (*sh)[32]) {
   typename tf_vec<VEC>::t v[HOLD > 0 ? HOLD : 1];
@@ -58,7 +48,7 @@ __device__ void tf_softmax_held(const typename tf_vec<VEC>::t *xr, typename tf_v
   for (int h = 0; h < HOLD; h++) {
     const int c = threadIdx.x + h * BLOCK;
     if (live && c < chunks) {
-      v[h] = tf_load<CS>(xr + c);
+      v[h] = xr[c];
       float *p = reinterpret_cast<float *>(&v[h]);
       for (int i = 0; i < VEC; i++) m = fmaxf(m, p[i]);
     }
@@ -79,14 +69,14 @@ __device__ void tf_softmax_held(const typename tf_vec<VEC>::t *xr, typename tf_v
     if (live && c < chunks) {
       float *p = reinterpret_cast<float *>(&v[h]);
       for (int i = 0; i < VEC; i++) p[i] *= inv;
-      tf_store<CS>(yr + c, v[h]);
+      yr[c] = v[h];
     }
   }
   if (live && threadIdx.x == 0) lse[row] = m + logf(s);
 }
 
 // Three passes over the row in memory.
-template <int BLOCK, int VEC, int ROWS, bool CS>
+template <int BLOCK, int VEC, int ROWS>
 __device__ void tf_softmax_passes(const typename tf_vec<VEC>::t *xr,
                                   typename tf_vec<VEC>::t *yr, float *lse, int row, bool live,
                                   int chunks, float (*sh)[32]) {
@@ -112,12 +102,12 @@ __device__ void tf_softmax_passes(const typename tf_vec<VEC>::t *xr,
     V v = xr[c];
     float *p = reinterpret_cast<float *>(&v);
     for (int i = 0; i < VEC; i++) p[i] = expf(p[i] - m) * inv;
-    tf_store<CS>(yr + c, v);
+    yr[c] = v;
   }
   if (live && threadIdx.x == 0) lse[row] = m + logf(s);
 }
 
-template <int BLOCK, int VEC, int ROWS, int HOLD, int CS>
+template <int BLOCK, int VEC, int ROWS, int HOLD>
 __global__ void __launch_bounds__(BLOCK * ROWS)
 tf_softmax(const float *__restrict__ x, float *__restrict__ y, float *__restrict__ lse, int R,
            int D) {
@@ -128,7 +118,7 @@ tf_softmax(const float *__restrict__ x, float *__restrict__ y, float *__restrict
   const V *xr = reinterpret_cast<const V *>(x + (size_t)(live ? row : 0) * D);
   V *yr = reinterpret_cast<V *>(y + (size_t)(live ? row : 0) * D);
   if (HOLD > 0)
-    tf_softmax_held<BLOCK, VEC, ROWS, HOLD, CS != 0>(xr, yr, lse, row, live, D / VEC, sh);
+    tf_softmax_held<BLOCK, VEC, ROWS, HOLD>(xr, yr, lse, row, live, D / VEC, sh);
   else
-    tf_softmax_passes<BLOCK, VEC, ROWS, CS != 0>(xr, yr, lse, row, live, D / VEC, sh);
+    tf_softmax_passes<BLOCK, VEC, ROWS>(xr, yr, lse, row, live, D / VEC, sh);
 }
