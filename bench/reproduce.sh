@@ -41,6 +41,9 @@ FIGURE
                 on every GPU, then `tunefarm study` replays both rules on their rounds
   scaling       decide-aa and matmul-1024-aa on one GPU and on two (needs two GPUs)
   sim-scaling   the coordinator with 1, 2, 8 and 64 simulated workers (no GPU)
+  examples      the four examples (examples/*): every configuration checked (audit --run),
+                each campaign tuned on GPU 0, its best benched (beside cublasGemmEx for BF16),
+                bench/peers.py for their peers and copies, and bench/mma_ceiling.cu
   gpu-tests     ctest -L gpu on GPU 0
   all           every figure above that needs a GPU, in that order
 
@@ -73,7 +76,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#FIGURES[@]} -gt 0 ] || { usage >&2; exit 2; }
-ALL=(targets campaigns seed rowcopy limits correctness faults aa placement gain study scaling gpu-tests)
+ALL=(targets campaigns seed rowcopy limits correctness faults aa placement gain study scaling examples gpu-tests)
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
@@ -339,6 +342,24 @@ fig_scaling() {
 }
 
 fig_sim_scaling() { bash bench/sim_scaling.sh 20 1 2 8 64 | tee "$OUTDIR/sim-scaling.md" | tee -a "$SUMMARY"; }
+
+fig_examples() {
+  local ex d n
+  for ex in softmax/softmax-4096x1000 transpose/transpose-4096x3000 histogram/histogram-16m-256 \
+    matmul_bf16/matmul-bf16-4096; do
+    d=examples/${ex%%/*} n=${ex##*/}
+    CUDA_VISIBLE_DEVICES=0 "${MPI[@]}" -np 8 "$TF" audit --run "$d/campaigns/$n.json" >"$OUTDIR/audit-$n.log" 2>&1
+    say "audit --run $n: rc=$? $(grep -h 'audit:' "$OUTDIR/audit-$n.log" | tail -1)"
+    CUDA_VISIBLE_DEVICES=0 campaign "$d/campaigns/$n.json" examples
+    bench "$n" --ledger "$OUTDIR/examples/$n/"*.jsonl "$d/campaigns/$n.json"
+  done
+  peers softmax softmax
+  peers transpose transpose
+  peers bf16 bf16
+  for t in softmax transpose bf16; do rows "$OUTDIR/peers-$t.md" >/dev/null; done
+  nvcc -O3 -arch=sm_90a -o "$BUILD/mma_ceiling" bench/mma_ceiling.cu >"$OUTDIR/mma-build.log" 2>&1 &&
+    CUDA_VISIBLE_DEVICES=0 "$BUILD/mma_ceiling" | tee "$OUTDIR/mma-ceiling.md" | tee -a "$SUMMARY"
+}
 
 fig_gpu_tests() {
   (cd "$BUILD" && CUDA_VISIBLE_DEVICES=0 ctest -L gpu --output-on-failure) >"$OUTDIR/ctest-gpu.log" 2>&1
