@@ -64,8 +64,8 @@ static void make_project(fixture *f) {
   assert_int_equal(mkdir(sub, 0755), 0);
   write_file(sub, "c.json",
              "{\"template\": \"softmax_cpu\", \"problem\": {\"R\": 3, \"D\": 5},"
-             " \"start\": {\"BLOCK\": 32, \"VEC\": 1, \"ROWS\": 1},"
-             " \"control\": {\"BLOCK\": 32, \"VEC\": 1, \"ROWS\": 1},"
+             " \"start\": {\"BLOCK\": 32, \"VEC\": 1, \"ROWS\": 1, \"HOLD\": 0},"
+             " \"control\": {\"BLOCK\": 32, \"VEC\": 1, \"ROWS\": 1, \"HOLD\": 0},"
              " \"measure\": {\"input_sets\": 1}}");
 }
 
