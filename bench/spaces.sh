@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The recorded spaces of the strategy comparison (docs/reference/strategies.md, "Comparing
 # strategies"): four campaigns (campaigns/space-*.json: matmul 1024^3 and 2048x1536x1024,
-# layernorm 4096x768 and 16384x4096, each narrowed by its "knobs" key to a sweep of about five
-# minutes, its "doc" says how and why) swept on one GPU with `tunefarm sweep`, then every
-# strategy replayed on each space under many seeds.
+# layernorm 4096x768 and 16384x4096, each narrowed by its "knobs" key, its "doc" says how; on
+# an H200 matmul 1024^3 took three minutes, the others eight or more) swept on one GPU with
+# `tunefarm sweep`, then every strategy replayed on each space under many seeds.
 #
 #   bash bench/spaces.sh [--out DIR] [record]   on the GPU machine: one step, then it exits
 #   bash bench/spaces.sh [--out DIR] status     what is recorded, what is left
@@ -11,8 +11,9 @@
 #
 # record: sweeps the first space not yet recorded, DIR/NAME.tfspace, under `timeout 540` (a
 # device command has ten minutes). A sweep cut by the timeout keeps what it measured in
-# DIR/NAME.tfspace.part, and the same command resumes it. Exit status 0 when that space is
-# complete (run it again for the next one; it says "every space is recorded" at the end), 75
+# DIR/NAME.tfspace.part, and the same command resumes it on the same GPU (a part names its
+# device; another GPU refuses it). Exit status 0 when that space is complete (run it again
+# for the next one; it says "every space is recorded" at the end), 75
 # when the step ran out of time (run it again to resume), else the sweep's. Each space compiles
 # into its own empty cubin cache (DIR/NAME.cache), so every compile time is recorded.
 # compare: scripts/compare-strategies.sh --space for each space, N seeds (default 100) of
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     record|status|compare) step=$1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
