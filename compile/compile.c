@@ -142,6 +142,13 @@ static char *read_sources(const compile_req *req, size_t *len, source_headers *h
   char *buf = NULL;
   size_t cap = 0;
   *len = 0;
+  if (req->text) {
+    if (append(&buf, len, &cap, req->text, strlen(req->text)) < 0) {
+      tf_fail(e, TF_EXIT_FAIL, "program '%s': out of memory", req->text_name);
+      return NULL;
+    }
+    return buf;
+  }
   for (int i = 0; i < req->nsources; i++) {
     size_t n = 0;
     char dir[PATH_MAX];
@@ -374,7 +381,9 @@ static int fetch_outputs(nvrtcProgram prog, const compile_req *req, compile_resu
 static int nvrtc_build(const compile_req *req, const program *p, compile_result *out, tf_err *e) {
   /* NVRTC only uses the name in its log's closing line ("1 error detected in ..."). */
   char name[1100];
-  if (req->nsources > 1)
+  if (req->text)
+    snprintf(name, sizeof name, "%.1000s", req->text_name ? req->text_name : "tunefarm");
+  else if (req->nsources > 1)
     snprintf(name, sizeof name, "%.1000s and %d more", req->source_paths[0], req->nsources - 1);
   else
     snprintf(name, sizeof name, "%.1000s", req->source_paths[0]);
@@ -398,8 +407,8 @@ static int nvrtc_build(const compile_req *req, const program *p, compile_result 
 }
 
 static int check_request(const compile_req *req, tf_err *e) {
-  if (!req->source_paths || req->nsources < 1)
-    return tf_fail(e, TF_EXIT_FAIL, "compile: no source files given");
+  if (req->text ? req->nsources != 0 : !req->source_paths || req->nsources < 1)
+    return tf_fail(e, TF_EXIT_FAIL, "compile: source files or a text, one of the two");
   if (req->nexprs < 0 || req->nexprs > COMPILE_MAX_EXPRS || (req->nexprs && !req->name_exprs))
     return tf_fail(e, TF_EXIT_FAIL, "compile: %d name expressions (at most %d)", req->nexprs,
                    COMPILE_MAX_EXPRS);

@@ -33,6 +33,9 @@
 typedef struct compile_req {
   const char *const *source_paths; /* files concatenated in order */
   int nsources;
+  const char *text;                /* or, with no files, the program's own text (tunefarm's
+                                    * built-in kernels: no includes are read for it) */
+  const char *text_name;           /* its name in NVRTC's log */
   const char *const *name_exprs;
   int nexprs;
   const char *arch;                /* "sm_90" */

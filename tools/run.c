@@ -181,8 +181,8 @@ static int self_exe(char *buf, size_t len) {
   return 0;
 }
 
-/* The measure children compare tens of MB of buffers with OpenMP (worker/cuda_backend.c), and
- * a reference library may use it too, which by default starts a thread per core in every child; with several workers on a node
+/* A user's reference library may use OpenMP, which by default starts a thread per core in
+ * every measure child; with several workers on a node
  * they would oversubscribe it G times over. Unless the user chose OMP_NUM_THREADS, each
  * worker's children get an equal share of the node's cores (inherited through posix_spawn). */
 static void share_reference_threads(int workers_on_node) {

@@ -271,12 +271,6 @@ int child_main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &drop, NULL);
   int rc = parse_args(argc, argv, &o);
   if (rc) return rc == 1 ? 0 : 2;
-  /* The CPU reference and the check share their work among OpenMP threads: on the worker's
-   * core alone they would be one core's worth (worker/cpus.h). */
-  if (cpus_spread_openmp() != 0)
-    fprintf(stderr, "tunefarm measure: note: could not return to the worker's core after "
-                    "starting OpenMP's threads (%s): timing from the node's other cores\n",
-            strerror(errno));
   if (!o.backend) { /* a worker's child says why in its hello; a standalone one here */
     char why[200];
     o.backend = backend_default(why, sizeof why)->name;

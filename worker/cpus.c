@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "worker/cpus.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,26 +67,4 @@ void cpus_beside_mine(cpu_set_t *out) {
   CPU_ZERO(out);
   for (int c = 0; c < n; c++)
     if (use[c]) CPU_SET(c, out);
-}
-
-static int placed_by_user(void) {
-  return getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY");
-}
-
-int cpus_spread_openmp(void) {
-  cpu_set_t mine, beside;
-  if (placed_by_user() || !placed_by_mpirun() || sched_getaffinity(0, sizeof mine, &mine) != 0)
-    return 0;
-  int asked = getenv("OMP_NUM_THREADS") != NULL;
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int want = asked ? omp_get_max_threads() : (int)(online > 0 ? online : 1);
-  if (CPU_COUNT(&mine) >= want) return 0;
-  cpus_beside_mine(&beside);
-  if (sched_setaffinity(0, sizeof beside, &beside) != 0) return 0;
-  if (!asked) omp_set_num_threads(want);
-  volatile int started = 0;
-#pragma omp parallel
-  started = 1; /* the region only makes the threads */
-  (void)started;
-  return sched_setaffinity(0, sizeof mine, &mine) == 0 ? 0 : -1;
 }

@@ -2,9 +2,8 @@
  *
  * mpirun binds each rank to a core when it starts at most two (one worker on a one-GPU
  * node), and a worker's measure child inherits that binding: the core that launches and
- * times kernels. CPU work beside it, the compile pool's processes and the OpenMP threads of
- * the child's CPU reference and check, belongs on the node's other cores, or a large CPU
- * reference takes minutes instead of seconds. A worker that is not bound
+ * times kernels. CPU work beside it, the compile pool's processes, belongs on the node's
+ * other cores. A worker that is not bound
  * (or is bound to every core) has no core of its own to keep free. A worker that a scheduler
  * or the user confined (srun -c N --cpu-bind=cores, taskset) has only its mask: its helpers
  * share it with the measure child. Owns nothing; reads and sets only the calling thread's
@@ -51,17 +50,5 @@ void cpus_beside(int n, const unsigned char *bound, unsigned char *use);
  * must not leave. A binding that cannot be read gives every id. */
 void cpus_beside_mine(cpu_set_t *out);
 
-/* Start OpenMP's threads on cpus_beside_mine while the calling thread keeps its binding,
- * when that binding holds fewer CPUs than OpenMP's threads (OMP_NUM_THREADS, or else one per
- * online CPU, which this then asks for): threads inherit the affinity of the thread that
- * creates them, and libgomp keeps its team for the later parallel regions this thread starts
- * with as many threads or fewer (the reference's and the check's). A binding that holds the
- * threads (a socket, or none) is left alone, and so is any placement the user asked for
- * (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY: libgomp then places threads within the
- * process's first binding), and so is a mask mpirun did not place (cpus_share: the threads
- * stay in it). Call once, before any parallel region. Returns 0, or -1 with
- * errno when the caller could not be put back on its own binding (it then runs on
- * cpus_beside_mine). Where the kernel refuses those CPUs, nothing changes. */
-int cpus_spread_openmp(void);
 
 #endif

@@ -11,13 +11,13 @@
  *     one slot that every arm shares by default, one per arm in the layouts that
  *     measure placement), each slot sized for the largest arm; inputs come from
  *     reference_fill seeded by (measure.seed, set, buffer), so every arm of a
- *     set sees identical data. The host copies and the CPU references (double)
- *     are kept across jobs of the same shape and seed: the reference is
- *     computed once per shape and set, not once per generation (as are a reference
- *     kernel's outputs, or a reference library's: common/cpuref.h). So are the
- *     device buffers, for jobs of the same shape, slots and L2 flush: freeing
- *     and allocating them took milliseconds per generation. Each job uploads
- *     its inputs and zeroes its outputs again, so nothing a kernel of the job
+ *     set sees identical data. The inputs and the reference's outputs (a
+ *     reference kernel's, or a reference library's: common/cpuref.h) are made
+ *     once per shape, seed and set, not once per generation, and kept on the
+ *     device as well as the host. So are the job's device buffers, for jobs of
+ *     the same shape, slots and L2 flush: freeing and allocating them took
+ *     milliseconds per generation. Each job copies its inputs from the device's
+ *     pristine copy and zeroes its outputs again, so nothing a kernel of the job
  *     before wrote reaches it.
  *   - a job that needs a second copy of the code (new's own, or the canary)
  *     loads every kernel's cubin twice: two sets of libraries and kernels.
@@ -25,10 +25,13 @@
  *     cuBLAS GEMM, worker/cublas.h, for `tunefarm bench`): it has no kernel in the
  *     program, and is otherwise an arm like the others: the same buffers,
  *     inputs, reference, check and sampler; only the launch differs (cb_run).
- * check poisons the outputs (0xFF bytes are NaN floats), re-uploads the inputs,
- * launches once, compares with the reference, and reads the inputs back: the
- * arms share their inputs, so an arm that writes into them fails its check
- * (its error reads inf) instead of changing what the other arms are timed on.
+ * check poisons the outputs (0xFF bytes are NaN floats), restores the inputs,
+ * launches once, compares every output with the reference's and the inputs with
+ * their pristine copy, all on the device (worker/devcheck.h: a check moves a few
+ * hundred bytes over PCIe, where copying outputs and inputs back took most of a
+ * generation below a millisecond of kernel): the arms share their inputs, so an
+ * arm that writes into them fails its check (its error reads inf) instead of
+ * changing what the other arms are timed on.
  * sample times launches with
  * two events each (L2 flushed before each when asked) and, for the same
  * launches, CUPTI kernel records (worker/cupti_timer.h). NVML gives clocks.
@@ -60,6 +63,7 @@
 #include "worker/cublas.h"      /* defines: tf_cublas, cublas_load, cublas_gemm_rowmajor */
 #include "worker/cuda_util.h"   /* defines: CUDA_CHECK, cuda_device_count, cuda_describe */
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
+#include "worker/devcheck.h"    /* defines: devcheck_open, devcheck_compare, devcheck_same */
 #include "worker/nvml.h"        /* defines: nvml_load, nvml_device, nvml_sm_mhz, ... */
 
 #define CB_MAX_SETS 8
@@ -111,9 +115,8 @@ typedef struct cb_shape {
   int nsets;
 } cb_shape;
 
-/* The inputs and the two copy-back buffers are page-locked (cudaMallocHost): the gate moves
- * them on every check of every generation, and a pageable copy goes through a staging buffer
- * on the CPU, which costs the copy's time twice and slows down beside compiles. */
+/* The host side of the inputs and references, made once per shape; the filled inputs are
+ * page-locked (cudaMallocHost), which halves the time of their copies to the device. */
 typedef struct cb_host {
   int valid;
   cb_shape shape;
@@ -124,8 +127,10 @@ typedef struct cb_host {
   int kref_type[SPEC_MAX_BUFFERS];           /* their element type: the buffer's for a
                                               * kernel, cpuref_out_type's for a library */
   int out;                                   /* the first checked buffer ("wrong" halves it) */
-  void *out_host;  /* one arm's output, copied back (page-locked) */
-  void *in_host;   /* one input, read back after a check (page-locked) */
+  void *dev_in[CB_MAX_SETS][SPEC_MAX_BUFFERS];  /* the filled buffers as filled, on the device:
+                                                 * every upload copies from them, and a check
+                                                 * compares the inputs after it with them */
+  void *dev_ref[CB_MAX_SETS][SPEC_MAX_BUFFERS]; /* kref on the device, for the check */
 } cb_host;
 
 /* The device buffers, kept from job to job while what sizes them stays the same. */
@@ -172,6 +177,7 @@ typedef struct cuda_backend {
   cb_host host;
   cb_bufs bufs;
   cb_job job;
+  devcheck check;    /* opened at the first job */
   tf_cublas blas;    /* loaded at the first job with a GEMM arm */
   cublasHandle_t blas_handle;
   int have_blas;     /* blas is loaded and blas_handle created on this stream */
@@ -321,7 +327,8 @@ static size_t cb_bytes(const cb_shape *sh, int b) {
   return (size_t)sh->count[b] * reference_type_size(sh->buf_type[b]);
 }
 
-static void cb_host_release(cb_host *h) {
+/* After a sticky error the device copies are left alone: the context is gone with them. */
+static void cb_host_release(cb_host *h, int sticky) {
   for (int set = 0; set < CB_MAX_SETS; set++) {
     for (int b = 0; b < SPEC_MAX_BUFFERS; b++) {
       if (!SPEC_ROLE_FILLED(h->shape.buf_role[b]))
@@ -329,10 +336,10 @@ static void cb_host_release(cb_host *h) {
       else if (h->buf[set][b])
         (void)cudaFreeHost(h->buf[set][b]);
       free(h->kref[set][b]);
+      if (!sticky && h->dev_in[set][b]) (void)cudaFree(h->dev_in[set][b]);
+      if (!sticky && h->dev_ref[set][b]) (void)cudaFree(h->dev_ref[set][b]);
     }
   }
-  if (h->out_host) (void)cudaFreeHost(h->out_host);
-  if (h->in_host) (void)cudaFreeHost(h->in_host);
   memset(h, 0, sizeof *h);
 }
 
@@ -341,7 +348,8 @@ static void cb_close(void *self) {
   if (!s) return;
   cb_finish(s);
   if (!s->sticky) cb_bufs_release(&s->bufs);
-  cb_host_release(&s->host);
+  cb_host_release(&s->host, s->sticky);
+  if (s->check.open && !s->sticky) devcheck_close(&s->check);
   if (s->have_blas && !s->sticky) (void)s->blas.cublasDestroy_v2(s->blas_handle);
   cublas_unload(&s->blas);
   if (s->have_stream && !s->sticky) (void)cudaStreamDestroy(s->stream);
@@ -690,19 +698,46 @@ static int cb_library_reference(cuda_backend *s, tf_err *e) {
   return rc;
 }
 
+/* A device copy of n bytes at host p, in *d. */
+static int cb_device_copy(cuda_backend *s, void **d, const void *p, size_t bytes, tf_err *e) {
+  return CUDA_CHECK(cudaMalloc(d, bytes ? bytes : 1), e) ||
+                 CUDA_CHECK(cudaMemcpyAsync(*d, p, bytes, cudaMemcpyHostToDevice, s->stream), e)
+             ? -1
+             : 0;
+}
+
+/* The filled inputs and the reference's outputs on the device, where the check reads them;
+ * and the check itself, at the first job. */
+static int cb_host_to_device(cuda_backend *s, tf_err *e) {
+  cb_host *h = &s->host;
+  const cb_shape *sh = &h->shape;
+  for (int set = 0; set < sh->nsets; set++)
+    for (int b = 0; b < sh->nbuffers; b++) {
+      if (SPEC_ROLE_FILLED(sh->buf_role[b]) &&
+          cb_device_copy(s, &h->dev_in[set][b], h->buf[set][b], cb_bytes(sh, b), e))
+        return tf_wrap(e, "input '%s', set %d", sh->buf_names[b], set);
+      if (sh->buf_output[b] &&
+          cb_device_copy(s, &h->dev_ref[set][b], h->kref[set][b],
+                         (size_t)sh->count[b] * reference_type_size(h->kref_type[b]), e))
+        return tf_wrap(e, "the reference of '%s', set %d", sh->buf_names[b], set);
+    }
+  if (CUDA_CHECK(cudaStreamSynchronize(s->stream), e)) return -1;
+  if (!s->check.open && devcheck_open(&s->check, s->dev.arch, s->cache_dir[0] ? s->cache_dir : NULL, e))
+    return -1;
+  return 0;
+}
+
 /* Host inputs and references for the job's shape; reused when the shape did not change. */
 static int cb_host_prepare(cuda_backend *s, tf_err *e) {
   cb_host *h = &s->host;
   cb_shape sh;
   cb_shape_of(&s->job.j, &sh);
   if (h->valid && memcmp(&h->shape, &sh, sizeof sh) == 0) return 0;
-  cb_host_release(h);
+  cb_host_release(h, 0);
   h->shape = sh;
-  size_t in_max = 0, out_max = 0;
   for (int set = 0; set < sh.nsets; set++) {
     for (int b = 0; b < sh.nbuffers; b++) {
       size_t n = (size_t)sh.count[b], bytes = cb_bytes(&sh, b);
-      if (sh.buf_output[b] && bytes > out_max) out_max = bytes;
       if (!SPEC_ROLE_FILLED(sh.buf_role[b])) {
         h->buf[set][b] = calloc(bytes ? bytes : 1, 1);
         if (!h->buf[set][b])
@@ -710,7 +745,6 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
                          sh.buf_names[b], bytes);
         continue;
       }
-      if (bytes > in_max) in_max = bytes;
       if (!(h->buf[set][b] = cb_host_alloc(bytes, sh.buf_names[b], e))) return -1;
       reference_fill_typed(h->buf[set][b], sh.buf_type[b], n, &sh.buf_init[b],
                            reference_input_seed(sh.seed, set, b));
@@ -720,9 +754,7 @@ static int cb_host_prepare(cuda_backend *s, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "the job names no reference: nothing would check its outputs");
   if (sh.ref_kernel[0] && cb_kernel_reference(s, e)) return -1;
   if (sh.ref_library[0] && cb_library_reference(s, e)) return -1;
-  if (!(h->out_host = cb_host_alloc(out_max, "the output", e)) ||
-      !(h->in_host = cb_host_alloc(in_max, "an input", e)))
-    return -1;
+  if (cb_host_to_device(s, e)) return -1;
   h->valid = 1;
   return 0;
 }
@@ -788,7 +820,7 @@ static int cb_device_alloc(cuda_backend *s, tf_err *e) {
         void *p = s->bufs.dev[set][slot][i];
         if (!SPEC_ROLE_FILLED(h->shape.buf_role[i])
                 ? CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s->stream), e)
-                : CUDA_CHECK(cudaMemcpyAsync(p, h->buf[set][i], bytes, cudaMemcpyHostToDevice,
+                : CUDA_CHECK(cudaMemcpyAsync(p, h->dev_in[set][i], bytes, cudaMemcpyDeviceToDevice,
                                              s->stream), e))
           return -1;
       }
@@ -958,8 +990,8 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
                   ? CUDA_CHECK(cudaMemsetAsync(dev[i], 0xFF, bytes, s->stream), e)
               : sh->buf_role[i] == SPEC_ROLE_SCRATCH
                   ? CUDA_CHECK(cudaMemsetAsync(dev[i], 0, bytes, s->stream), e)
-                  : CUDA_CHECK(cudaMemcpyAsync(dev[i], s->host.buf[set][i], bytes,
-                                               cudaMemcpyHostToDevice, s->stream), e);
+                  : CUDA_CHECK(cudaMemcpyAsync(dev[i], s->host.dev_in[set][i], bytes,
+                                               cudaMemcpyDeviceToDevice, s->stream), e);
     if (err) return -1;
   }
   cb_launch L;
@@ -974,31 +1006,16 @@ static int cb_check_launch(cuda_backend *s, const placement *p, int set, tf_err 
   return CUDA_CHECK(cudaStreamSynchronize(s->stream), e);
 }
 
-/* memcmp(a, b, n) == 0, in 64 chunks shared among OpenMP threads for buffers of tens of MB:
- * every check compares the inputs it read back, 175 MB of them at 4096x3072x6144. */
-static int same_bytes(const void *a, const void *b, size_t n) {
-  enum { CHUNKS = 64 };
-  const char *x = a, *y = b;
-  int differ = 0;
-#pragma omp parallel for schedule(static) reduction(| : differ) if (n >= ((size_t)1 << 24))
-  for (int c = 0; c < CHUNKS; c++) {
-    size_t lo = n * (size_t)c / CHUNKS, hi = n * (size_t)(c + 1) / CHUNKS;
-    differ |= memcmp(x + lo, y + lo, hi - lo) != 0;
-  }
-  return !differ;
-}
-
 /* 1 when the launch left every input of the slot as uploaded, 0 when it wrote into one. */
 static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err *e) {
   cb_job *b = &s->job;
   for (int i = 0; i < b->j.nbuffers; i++) {
     if (s->host.shape.buf_role[i] != SPEC_ROLE_INPUT) continue; /* written by the kernel */
-    size_t bytes = cb_bytes(&s->host.shape, i);
-    if (CUDA_CHECK(cudaMemcpyAsync(s->host.in_host, s->bufs.dev[set][p->bufs][i], bytes,
-                                   cudaMemcpyDeviceToHost, s->stream), e) ||
-        CUDA_CHECK(cudaStreamSynchronize(s->stream), e))
+    int same = 0;
+    if (devcheck_same(&s->check, s->stream, s->bufs.dev[set][p->bufs][i], s->host.dev_in[set][i],
+                      cb_bytes(&s->host.shape, i), &same, e))
       return -1;
-    if (!same_bytes(s->host.in_host, s->host.buf[set][i], bytes)) {
+    if (!same) {
       cb_note(s, NOTE_SCRIBBLE, "arm '%s' (%s) wrote into its input '%s': the arms share their "
               "inputs, so its check fails", arm_names[p->arm], b->j.arm[p->arm].name_expr,
               b->j.buf_names[i]);
@@ -1006,16 +1023,6 @@ static int cb_inputs_intact(cuda_backend *s, const placement *p, int set, tf_err
     }
   }
   return 1;
-}
-
-/* Output o of the slot copied back into out_host. */
-static int cb_copy_back(cuda_backend *s, const placement *p, int set, int o, tf_err *e) {
-  return CUDA_CHECK(cudaMemcpyAsync(s->host.out_host, s->bufs.dev[set][p->bufs][o],
-                                    cb_bytes(&s->host.shape, o), cudaMemcpyDeviceToHost,
-                                    s->stream), e) ||
-                 CUDA_CHECK(cudaStreamSynchronize(s->stream), e)
-             ? -1
-             : 0;
 }
 
 /* The arm's error against the reference kernel's or library's outputs: the worst over the
@@ -1027,10 +1034,11 @@ static int cb_kernel_check(cuda_backend *s, const placement *p, int set, double 
   *err = 0.0;
   for (int o = 0; o < sh->nbuffers; o++) {
     if (!sh->buf_output[o]) continue;
-    if (cb_copy_back(s, p, set, o, e)) return -1;
     reference_verdict v;
-    reference_compare(s->host.out_host, sh->buf_type[o], s->host.kref[set][o], s->host.kref_type[o],
-                      (size_t)sh->count[o], &b->j.buf_check[o], b->j.tolerance, &v);
+    if (devcheck_compare(&s->check, s->stream, s->bufs.dev[set][p->bufs][o], sh->buf_type[o],
+                         s->host.dev_ref[set][o], s->host.kref_type[o], (size_t)sh->count[o],
+                         &b->j.buf_check[o], b->j.tolerance, &v, e))
+      return -1;
     double x = reference_verdict_error(&v, b->j.tolerance);
     if (!(x <= *err)) *err = x; /* NaN propagates */
     if (!v.pass && !b->told[p->arm]) {

@@ -1,7 +1,6 @@
 /* Unit tests of worker/cpus.c: a worker's share of the cores, the cores beside a binding
- * mpirun placed, a confined worker's mask, and OpenMP's threads started there. */
+ * mpirun placed, a confined worker's mask. */
 #define _GNU_SOURCE
-#include <omp.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,8 +70,7 @@ static void share_should_count_who_uses_the_same_cores(void **state) {
 }
 
 /* A worker confined to core 0 by something other than mpirun (taskset, srun --cpu-bind) keeps
- * its helpers there, and the spread leaves OpenMP alone; in a child, so that this process keeps
- * its cores. Needs two cores. */
+ * its helpers there; in a child, so that this process keeps its cores. Needs two cores. */
 static void helpers_should_stay_in_a_mask_mpirun_did_not_place(void **state) {
   (void)state;
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
@@ -86,7 +84,6 @@ static void helpers_should_stay_in_a_mask_mpirun_did_not_place(void **state) {
     if (sched_setaffinity(0, sizeof core0, &core0) != 0) _exit(10);
     cpus_beside_mine(&beside);
     if (!CPU_EQUAL(&beside, &core0)) _exit(11);
-    if (cpus_spread_openmp() != 0) _exit(12);
     if (sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_EQUAL(&mine, &core0)) _exit(13);
     _exit(0);
   }
@@ -97,43 +94,12 @@ static void helpers_should_stay_in_a_mask_mpirun_did_not_place(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-/* A child bound to core 0 (its worker's, by mpirun) keeps that core, and OpenMP's other threads start on
- * the rest. Needs two cores. */
-static void spread_should_keep_the_caller_and_move_openmp_threads(void **state) {
-  (void)state;
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
-  /* What a user may have set for other programs; libgomp read it at load, the spread reads
-   * it now: unset, it asks for a thread per online CPU. */
-  unsetenv("OMP_NUM_THREADS");
-  unsetenv("OMP_PROC_BIND");
-  unsetenv("OMP_PLACES");
-  unsetenv("GOMP_CPU_AFFINITY");
-  setenv("OMPI_MCA_orte_bound_at_launch", "1", 1); /* mpirun's placement, not a limit */
-  cpu_set_t core0, mine;
-  CPU_ZERO(&core0);
-  CPU_SET(0, &core0);
-  assert_int_equal(sched_setaffinity(0, sizeof core0, &core0), 0);
-  assert_int_equal(cpus_spread_openmp(), 0);
-  assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
-  assert_true(CPU_EQUAL(&mine, &core0));
-  int others = 0, on_core0 = 0;
-#pragma omp parallel num_threads(2) reduction(+ : others, on_core0)
-  if (omp_get_thread_num() != 0) {
-    cpu_set_t t;
-    others++;
-    on_core0 += sched_getaffinity(0, sizeof t, &t) != 0 || CPU_ISSET(0, &t);
-  }
-  assert_true(others >= 1);
-  assert_int_equal(on_core0, 0);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpus_should_avoid_the_workers_cores),
       cmocka_unit_test(cpus_should_be_every_core_when_the_worker_is_not_bound),
       cmocka_unit_test(share_should_count_who_uses_the_same_cores),
       cmocka_unit_test(helpers_should_stay_in_a_mask_mpirun_did_not_place),
-      cmocka_unit_test(spread_should_keep_the_caller_and_move_openmp_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
