@@ -2,7 +2,7 @@
 # The recorded spaces of the strategy comparison (docs/reference/strategies.md, "Comparing
 # strategies"): four campaigns (campaigns/space-*.json: matmul 1024^3 and 2048x1536x1024,
 # layernorm 4096x768 and 16384x4096, each narrowed by its "knobs" key, its "doc" says how; on
-# an H200 matmul 1024^3 took three minutes, the others eight or more) swept on one GPU with
+# an H200 the last three took 3m46s, 4m25s and 1m57s, compiles included) swept on one GPU with
 # `tunefarm sweep`, then every strategy replayed on each space under many seeds.
 #
 #   bash bench/spaces.sh [--out DIR] [record]   on the GPU machine: one step, then it exits
