@@ -18,7 +18,9 @@
 # into its own empty cubin cache (DIR/NAME.cache), so every compile time is recorded.
 # compare: scripts/compare-strategies.sh --space for each space, N seeds (default 100) of
 # coordinate, random, annealing and model at the campaign's budget (about a tenth of the
-# space); the tables go to DIR/NAME.md and the ledgers under DIR/compare/NAME.
+# space), the last column one past it: the runs' final answers, since a duel due when the
+# budget is spent is measured after it; the tables go to DIR/NAME.md and the ledgers under
+# DIR/compare/NAME.
 # DIR defaults to spaces-out; TUNEFARM (default build/tunefarm) is the binary; DEVICE (default
 # 0) the GPU that record sweeps on; STEP_S (default 540) the seconds of a step; BACKEND=sim
 # records on the simulated device instead (a dry run of this script on a machine without a GPU).
@@ -80,7 +82,7 @@ compare() {
     budget=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["search"]["budget"])' "campaigns/$n.json")
     echo "bench/spaces.sh: comparing on $n, $seeds seeds, budget $budget" >&2
     bash scripts/compare-strategies.sh --tunefarm "$tf" --space "$out/$n.tfspace" \
-      --seeds "$seeds" --at "$((budget / 8)),$((budget / 4)),$((budget / 2)),$budget" \
+      --seeds "$seeds" --at "$((budget / 8)),$((budget / 4)),$((budget / 2)),$budget,$((budget + 1))" \
       --out "$out/compare/$n" "campaigns/$n.json" coordinate random annealing model >"$out/$n.md"
     cat "$out/$n.md"
   done
