@@ -20,12 +20,16 @@ for l in "$WORK"/ledgers/softmax-cpu-4096x1000/*.jsonl; do
   gens=$(grep '"type":"generation"' "$l" | grep '"correct":' || true) # measured ones
   [ -n "$gens" ] || fail "$l: no measured generations"
   ! grep -q '"correct":false' "$l" || fail "$l: an arm disagrees with the cpu reference"
-  echo "$gens" | grep -q '"correct":true' || fail "$l: no generation checked correct"
-  echo "$gens" | grep '"correct":true' | grep -qv '"library":"templates/lib/libref_softmax.so"' &&
-    fail "$l: a checked job does not name the library"
+  # Lines of ~10 KB: no `grep -q` or `head` reads them from a pipe, whose writer a reader that
+  # stops early kills with SIGPIPE (a failure under pipefail).
+  ok=$(grep -c '"correct":true' <<<"$gens" || true)
+  [ "$ok" -gt 0 ] || fail "$l: no generation checked correct"
+  named=$(grep '"correct":true' <<<"$gens" | grep -c '"library":"templates/lib/libref_softmax.so"' || true)
+  [ "$named" -eq "$ok" ] || fail "$l: a checked job does not name the library"
   # the first measured generation of a process checks every arm: best, new and the control
-  echo "$gens" | grep '"correct":true' | head -1 | grep -q '"checked":\["best","new","control"\]' ||
-    { echo "$gens" | head -1; fail "$l: the first generation did not check every arm"; }
+  first=$(grep -m1 '"correct":true' <<<"$gens" || true)
+  [[ $first == *'"checked":["best","new","control"]'* ]] ||
+    fail "$l: the first generation did not check every arm: ${first:0:300}"
   "$TF" verify "$l" >/dev/null || fail "$l: decisions do not recompute"
 done
 echo "ok: cpu reference on $GPUS GPU(s)"
