@@ -540,6 +540,7 @@ cJSON *job_to_json(const job *j) {
     for (int i = 0; i < j->nsources; i++)
       cJSON_AddItemToArray(specs, cJSON_CreateString(j->specs[i]));
   }
+  if (j->arch_specific) cJSON_AddBoolToObject(o, "arch_specific", 1);
   layout_to_json(j, o);
   reference_to_json(j, o);
   cJSON *arms = cJSON_AddArrayToObject(o, "arms");
@@ -585,6 +586,7 @@ int job_from_json(const cJSON *o, job *j, tf_err *e) {
     if (!cJSON_IsString(it)) return tf_fail(e, TF_EXIT_INPUT, "job: 'specs' must be strings");
     snprintf(j->specs[nspecs++], SPEC_PATH, "%s", it->valuestring);
   }
+  j->arch_specific = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "arch_specific"));
   if (layout_from_json(o, j, e) || reference_from_json(o, j, e)) return -1;
   unsigned seen = 0; /* each role once: a repeated one would leave another arm empty */
   cJSON_ArrayForEach(it, arms) {

@@ -99,6 +99,7 @@ typedef struct job {
   char specs[2][SPEC_PATH];    /* their specs (templates/NAME.json, kernels/NAME.json): the
                                 * simulated device's cost model reads them */
   int nsources;
+  int arch_specific;           /* the template's: compile for the arch-specific target */
   /* the buffer and argument layout, shared by all arms */
   int ndims;
   char dim_names[SPEC_MAX_DIMS][SPEC_NAME];

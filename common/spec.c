@@ -706,7 +706,8 @@ static int refuse_family(const spec *s, const cJSON *root, tf_err *e) {
 static int load_root(spec *s, const cJSON *root, tf_err *e) {
   static const char *const keys[] = {"name", "doc", "source", "kernel", "family", "reference",
                                      "problem", "knobs", "constraints", "launch", "buffers",
-                                     "args", "tolerance", "flops", "bytes", NULL};
+                                     "args", "tolerance", "flops", "bytes", "arch_specific",
+                                     NULL};
   const char *name, *src, *kernel, *doc;
   if (jsonio_only_keys(s->path, WHAT, root, "", keys, e) || refuse_family(s, root, e) ||
       jsonio_str(s->path, WHAT, root, "", "name", 1, 63, &name, e) || check_name(s, name, e) ||
@@ -714,7 +715,8 @@ static int load_root(spec *s, const cJSON *root, tf_err *e) {
       jsonio_str(s->path, WHAT, root, "", "source", 1, 63, &src, e) ||
       resolve_source(s, "source", src, s->source_path, e) ||
       jsonio_str(s->path, WHAT, root, "", "kernel", 1, sizeof s->kernel - 1, &kernel, e) ||
-      copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e))
+      copy_name(s, "kernel", kernel, s->kernel, sizeof s->kernel, e) ||
+      jsonio_bool(s->path, WHAT, root, "", "arch_specific", 0, &s->arch_specific, e))
     return -1;
   s->tolerance = 1e-5;
   if (load_dims(s, root, e) || load_knobs(s, root, e) || check_name_length(s, e) ||

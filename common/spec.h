@@ -119,6 +119,9 @@ typedef struct spec {
   char ref_library[SPEC_PATH];
   char ref_library_path[SPEC_PATH];
   char kernel[64];
+  /* "arch_specific": compile for the GPU's arch-specific target (compile_arch_specific:
+   * "sm_90a" on an H200, for wgmma) rather than its portable one. */
+  int arch_specific;
   /* The tables, each allocated to the size the file declares (spec_load, spec_release). */
   int nknobs;
   spec_knob *knobs;

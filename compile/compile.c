@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -503,6 +504,15 @@ void compile_release(compile_result *r) {
 
 void compile_nvrtc_version(int *major, int *minor) {
   if (nvrtcVersion(major, minor) != NVRTC_SUCCESS) *major = *minor = 0;
+}
+
+void compile_arch_specific(const char *arch, char *out, size_t len) {
+  int nv_major, nv_minor;
+  compile_nvrtc_version(&nv_major, &nv_minor);
+  size_t n = strlen(arch);
+  int plain = strncmp(arch, "sm_", 3) == 0 && n > 3 && isdigit((unsigned char)arch[n - 1]);
+  int has = plain && atoi(arch + 3) >= 90 && nv_major >= 12;
+  snprintf(out, len, "%s%s", arch, has ? "a" : "");
 }
 
 int compile_arch_supported(const char *arch) {

@@ -74,6 +74,12 @@ void compile_nvrtc_version(int *major, int *minor);
 /* Whether this NVRTC builds machine code for arch ("sm_90", "sm_90a": the digits count). */
 int compile_arch_supported(const char *arch);
 
+/* The arch-specific target of arch ("sm_90" -> "sm_90a": wgmma, setmaxnreg), which a template
+ * asks for with "arch_specific": from compute capability 9.0 on, with NVRTC 12.0 or later;
+ * else arch as it is (NVRTC then refuses what the kernel needs of it). A cubin for it loads
+ * only on that architecture, which is the GPU the farm compiles it for. */
+void compile_arch_specific(const char *arch, char *out, size_t len);
+
 /* One check macro for NVRTC: fetch the program log before judging (see compile.c). */
 
 #endif

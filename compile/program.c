@@ -25,6 +25,7 @@ void program_of_job(const job *j, program_ref *out) {
     snprintf(out->exprs[a], sizeof out->exprs[a], "%s", arm->name_expr);
     out->from[a] = at[arm->from_template ? 0 : 1]; /* a template's instantiation, or the kernel */
   }
+  out->arch_specific = j->arch_specific;
 }
 
 cJSON *program_to_json(const program_ref *p) {
@@ -42,6 +43,7 @@ cJSON *program_to_json(const program_ref *p) {
   }
   if (all || p->nsources == 1) cJSON_Delete(from); /* every kernel from every source */
   else cJSON_AddItemToObject(o, "from", from);
+  if (p->arch_specific) cJSON_AddBoolToObject(o, "arch_specific", 1);
   return o;
 }
 
@@ -92,11 +94,14 @@ int program_from_json(const cJSON *o, const char *root, program_ref *p, tf_err *
     return tf_fail(e, TF_EXIT_INPUT, "program: 'exprs' must be 1 to %d name expressions",
                    ARM_COUNT);
   p->nsources = ns;
+  p->arch_specific = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "arch_specific"));
   return from_of_json(cJSON_GetObjectItemCaseSensitive(o, "from"), p, e);
 }
 
 int program_equal(const program_ref *a, const program_ref *b) {
-  if (a->nsources != b->nsources || strcmp(a->root, b->root) != 0) return 0;
+  if (a->nsources != b->nsources || strcmp(a->root, b->root) != 0 ||
+      a->arch_specific != b->arch_specific)
+    return 0;
   for (int i = 0; i < a->nsources; i++)
     if (strcmp(a->sources[i], b->sources[i]) != 0) return 0;
   for (int k = 0; k < ARM_COUNT; k++)
@@ -125,6 +130,8 @@ static int kernel_index(const program_ref *p, int a, program_req *out) {
 
 void program_request(const program_ref *p, const program_target *t, program_req *out) {
   memset(out, 0, sizeof *out);
+  if (t->arch && p->arch_specific) compile_arch_specific(t->arch, out->arch, sizeof out->arch);
+  else if (t->arch) snprintf(out->arch, sizeof out->arch, "%s", t->arch);
   for (int i = 0; i < p->nsources; i++)
     program_source_path(p->root, p->sources[i], out->paths[i], sizeof out->paths[i]);
   for (int a = 0; a < ARM_COUNT; a++) {
@@ -137,7 +144,7 @@ void program_request(const program_ref *p, const program_target *t, program_req 
       out->srcs[k][i] = out->paths[one ? p->from[a] : i];
     out->exprs[k] = p->exprs[a];
     out->req[k] = (compile_req){.source_paths = out->srcs[k], .nsources = one ? 1 : p->nsources,
-                                .name_exprs = &out->exprs[k], .nexprs = 1, .arch = t->arch,
+                                .name_exprs = &out->exprs[k], .nexprs = 1, .arch = t->arch ? out->arch : NULL,
                                 .cache_dir = t->cache_dir,
                                 .simulate_s = program_kernel_sim_seconds(p->exprs[a], t->sim)};
   }
@@ -157,6 +164,7 @@ int program_kernels(const program_ref *p, program_ref out[ARM_COUNT]) {
     for (int i = 0; i < out[k].nsources; i++)
       memcpy(out[k].sources[i], p->sources[one ? p->from[a] : i], SPEC_PATH);
     memcpy(out[k].exprs[0], p->exprs[a], sizeof out[k].exprs[0]);
+    out[k].arch_specific = p->arch_specific;
     for (int b = 0; b < ARM_COUNT; b++) out[k].from[b] = -1;
   }
   return pr.nkernels;

@@ -30,6 +30,7 @@ typedef struct program_ref {
   char sources[2][SPEC_PATH];
   char exprs[ARM_COUNT][256];
   int from[ARM_COUNT];                /* the source holding arm k's kernel; -1: all of them */
+  int arch_specific;                  /* compile for the arch-specific target ("arch_specific") */
 } program_ref;
 
 void program_of_job(const job *j, program_ref *out);
@@ -80,6 +81,8 @@ typedef struct program_req {
   const char *exprs[ARM_COUNT];  /* kernel i's name expression */
   int kernel_of[ARM_COUNT];      /* each arm's kernel; -1 for an arm without an expression */
   compile_req req[ARM_COUNT];    /* kernel i's compile */
+  char arch[16];                 /* what they compile for: the target's arch, or its
+                                  * arch-specific target (program_ref.arch_specific) */
 } program_req;
 void program_request(const program_ref *p, const program_target *t, program_req *out);
 

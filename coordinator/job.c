@@ -58,6 +58,7 @@ int job_set_template_arm(job *j, const campaign *c, int arm, const config *cfg, 
 
 static void build_layout(job *j, const campaign *c) {
   const spec *s = &c->tmpl;
+  j->arch_specific = s->arch_specific;
   j->ndims = s->ndims;
   for (int d = 0; d < s->ndims; d++) {
     snprintf(j->dim_names[d], SPEC_NAME, "%s", s->dims[d].name);

@@ -186,11 +186,22 @@ static int iface_knob_names(const spec *s, tf_err *e) {
   return n == 0 || s->nknobs == 0 ? 0 : iface_check_knob_names(s, names, n, e);
 }
 
+/* What the campaign's program compiles for given the GPU's arch: its arch-specific target
+ * when the template asks for one ("arch_specific"), as the farm compiles it; the reference
+ * kernel compiles for arch itself. buf holds it. */
+static const char *program_arch(const campaign *c, const char *arch, char buf[16]) {
+  if (!c->tmpl.arch_specific) return arch;
+  compile_arch_specific(arch, buf, 16);
+  return buf;
+}
+
 /* Every kernel of the campaign against its spec: the start's instantiation, the reference
  * kernel, a committed control kernel. */
-static int iface_campaign(const campaign *c, const char *arch, int quiet_refusal, FILE *warn,
+static int iface_campaign(const campaign *c, const char *gpu_arch, int quiet_refusal, FILE *warn,
                           tf_err *e) {
   const spec *s = &c->tmpl;
+  char buf[16];
+  const char *arch = program_arch(c, gpu_arch, buf);
   char name[512];
   if (spec_name_expr(s, &c->start, name, sizeof name))
     return tf_fail(e, TF_EXIT_INPUT, "spec '%s': the start's name expression is too long", s->path);
@@ -198,7 +209,7 @@ static int iface_campaign(const campaign *c, const char *arch, int quiet_refusal
       iface_kernel(s, s->source_path, name, 0, arch, quiet_refusal, warn, e))
     return -1;
   if (s->ref_kernel[0] &&
-      iface_kernel(s, s->ref_source_path, s->ref_kernel, 1, arch, quiet_refusal, warn, e))
+      iface_kernel(s, s->ref_source_path, s->ref_kernel, 1, gpu_arch, quiet_refusal, warn, e))
     return -1;
   if (s->ref_library[0] &&
       cpuref_validate(s->path, "reference.library", s->ref_library_path, e))
@@ -448,17 +459,19 @@ static void run_share(const campaign *c, const space_view *v, const audit_opts *
                       int size, audit_tally *t) {
   int nbatches = (v->nreachable + o->batch - 1) / o->batch;
   double t0 = tf_monotonic_s(), last = t0;
+  char buf[16];
+  const char *arch = program_arch(c, o->arch, buf);
   for (int b = rank; b < nbatches; b += size) {
     int first = b * o->batch;
     int n = v->nreachable - first < o->batch ? v->nreachable - first : o->batch;
-    audit_batch(c, v, first, n, o->arch, t);
+    audit_batch(c, v, first, n, arch, t);
     if (rank == 0 && tf_monotonic_s() - last > 5.0) {
       last = tf_monotonic_s();
       fprintf(stderr, "tunefarm audit: batch %d of %d, %.0f s\n", b + 1, nbatches, last - t0);
     }
   }
   audit_geometry(c, v, rank, size, t);
-  if (rank == 0) audit_control(c, o->arch, t);
+  if (rank == 0) audit_control(c, arch, t);
 }
 
 /* ---- --run: every reachable configuration launched on the GPU and checked ---- */

@@ -263,13 +263,25 @@ static int valid_arch(const char *a) {
   return *p == '\0' && p - a < 12;
 }
 
+/* nvcc's flags for arch: an arch-specific one ("sm_90a") as -gencode, since nvcc's -arch=sm_90a
+ * also embeds plain compute_90 PTX, which a kernel using wgmma does not assemble to. */
+static void nvcc_arch(const char *arch, char *out, size_t len) {
+  size_t n = strlen(arch);
+  if (n > 3 && (arch[n - 1] == 'a' || arch[n - 1] == 'f'))
+    snprintf(out, len, "-gencode arch=compute_%s,code=%s", arch + 3, arch);
+  else
+    snprintf(out, len, "-arch=%s", arch);
+}
+
 static int write_header(FILE *f, const export_what *w) {
   const spec *s = &w->c->tmpl;
   const char *nm = w->name;
   const char *arch = w->build_arch && valid_arch(w->build_arch) ? w->build_arch : "native";
+  char flags[80];
+  nvcc_arch(arch, flags, sizeof flags);
   fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n", nm);
   provenance(f, w);
-  fprintf(f, " * Build: nvcc -std=c++17 -arch=%s -c %s.cu (%s).\n", arch, nm,
+  fprintf(f, " * Build: nvcc -std=c++17 %s -c %s.cu (%s).\n", flags, nm,
           strcmp(arch, "native") == 0
               ? "the GPU of the machine that builds; name one, like -arch=sm_90, where it has none"
               : "the architecture it was tuned for; nvcc's default is older, and may lack what "
@@ -929,9 +941,12 @@ static int remove_cubin(const export_opts *o, const export_what *w, tf_err *e) {
  * default is far older than any GPU the farm tunes on, and a kernel using cp.async, say, does
  * not assemble for it. */
 static const char *build_arch(const export_what *w, const export_opts *o) {
-  if (o->arch) return o->arch;
-  if (w->dev && valid_arch(w->dev->arch)) return w->dev->arch;
-  return "native";
+  static char specific[16];
+  const char *a = o->arch ? o->arch : w->dev && valid_arch(w->dev->arch) ? w->dev->arch : NULL;
+  if (!a) return "native";
+  if (!w->c->tmpl.arch_specific) return a;
+  compile_arch_specific(a, specific, sizeof specific); /* as the farm compiles it */
+  return specific;
 }
 
 /* What was written, on o->out; and why no cubin, when there is none. */
@@ -947,8 +962,10 @@ static void say_written(const export_opts *o, const export_what *w, const char *
            : w->dev && !backend_simulated(w->dev->backend) ? "see the warning"
            : w->dev                                         ? "the ledger's device is simulated"
                                                             : "no GPU named");
-  fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 -arch=%s -c %s/%s.cu\n",
-          w->build_arch, o->dir, w->name);
+  char flags[80];
+  nvcc_arch(w->build_arch, flags, sizeof flags);
+  fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 %s -c %s/%s.cu\n", flags, o->dir,
+          w->name);
 }
 
 static int render_named(export_what *w, const export_opts *o, tf_err *e) {
@@ -972,6 +989,7 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
   }
   w->lowered = arch ? bin.lowered : NULL;
   w->build_arch = build_arch(w, o);
+  if (arch) arch = w->build_arch; /* what the cubin was compiled for: "sm_90a", say */
   /* the cubin last, and none left from an earlier export beside code without its loader */
   int rc = export_render(w, o->dir, e) ? -1
            : arch                       ? write_file(o->dir, w->name, ".cubin", &bin, cubin_fn, e)

@@ -409,9 +409,9 @@ static int cb_compile(cuda_backend *s, result *r, tf_err *e) {
     char excerpt[CB_LOG_EXCERPT + 1];
     snprintf(excerpt, sizeof excerpt, "%s", cr->log ? cr->log : "(no log)");
     return tf_fail(e, TF_COMPILE_REFUSED, "nvrtc refused the program for %s (%s): %s",
-                   s->dev.arch, pr.exprs[b->pb.failed], excerpt);
+                   pr.arch, pr.exprs[b->pb.failed], excerpt);
   }
-  return tf_wrap(e, "compiling job %lld for %s", b->j.id, s->dev.arch);
+  return tf_wrap(e, "compiling job %lld for %s", b->j.id, pr.arch);
 }
 
 /* Parameter sizes from the kernel itself, to catch a spec whose argument list does not match

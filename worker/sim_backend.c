@@ -366,7 +366,7 @@ static int sim_compile_job(const sim_dev *d, const job *j, result *r, tf_err *e)
     r->cache_hit = pb->cache_hit;
     r->times.compile_wait_s = pb->wait_ms / 1e3;
   }
-  if (rc && e && e->code == TF_COMPILE_REFUSED) program_refused(&pr, pb, SIM_ARCH, e);
+  if (rc && e && e->code == TF_COMPILE_REFUSED) program_refused(&pr, pb, pr.arch, e);
   program_build_release(pb);
   free(pb);
   return rc;

@@ -188,6 +188,7 @@ static void assert_job_equal(const job *x, const job *y) {
   assert_string_equal(x->ref_kernel, y->ref_kernel);
   assert_string_equal(x->ref_source, y->ref_source);
   assert_string_equal(x->root, y->root);
+  assert_int_equal(x->arch_specific, y->arch_specific);
   assert_int_equal(x->nsources, y->nsources);
   for (int i = 0; i < x->nsources; i++) {
     assert_string_equal(x->sources[i], y->sources[i]);
@@ -309,6 +310,7 @@ static void job_should_round_trip_every_field(void **state) {
   snprintf(j.arm[ARM_NEW].fault, sizeof j.arm[ARM_NEW].fault, "hang");
   *decide_param(&j.decide, "alpha") = 0.025;
   j.decide.throttle_mhz = 1500.5;
+  j.arch_specific = 1;
   cJSON *o = through_text(job_to_json(&j));
   if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
   cJSON_Delete(o);

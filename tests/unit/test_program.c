@@ -244,6 +244,33 @@ static void program_should_split_into_kernels_and_read_one_back(void **state) {
   cJSON_Delete(o);
 }
 
+/* A template's "arch_specific" reaches every kernel's compile as the arch-specific target,
+ * through the split into kernels and the compile pool's JSON, and only there. */
+static void program_should_compile_for_the_arch_specific_target_when_asked(void **state) {
+  (void)state;
+  program_ref p = axpy("axpy<1>", "axpy<4>", "axpy<1>"), k[ARM_COUNT], back;
+  program_req pr;
+  program_request(&p, &sm90, &pr);
+  assert_string_equal(pr.req[0].arch, "sm_90");
+  p.arch_specific = 1;
+  assert_int_equal(program_kernels(&p, k), 2);
+  assert_int_equal(k[1].arch_specific, 1);
+  cJSON *o = program_to_json(&k[1]);
+  tf_err e = {0};
+  assert_int_equal(program_from_json(o, p.root, &back, &e), 0);
+  assert_true(program_equal(&back, &k[1]));
+  program_request(&back, &sm90, &pr);
+  assert_string_equal(pr.req[0].arch, "sm_90a");
+  back.arch_specific = 0;
+  assert_false(program_equal(&back, &k[1]));
+  cJSON_Delete(o);
+  char a[16];
+  compile_arch_specific("sm_90a", a, sizeof a); /* already specific: as it is */
+  assert_string_equal(a, "sm_90a");
+  compile_arch_specific("sm_86", a, sizeof a); /* none before 9.0 */
+  assert_string_equal(a, "sm_86");
+}
+
 /* The simulated device's compile is per kernel: the long ones are the same in every program. */
 static void program_should_simulate_each_kernel_for_its_own_time(void **state) {
   (void)state;
@@ -274,6 +301,7 @@ int main(void) {
       T(program_should_compile_each_kernel_from_its_own_source),
       T(program_should_name_the_kernel_nvrtc_refused),
       T(program_should_split_into_kernels_and_read_one_back),
+      T(program_should_compile_for_the_arch_specific_target_when_asked),
       T(program_should_simulate_each_kernel_for_its_own_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
