@@ -41,7 +41,7 @@ FIGURE
                 on every GPU, then `tunefarm study` replays both rules on their rounds
   scaling       decide-aa and matmul-1024-aa on one GPU and on two (needs two GPUs)
   sim-scaling   the coordinator with 1, 2, 8 and 64 simulated workers (no GPU)
-  examples      the four examples (examples/*): every configuration checked (audit --run),
+  examples      the examples (examples/*): every configuration checked (audit --run),
                 each campaign tuned on GPU 0, its best benched (beside cublasGemmEx for BF16),
                 bench/peers.py for their peers and copies, and bench/mma_ceiling.cu
   gpu-tests     ctest -L gpu on GPU 0
@@ -346,7 +346,7 @@ fig_sim_scaling() { bash bench/sim_scaling.sh 20 1 2 8 64 | tee "$OUTDIR/sim-sca
 fig_examples() {
   local ex d n
   for ex in softmax/softmax-4096x1000 transpose/transpose-4096x3000 histogram/histogram-16m-256 \
-    matmul_bf16/matmul-bf16-4096; do
+    matmul_bf16/matmul-bf16-4096 matmul_bf16/matmul-bf16-wgmma-4096; do
     d=examples/${ex%%/*} n=${ex##*/}
     CUDA_VISIBLE_DEVICES=0 "${MPI[@]}" -np 8 "$TF" audit --run "$d/campaigns/$n.json" >"$OUTDIR/audit-$n.log" 2>&1
     say "audit --run $n: rc=$? $(grep -h 'audit:' "$OUTDIR/audit-$n.log" | tail -1)"
