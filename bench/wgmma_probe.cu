@@ -2,10 +2,10 @@
 // a few of its configurations and cublasGemmEx on the same BF16 inputs, each output checked
 // against cuBLAS's (|d| <= 1e-2 + 1e-3 |ref|, after a NaN poison), each timed as the median
 // of 7 batches of 10 back-to-back launches (no L2 flush). With ONCE=1 every kernel runs once at
-// 4096^3, for a profiler:
+// 4096^3, for a profiler; with M N K it runs that shape alone (for compute-sanitizer):
 //
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o wgmma_probe \
-//     bench/wgmma_probe.cu -lcublas && ./wgmma_probe
+//     bench/wgmma_probe.cu -lcublas && ./wgmma_probe [M N K]
 //   ONCE=1 ncu --clock-control none --metrics lts__t_bytes.sum,lts__t_bytes.sum.per_second,\
 //     sm__throughput.avg.pct_of_peak_sustained_elapsed ./wgmma_probe
 #include <algorithm>
@@ -99,7 +99,8 @@ static void shape(cublasHandle_t h, int M, int N, int K, int once) {
   CUDA_CHECK(cudaMemcpy(want.data(), R, want.size() * 4, cudaMemcpyDeviceToHost));
   const double flop = 2.0 * M * N * K;
   float us = median_us(ref, once);
-  printf("%dx%dx%d cublasGemmEx %.1f us %.0f TFLOP/s\n", M, N, K, us, flop / us / 1e6);
+  if (once) printf("%dx%dx%d, each kernel once (no times)\n", M, N, K);
+  else printf("%dx%dx%d cublasGemmEx %.1f us %.0f TFLOP/s\n", M, N, K, us, flop / us / 1e6);
   for (const variant &v : variants) {
     int smem = v.stages * (v.bm + v.bn) * 128 + 1024;
     CUDA_CHECK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -112,6 +113,10 @@ static void shape(cublasHandle_t h, int M, int N, int K, int once) {
     for (size_t i = 0; i < got.size(); i++)
       bad += !(std::fabs((double)got[i] - want[i]) <= 1e-2 + 1e-3 * std::fabs(want[i]));
     float t = median_us([&] { v.f<<<grid, block, smem>>>(A, B, C, M, N, K); }, once);
+    if (once) {
+      printf("  BM,BN,STAGES,MINB %-12s %s (%zu wrong)\n", v.name, bad ? "WRONG" : "ok", bad);
+      continue;
+    }
     printf("  BM,BN,STAGES,MINB %-12s %s (%zu wrong)  %.1f us  %.0f TFLOP/s  %.3fx cuBLAS\n",
            v.name, bad ? "WRONG" : "ok", bad, t, flop / t / 1e6, us / t);
   }
@@ -121,10 +126,20 @@ static void shape(cublasHandle_t h, int M, int N, int K, int once) {
   CUDA_CHECK(cudaFree(R));
 }
 
-int main() {
+int main(int argc, char **argv) {
   const int once = getenv("ONCE") != NULL;
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+  if (argc == 4) {
+    const int m = atoi(argv[1]), n = atoi(argv[2]), k = atoi(argv[3]);
+    if (m < 1 || n < 1 || k < 8 || k % 8) {
+      fprintf(stderr, "usage: wgmma_probe [M N K], K a multiple of 8\n");
+      return 2;
+    }
+    shape(h, m, n, k, 1);
+    cublasDestroy(h);
+    return 0;
+  }
   shape(h, 4096, 4096, 4096, once);
   if (!once) shape(h, 4095, 4097, 1016, 0); // edges: every tile's copies zero-filled somewhere
   cublasDestroy(h);
