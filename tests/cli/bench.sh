@@ -124,5 +124,5 @@ grep -qF "option '--backend'" last.err || fail "--backend gpu: no clear message"
 cp -r "$SRC/examples/transpose" tp
 TUNEFARM_ROOT= "$TF" bench --backend sim --rounds 2 --samples 3 tp/campaigns/transpose-4096x3000.json \
   >tp.md 2>tp.err || { cat tp.err; fail "bench of a project without kernels/ failed"; }
-grep -q '^| start | TILE=16 ROWS=1 PAD=0 |' tp.md || { cat tp.md; fail "no start row without kernels/"; }
+grep -q '^| start | TILE=16 ROWS=1 PAD=0 VEC=1 |' tp.md || { cat tp.md; fail "no start row without kernels/"; }
 echo "ok: the table, --dims, --json, a wrong arm, a project without kernels/ and $n bad-input cases"
