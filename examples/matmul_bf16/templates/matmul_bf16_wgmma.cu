@@ -10,12 +10,11 @@
 // copies into a ring of STAGES buffers, written at the swizzled position wgmma's descriptor
 // expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so its reads are conflict-free.
 // Each k-tile: wait for its copies, fence them to the async proxy that wgmma reads through,
-// one barrier, issue the tile's four wgmmas, then the copies of the tile STAGES-1 ahead into
-// the buffer the previous tile used (free: every warpgroup waited for its wgmmas before the
-// barrier), then wait for the wgmmas. MINB blocks an SM (launch bounds) lets one block's
-// barrier hide behind another's tensor work. Keeping a tile's wgmmas in flight across the
-// barrier, or a producer warpgroup feeding consumers through mbarriers, measured no faster
-// on the H200 (docs/results.md, Examples: what limits it).
+// one barrier, the tile's four wgmmas, the copies of the tile STAGES-1 ahead into the buffer
+// the previous tile used (every warpgroup waited for its wgmmas before the barrier), then wait
+// for the wgmmas. MINB blocks an SM let one block's barrier hide behind another's tensor work.
+// wgmmas kept in flight across the barrier, or a producer warpgroup with mbarriers, measured
+// no faster on the H200 (docs/results.md, Examples).
 // Copies past M, N or K are zero-filled by the copy itself; K must be a multiple of 8.
 #include <cuda_bf16.h>
 
