@@ -54,13 +54,13 @@ refused() {
 
 # swapped: a scalar where the kernel takes a pointer
 edit "$tmpl" "$args" "\"args\": [\"x\", \"y\", $R, \"lse\", $D]"
-refused check "/sm/templates/softmax.json': key 'args[2]': kernel 'tf_softmax<32, 1, 1, 0>' takes 'float *', the spec passes scalar 'R' of type i32"
+refused check "/sm/templates/softmax.json': key 'args[2]': kernel 'tf_softmax<32, 1, 1, 0, 0>' takes 'float *', the spec passes scalar 'R' of type i32"
 # swapped buffers: the output y where the kernel takes a const pointer
 edit "$tmpl" "$args" "\"args\": [\"y\", \"x\", \"lse\", $R, $D]"
 refused check "key 'args[0]'" "takes 'const float *', the spec passes buffer 'y' of type f32 (role output), which the kernel writes"
 # missing: no lse
 edit "$tmpl" "$args" "\"args\": [\"x\", \"y\", $R, $D]"
-refused check "key 'args': kernel 'tf_softmax<32, 1, 1, 0>' takes 5 parameters (const float *, float *, float *, int, int), the spec passes 4 arguments"
+refused check "key 'args': kernel 'tf_softmax<32, 1, 1, 0, 0>' takes 5 parameters (const float *, float *, float *, int, int), the spec passes 4 arguments"
 # a wrong type, in audit too
 sed -i 's/{"name": "x", "count": "R\*D", "role": "input", "type": "f32"/{"name": "x", "count": "R*D", "role": "input", "type": "f16"/' "$tmpl"
 grep -q '"type": "f16"' "$tmpl" || fail "x not made f16"
@@ -78,7 +78,7 @@ refused check "key 'args[0]'" "takes 'const float *', the spec passes buffer 'x'
 # knobs out of the template's order
 vec=$(grep '"VEC": {' "$tmpl") rows=$(grep '"ROWS": {' "$tmpl")
 edit "$tmpl" "$vec"$'\n'"$rows" "$rows"$'\n'"$vec"
-refused check "key 'knobs': the kernel 'tf_softmax'" "declares the template parameters (BLOCK, VEC, ROWS, HOLD), the spec's knobs are (BLOCK, ROWS, VEC, HOLD)"
+refused check "key 'knobs': the kernel 'tf_softmax'" "declares the template parameters (BLOCK, VEC, ROWS, HOLD, LOAD), the spec's knobs are (BLOCK, ROWS, VEC, HOLD, LOAD)"
 # the reference kernel takes a double where the spec passes a float buffer
 sed -i 's/float \*lse, int R/double *lse, int R/' sm/templates/ref_softmax.cu
 grep -q 'double \*lse' sm/templates/ref_softmax.cu || fail "ref not edited"

@@ -145,7 +145,7 @@ static void check_softmax(const char *mangled, const char *want_msg, const char 
   iface_sig sig;
   tf_err e = {0};
   demangle_ok(mangled, &sig);
-  int rc = iface_check(s, &sig, "tf_softmax<32, 1, 1, 0>", 0, &e);
+  int rc = iface_check(s, &sig, "tf_softmax<32, 1, 1, 0, 0>", 0, &e);
   if (!want_msg) {
     if (rc) fail_msg("%s: %s", mangled, e.msg);
   } else {
@@ -161,27 +161,27 @@ static void check_softmax(const char *mangled, const char *want_msg, const char 
 
 static void check_should_accept_the_kernel_that_fits(void **state) {
   (void)state;
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPKfPfS2_ii", NULL, NULL);
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPfS0_S0_ii", NULL, NULL); /* non-const input */
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPKfPfS2_ii", NULL, NULL);
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPfS0_S0_ii", NULL, NULL); /* non-const input */
   /* vector, void */
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPK6float4PvS3_ii", NULL, NULL);
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPK6float4PvS3_ii", NULL, NULL);
 }
 
 static void check_should_name_the_key_and_both_sides(void **state) {
   (void)state;
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPKfPfS2_i",
-                "key 'args': kernel 'tf_softmax<32, 1, 1, 0>' takes 4 parameters (const float *, "
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPKfPfS2_i",
+                "key 'args': kernel 'tf_softmax<32, 1, 1, 0, 0>' takes 4 parameters (const float *, "
                 "float *, float *, int), the spec passes 5 arguments", NULL);
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPKfS1_Pfii", "key 'args[1]': kernel "
-                "'tf_softmax<32, 1, 1, 0>' takes 'const float *', the spec passes buffer 'y' of "
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPKfS1_Pfii", "key 'args[1]': kernel "
+                "'tf_softmax<32, 1, 1, 0, 0>' takes 'const float *', the spec passes buffer 'y' of "
                 "type f32 (role output)", "which the kernel writes");
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPK6__halfPfS3_ii", "key 'args[0]'",
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPK6__halfPfS3_ii", "key 'args[0]'",
                 "takes 'const __half *', the spec passes buffer 'x' of type f32");
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEvPKfPfS2_iS2_", "key 'args[4]'",
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEvPKfPfS2_iS2_", "key 'args[4]'",
                 "takes 'float *', the spec passes scalar 'D' of type i32");
-  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0EEviPKfPfS2_i", "key 'args[0]'", "takes 'int'");
+  check_softmax("_Z10tf_softmaxILi32ELi1ELi1ELi0ELi0EEviPKfPfS2_i", "key 'args[0]'", "takes 'int'");
   check_softmax("_Z10tf_softmaxILi32ELi1EEvPKfPfS1_ii", "key 'knobs': kernel 'tf_softmax<32, 1, "
-                "1, 0>' takes 2 template parameters", "4 knobs (BLOCK, VEC, ROWS, HOLD)");
+                "1, 0, 0>' takes 2 template parameters", "5 knobs (BLOCK, VEC, ROWS, HOLD, LOAD)");
 }
 
 static void check_should_type_untyped_scalars_by_kind(void **state) {
@@ -205,14 +205,15 @@ static void check_should_type_untyped_scalars_by_kind(void **state) {
 }
 
 static void template_params_should_come_from_the_source(void **state) {
-  char dir[512], path[600], names[4][SPEC_NAME];
+  char dir[512], path[600], names[5][SPEC_NAME];
   tf_err e = {0};
   snprintf(dir, sizeof dir, "%s", (const char *)*state);
   snprintf(path, sizeof path, "%s/examples/softmax/templates/softmax.cu", source_dir());
-  assert_int_equal(iface_template_params(path, "tf_softmax", names, 4, &e), 4);
+  assert_int_equal(iface_template_params(path, "tf_softmax", names, 5, &e), 5);
   assert_string_equal(names[0], "BLOCK");
   assert_string_equal(names[2], "ROWS");
   assert_string_equal(names[3], "HOLD");
+  assert_string_equal(names[4], "LOAD");
   snprintf(path, sizeof path, "%s/t.cu", dir);
   write_file(dir, "t.cu",
              "// template <int X> __global__ void k(int n);  a comment\n"
@@ -231,14 +232,14 @@ static void template_params_should_come_from_the_source(void **state) {
   spec *s = malloc(sizeof *s);
   assert_non_null(s);
   load_spec("examples/softmax/templates/softmax.json", s);
-  char order[4][SPEC_NAME] = {"BLOCK", "VEC", "ROWS", "HOLD"};
-  assert_int_equal(iface_check_knob_names(s, order, 4, &e), 0);
-  char swapped[4][SPEC_NAME] = {"BLOCK", "ROWS", "VEC", "HOLD"};
-  assert_int_equal(iface_check_knob_names(s, swapped, 4, &e), -1);
+  char order[5][SPEC_NAME] = {"BLOCK", "VEC", "ROWS", "HOLD", "LOAD"};
+  assert_int_equal(iface_check_knob_names(s, order, 5, &e), 0);
+  char swapped[5][SPEC_NAME] = {"BLOCK", "ROWS", "VEC", "HOLD", "LOAD"};
+  assert_int_equal(iface_check_knob_names(s, swapped, 5, &e), -1);
   assert_int_equal(e.code, TF_EXIT_INPUT);
   assert_non_null(strstr(e.msg, "key 'knobs'"));
   assert_non_null(
-      strstr(e.msg, "(BLOCK, ROWS, VEC, HOLD), the spec's knobs are (BLOCK, VEC, ROWS, HOLD)"));
+      strstr(e.msg, "(BLOCK, ROWS, VEC, HOLD, LOAD), the spec's knobs are (BLOCK, VEC, ROWS, HOLD, LOAD)"));
   spec_release(s);
   free(s);
 }
