@@ -91,7 +91,7 @@ static int scalars_of(const cpuref_set *s, tf_ref_scalar *out) {
   const job *j = s->j;
   int n = 0;
   for (int a = 0; a < j->nargs; a++) {
-    if (j->arg_kind[a] == SPEC_ARG_BUFFER) continue;
+    if (j->arg_kind[a] == SPEC_ARG_BUFFER || j->arg_kind[a] == SPEC_ARG_TMAP) continue;
     tf_ref_scalar *x = &out[n++];
     x->name = j->arg_names[a];
     int t = j->arg_type[a] - 1;

@@ -266,6 +266,41 @@ static void decide_from_json(const cJSON *o, decide_opts *d) {
   d->max_screened = INT_OR(o, "max_screened", d->max_screened);
 }
 
+/* "tmaps": per tensor map, its extents then its box ([d0, d1, b0, b1] for rank 2). */
+static void tmaps_to_json(const job *j, const launch_geom *g, cJSON *o) {
+  cJSON *arr = cJSON_AddArrayToObject(o, "tmaps");
+  for (int a = 0; a < j->nargs; a++) {
+    if (j->arg_kind[a] != SPEC_ARG_TMAP) continue;
+    long long v[2 * SPEC_TMAP_RANK];
+    for (int i = 0; i < j->arg_rank[a]; i++)
+      v[i] = g->tmap_dim[j->arg_tmap[a]][i], v[j->arg_rank[a] + i] = g->tmap_box[j->arg_tmap[a]][i];
+    cJSON_AddItemToArray(arr, ll_array(v, 2 * j->arg_rank[a]));
+  }
+}
+
+static int tmaps_from_json(const cJSON *o, const job *j, launch_geom *g, tf_err *e) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "tmaps");
+  if (!j->ntmaps) return 0;
+  if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != j->ntmaps)
+    return tf_fail(e, TF_EXIT_INPUT, "job: an arm lacks its 'tmaps' (one per tensor map)");
+  for (int a = 0; a < j->nargs; a++) {
+    if (j->arg_kind[a] != SPEC_ARG_TMAP) continue;
+    const int t = j->arg_tmap[a], r = j->arg_rank[a];
+    const cJSON *it = cJSON_GetArrayItem(arr, t);
+    long long v[2 * SPEC_TMAP_RANK];
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 * r)
+      return tf_fail(e, TF_EXIT_INPUT, "job: an arm's tmaps[%d] is not %d numbers", t, 2 * r);
+    for (int i = 0; i < 2 * r; i++) {
+      const cJSON *x = cJSON_GetArrayItem(it, i);
+      v[i] = cJSON_IsNumber(x) ? (long long)x->valuedouble : 0;
+      if (v[i] < 1 || v[i] > (i < r ? 1LL << 32 : 256))
+        return tf_fail(e, TF_EXIT_INPUT, "job: an arm's tmaps[%d] is out of range", t);
+    }
+    for (int i = 0; i < r; i++) g->tmap_dim[t][i] = v[i], g->tmap_box[t][i] = v[r + i];
+  }
+  return 0;
+}
+
 static cJSON *arm_to_json(const job *j, int a) {
   const job_arm *arm = &j->arm[a];
   cJSON *o = cJSON_CreateObject();
@@ -281,6 +316,7 @@ static cJSON *arm_to_json(const job *j, int a) {
   for (int b = 0; b < j->nbuffers; b++) clear[b] = arm->geom.clear[b];
   cJSON_AddItemToObject(o, "clear", ll_array(clear, j->nbuffers));
   cJSON_AddItemToObject(o, "iargs", ll_array(arm->geom.iarg, j->nargs));
+  if (j->ntmaps && !arm->library[0]) tmaps_to_json(j, &arm->geom, o);
   cJSON_AddStringToObject(o, "fault", arm->fault);
   if (arm->library[0]) {
     long long g[ARM_GEMM_FIELDS];
@@ -325,6 +361,7 @@ static int arm_from_json(const cJSON *o, const job *j, job_arm *arm, tf_err *e) 
     return tf_fail(e, TF_EXIT_INPUT, "job: an arm is malformed (name_expr, config, grid, block, "
                                      "counts, clear or iargs)");
   if (arm->library[0] && gemm_from_json(o, j, arm, e)) return -1;
+  if (!arm->library[0] && tmaps_from_json(o, j, &arm->geom, e)) return -1;
   for (int b = 0; b < j->nbuffers; b++) {
     arm->geom.clear[b] = clear[b] != 0;
     if (arm->geom.count[b] < 1 || arm->geom.count[b] > SPEC_MAX_ELEMENTS)
@@ -475,7 +512,11 @@ static void layout_to_json(const job *j, cJSON *o) {
   cJSON *args = cJSON_AddArrayToObject(o, "args");
   for (int a = 0; a < j->nargs; a++) {
     cJSON *x = cJSON_CreateObject();
-    if (j->arg_kind[a] == SPEC_ARG_BUFFER)
+    if (j->arg_kind[a] == SPEC_ARG_TMAP) {
+      cJSON_AddNumberToObject(x, "tensormap", j->arg_buffer[a]);
+      cJSON_AddNumberToObject(x, "rank", j->arg_rank[a]);
+      cJSON_AddNumberToObject(x, "swizzle", j->arg_swizzle[a]);
+    } else if (j->arg_kind[a] == SPEC_ARG_BUFFER)
       cJSON_AddNumberToObject(x, "buffer", j->arg_buffer[a]);
     else if (j->arg_kind[a] == SPEC_ARG_FLOAT)
       cJSON_AddNumberToObject(x, "float", j->arg_float[a]);
@@ -511,7 +552,18 @@ static int layout_from_json(const cJSON *o, job *j, tf_err *e) {
     j->arg_type[a] = type ? reference_type_of(cJSON_GetStringValue(type)) + 1 : 0;
     if (type && j->arg_type[a] <= 0)
       return tf_fail(e, TF_EXIT_INPUT, "job: args[%d].type is not a type", a);
-    if (cJSON_GetObjectItemCaseSensitive(it, "buffer")) {
+    if (cJSON_GetObjectItemCaseSensitive(it, "tensormap")) {
+      j->arg_kind[a] = SPEC_ARG_TMAP;
+      j->arg_buffer[a] = INT_OR(it, "tensormap", -1);
+      j->arg_rank[a] = INT_OR(it, "rank", 0);
+      j->arg_swizzle[a] = INT_OR(it, "swizzle", 0);
+      j->arg_tmap[a] = j->ntmaps++;
+      if (j->arg_buffer[a] < 0 || j->arg_buffer[a] >= j->nbuffers || j->arg_rank[a] < 1 ||
+          j->arg_rank[a] > SPEC_TMAP_RANK || j->ntmaps > SPEC_MAX_TMAPS ||
+          (j->arg_swizzle[a] & ~(32 | 64 | 128)) || __builtin_popcount((unsigned)j->arg_swizzle[a]) > 1)
+        return tf_fail(e, TF_EXIT_INPUT, "job: args[%d] is not a tensor map of a buffer (rank 1 "
+                       "to 5, swizzle 0, 32, 64 or 128)", a);
+    } else if (cJSON_GetObjectItemCaseSensitive(it, "buffer")) {
       j->arg_kind[a] = SPEC_ARG_BUFFER;
       j->arg_buffer[a] = INT_OR(it, "buffer", 0);
       if (j->arg_buffer[a] < 0 || j->arg_buffer[a] >= j->nbuffers)

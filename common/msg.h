@@ -120,6 +120,10 @@ typedef struct job {
   double arg_float[SPEC_MAX_ARGS];
   int arg_type[SPEC_MAX_ARGS];       /* a typed scalar's reference_type + 1; 0: untyped, as
                                       * in a zeroed job */
+  /* SPEC_ARG_TMAP: the map of buffer arg_buffer, its slot (launch_geom.tmap_dim, tmap_box),
+   * rank and swizzle in bytes; ntmaps of them */
+  int arg_tmap[SPEC_MAX_ARGS], arg_rank[SPEC_MAX_ARGS], arg_swizzle[SPEC_MAX_ARGS];
+  int ntmaps;
   /* The reference kernel ("" with a reference library): its source
    * (relative to the root, as sources[]), its name and its launch (grid, block, smem, iargs). */
   char ref_source[SPEC_PATH];

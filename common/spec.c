@@ -475,7 +475,7 @@ static int spec_buffer_index(const spec *s, const char *name) {
   return -1;
 }
 
-#define ARG_FORMS "a name, an expression, {\"float\": x} or {\"name\": n, \"type\": t, \"value\": v}"
+#define ARG_FORMS "a name, an expression, {\"float\": x}, {\"name\": n, \"type\": t, \"value\": v} or {\"name\": n, \"tensormap\": {...}}"
 
 /* A float scalar's value: a JSON number or a string holding one ("1e-5"). */
 static int float_value(const spec *s, const cJSON *v, const char *k, double *out, tf_err *e) {
@@ -517,8 +517,74 @@ static int load_typed_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, 
   return load_text_expr(s, it, k, "value", 1, NULL, a->text, sizeof a->text, &a->e, e);
 }
 
+/* where.key: 1 to SPEC_TMAP_RANK expressions, or exactly *n when *n > 0. */
+static int load_tmap_list(spec *s, const cJSON *tm, const char *where, const char *key,
+                          char text[][64], expr **out, int *n, tf_err *e) {
+  const cJSON *arr, *it;
+  if (jsonio_child(s->path, WHAT, tm, where, key, 1, cJSON_Array, &arr, e)) return -1;
+  int got = cJSON_GetArraySize(arr);
+  if (got < 1 || got > SPEC_TMAP_RANK || (*n > 0 && got != *n))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must list %s expressions",
+                   s->path, where, key, *n > 0 ? "as many" : "1 to 5");
+  int i = 0;
+  cJSON_ArrayForEach(it, arr) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s[%d]", where, key, i);
+    if (cJSON_IsNumber(it)) {
+      if (number_text(s, k, it, text[i], 64, e)) return -1;
+    } else if (cJSON_IsString(it) && strlen(it->valuestring) < 64) {
+      snprintf(text[i], 64, "%s", it->valuestring);
+    } else {
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression (< 64 "
+                     "bytes)", s->path, k);
+    }
+    if (!(out[i] = load_expr(s, text[i], k, e))) return -1;
+    i++;
+  }
+  *n = got;
+  return 0;
+}
+
+/* {"name": "tmA", "tensormap": {"buffer": "A", "dims": [...], "box": [...], "swizzle": 128}} */
+static int load_tmap_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
+  static const char *const keys[] = {"name", "tensormap", NULL};
+  static const char *const tkeys[] = {"buffer", "dims", "box", "swizzle", NULL};
+  const char *name, *buf;
+  const cJSON *tm;
+  char w[80];
+  snprintf(w, sizeof w, "%s.tensormap", k);
+  if (jsonio_only_keys(s->path, WHAT, it, k, keys, e) ||
+      jsonio_str(s->path, WHAT, it, k, "name", 1, SPEC_NAME - 1, &name, e) ||
+      copy_name(s, k, name, a->name, sizeof a->name, e) ||
+      jsonio_child(s->path, WHAT, it, k, "tensormap", 1, cJSON_Object, &tm, e) ||
+      jsonio_only_keys(s->path, WHAT, tm, w, tkeys, e) ||
+      jsonio_str(s->path, WHAT, tm, w, "buffer", 1, SPEC_NAME - 1, &buf, e))
+    return -1;
+  if (s->ntmaps == SPEC_MAX_TMAPS)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s': more than %d tensor maps", s->path, k,
+                   SPEC_MAX_TMAPS);
+  if ((a->buffer = spec_buffer_index(s, buf)) < 0)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.buffer': no buffer is named '%s'",
+                   s->path, w, buf);
+  a->kind = SPEC_ARG_TMAP;
+  a->tmap = s->ntmaps++;
+  a->rank = 0;
+  if (load_tmap_list(s, tm, w, "dims", a->dim_text, a->dim, &a->rank, e) ||
+      load_tmap_list(s, tm, w, "box", a->box_text, a->box, &a->rank, e))
+    return -1;
+  const cJSON *sw = cJSON_GetObjectItemCaseSensitive(tm, "swizzle");
+  a->swizzle = sw ? (int)cJSON_GetNumberValue(sw) : 0;
+  if (sw && (!cJSON_IsNumber(sw) || (a->swizzle != 0 && a->swizzle != 32 && a->swizzle != 64 &&
+                                     a->swizzle != 128) || a->swizzle != sw->valuedouble))
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.swizzle' must be 0, 32, 64 or 128 "
+                   "(bytes)", s->path, w);
+  return 0;
+}
+
 static int load_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
   a->type = -1;
+  if (cJSON_IsObject(it) && cJSON_GetObjectItemCaseSensitive(it, "tensormap"))
+    return load_tmap_arg(s, it, k, a, e);
   if (cJSON_IsObject(it) && cJSON_GetObjectItemCaseSensitive(it, "type"))
     return load_typed_arg(s, it, k, a, e);
   if (cJSON_IsObject(it)) {
@@ -767,7 +833,10 @@ void spec_release(spec *s) {
     expr_free(s->ref_block[i]);
   }
   expr_free(s->ref_smem);
-  for (int i = 0; i < s->nargs; i++) expr_free(s->args[i].e);
+  for (int i = 0; i < s->nargs; i++) {
+    expr_free(s->args[i].e);
+    for (int d = 0; d < SPEC_TMAP_RANK; d++) expr_free(s->args[i].dim[d]), expr_free(s->args[i].box[d]);
+  }
   expr_free(s->flops);
   expr_free(s->bytes);
   free(s->knobs);
@@ -946,6 +1015,12 @@ int spec_launch_values(const spec *s, spec_launch_value *out) {
       out[n++] = (spec_launch_value){SPEC_VALUE_ARG, a, s->args[a].e, (long long)lo,
                                      (long long)hi};
     }
+  for (int a = 0; a < s->nargs; a++)
+    for (int i = 0; s->args[a].kind == SPEC_ARG_TMAP && i < s->args[a].rank; i++) {
+      out[n++] = (spec_launch_value){SPEC_VALUE_TMAP_DIM, a * 8 + i, s->args[a].dim[i], 1,
+                                     1LL << 32};
+      out[n++] = (spec_launch_value){SPEC_VALUE_TMAP_BOX, a * 8 + i, s->args[a].box[i], 1, 256};
+    }
   return n;
 }
 
@@ -959,6 +1034,11 @@ const char *spec_launch_value_key(const spec_launch_value *v, char *buf, size_t 
     case SPEC_VALUE_SMEM: return "launch.smem";
     case SPEC_VALUE_COUNT: snprintf(buf, len, "buffers[%d].count", v->index); return buf;
     case SPEC_VALUE_CLEAR: snprintf(buf, len, "buffers[%d].clear", v->index); return buf;
+    case SPEC_VALUE_TMAP_DIM:
+    case SPEC_VALUE_TMAP_BOX:
+      snprintf(buf, len, "args[%d].tensormap.%s[%d]", v->index / 8,
+               v->kind == SPEC_VALUE_TMAP_DIM ? "dims" : "box", v->index % 8);
+      return buf;
     default: snprintf(buf, len, "args[%d]", v->index); return buf;
   }
 }
@@ -1011,8 +1091,11 @@ int spec_launch_value_eval(const spec *s, const spec_launch_value *v, const long
 }
 
 /* v's value, checked, where it goes in g. */
-static void store(launch_geom *g, const spec_launch_value *v, long long x) {
+static void store(const spec *s, launch_geom *g, const spec_launch_value *v, long long x) {
+  const int slot = v->kind >= SPEC_VALUE_TMAP_DIM ? s->args[v->index / 8].tmap : 0;
   switch (v->kind) {
+    case SPEC_VALUE_TMAP_DIM: g->tmap_dim[slot][v->index % 8] = x; break;
+    case SPEC_VALUE_TMAP_BOX: g->tmap_box[slot][v->index % 8] = x; break;
     case SPEC_VALUE_GRID: g->grid[v->index] = (unsigned)x; break;
     case SPEC_VALUE_BLOCK: g->block[v->index] = (unsigned)x; break;
     case SPEC_VALUE_SMEM: g->smem = (unsigned)x; break;
@@ -1045,6 +1128,28 @@ static int init_ranges(const spec *s, const long long *dims, launch_geom *g, tf_
   return 0;
 }
 
+/* What cuTensorMapEncodeTiled asks: extents within the buffer, rows and the box's inner
+ * extent whole multiples of 16 bytes, that extent within the swizzle. */
+static int tmaps_fit(const spec *s, const launch_geom *g, tf_err *e) {
+  for (int a = 0; a < s->nargs; a++) {
+    const spec_arg *x = &s->args[a];
+    if (x->kind != SPEC_ARG_TMAP) continue;
+    const long long *d = g->tmap_dim[x->tmap], *b = g->tmap_box[x->tmap];
+    const long long es = (long long)reference_type_size(s->bufs[x->buffer].type);
+    double n = 1;
+    for (int i = 0; i < x->rank; i++) n *= (double)d[i];
+    const char *why = NULL;
+    if (n > (double)g->count[x->buffer]) why = "its dimensions hold more elements than the buffer";
+    else if (x->rank > 1 && d[0] * es % 16) why = "a row (dims[0] elements) is not a multiple of 16 bytes";
+    else if (b[0] * es % 16) why = "the box's inner extent is not a multiple of 16 bytes";
+    else if (x->swizzle && b[0] * es > x->swizzle) why = "the box's inner extent exceeds the swizzle";
+    if (why)
+      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'args[%d].tensormap': %s (dims[0] %lld, "
+                     "box[0] %lld, %lld-byte elements)", s->path, a, why, d[0], b[0], es);
+  }
+  return 0;
+}
+
 int spec_launch(const spec *s, const long long *dims, const config *c, launch_geom *g, tf_err *e) {
   spec_launch_value vals[SPEC_LAUNCH_VALUES];
   int n = spec_launch_values(s, vals);
@@ -1056,9 +1161,9 @@ int spec_launch(const spec *s, const long long *dims, const config *c, launch_ge
       continue;
     }
     if (spec_launch_value_eval(s, &vals[i], dims, c, &x, e)) return -1;
-    store(g, &vals[i], x);
+    store(s, g, &vals[i], x);
   }
-  return init_ranges(s, dims, g, e);
+  return init_ranges(s, dims, g, e) || tmaps_fit(s, g, e) ? -1 : 0;
 }
 
 int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, tf_err *e) {
@@ -1085,7 +1190,7 @@ int spec_reference_launch(const spec *s, const long long *dims, launch_geom *g, 
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s%s' evaluates to %lld, outside "
                      "[%lld, %lld]", s->path, vals[i].kind == SPEC_VALUE_ARG ? "" : "reference.",
                      spec_launch_value_key(&vals[i], buf, sizeof buf), x, vals[i].lo, vals[i].hi);
-    store(g, &vals[i], x);
+    store(s, g, &vals[i], x);
   }
   if (s->ref_kernel[0] && (long long)g->block[0] * g->block[1] * g->block[2] > 1024)
     return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key 'reference.launch.block': more than 1024 "
@@ -1185,6 +1290,8 @@ int spec_same_interface(const spec *a, const spec *b) {
            a->bufs[i].role == b->bufs[i].role;
   for (int i = 0; same && i < a->nargs; i++)
     same = a->args[i].kind == b->args[i].kind && a->args[i].type == b->args[i].type &&
-           (a->args[i].kind != SPEC_ARG_BUFFER || a->args[i].buffer == b->args[i].buffer);
+           (a->args[i].kind != SPEC_ARG_BUFFER || a->args[i].buffer == b->args[i].buffer) &&
+           (a->args[i].kind != SPEC_ARG_TMAP || (a->args[i].buffer == b->args[i].buffer &&
+                                                 a->args[i].rank == b->args[i].rank));
   return same;
 }

@@ -91,7 +91,14 @@ typedef struct spec_buffer {
   expr *clear;
 } spec_buffer;
 
-typedef enum { SPEC_ARG_BUFFER, SPEC_ARG_INT, SPEC_ARG_FLOAT } spec_arg_kind;
+typedef enum { SPEC_ARG_BUFFER, SPEC_ARG_INT, SPEC_ARG_FLOAT, SPEC_ARG_TMAP } spec_arg_kind;
+
+/* A tensor map ({"name": n, "tensormap": {...}}): the kernel takes a CUtensorMap of a buffer
+ * by value, for TMA: `rank` dimensions of the buffer densely laid out, innermost first, a box
+ * per copy, a swizzle (bytes). A reference takes the other arguments, in order. */
+#define SPEC_MAX_TMAPS 4 /* tensor-map arguments in one spec */
+#define SPEC_TMAP_RANK 5 /* dimensions of one, at most (TMA's own limit) */
+#define SPEC_TMAP_BYTES 128 /* sizeof(CUtensorMap) */
 
 typedef struct spec_arg {
   spec_arg_kind kind;
@@ -102,6 +109,11 @@ typedef struct spec_arg {
   char text[128];  /* SPEC_ARG_INT: expression text */
   expr *e;         /* SPEC_ARG_INT */
   double f;        /* SPEC_ARG_FLOAT */
+  /* SPEC_ARG_TMAP: the buffer (`buffer`), its slot in launch_geom.tmap_dim and tmap_box, the
+   * rank, the swizzle in bytes, and per dimension its extent and the box's, expressions */
+  int tmap, rank, swizzle;
+  char dim_text[SPEC_TMAP_RANK][64], box_text[SPEC_TMAP_RANK][64];
+  expr *dim[SPEC_TMAP_RANK], *box[SPEC_TMAP_RANK];
 } spec_arg;
 
 typedef struct spec {
@@ -135,6 +147,7 @@ typedef struct spec {
   spec_buffer *bufs;
   int nargs;
   spec_arg *args;
+  int ntmaps;               /* the SPEC_ARG_TMAP arguments among them */
   double tolerance;         /* relative L2 error allowed against the double reference */
   char flops_text[128], bytes_text[128];
   expr *flops, *bytes;      /* work and minimum traffic, for reports and the simulated device */
@@ -153,6 +166,8 @@ typedef struct launch_geom {
   long long count[SPEC_MAX_BUFFERS];   /* elements per buffer */
   int clear[SPEC_MAX_BUFFERS];
   long long iarg[SPEC_MAX_ARGS];       /* values of SPEC_ARG_INT arguments */
+  long long tmap_dim[SPEC_MAX_TMAPS][SPEC_TMAP_RANK]; /* tensor maps by slot: extents, boxes */
+  long long tmap_box[SPEC_MAX_TMAPS][SPEC_TMAP_RANK];
   long long init_lo[SPEC_MAX_BUFFERS], init_hi[SPEC_MAX_BUFFERS]; /* REFERENCE_INIT_INT ranges */
 } launch_geom;
 
@@ -194,17 +209,17 @@ int spec_launch(const spec *s, const long long *dims, const config *c, launch_ge
  * dimensions (x NULL): what a kernel can launch with. */
 typedef enum {
   SPEC_VALUE_GRID, SPEC_VALUE_BLOCK, SPEC_VALUE_THREADS, SPEC_VALUE_SMEM, SPEC_VALUE_COUNT,
-  SPEC_VALUE_CLEAR, SPEC_VALUE_ARG
+  SPEC_VALUE_CLEAR, SPEC_VALUE_ARG, SPEC_VALUE_TMAP_DIM, SPEC_VALUE_TMAP_BOX
 } spec_value_kind;
 
 typedef struct spec_launch_value {
   spec_value_kind kind;
-  int index;       /* the dimension, buffer or argument */
+  int index;       /* the dimension, buffer or argument; a tensor map's: argument * 8 + i */
   const expr *x;   /* the spec's: valid while it is loaded */
   long long lo, hi;
 } spec_launch_value;
 
-#define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS)
+#define SPEC_LAUNCH_VALUES (8 + 2 * SPEC_MAX_BUFFERS + SPEC_MAX_ARGS + 2 * SPEC_MAX_TMAPS * SPEC_TMAP_RANK)
 
 /* 1 when the spec names its reference (a kernel or a library). A campaign's template must;
  * a committed kernel may leave the checking to the template it stands beside. */

@@ -339,7 +339,10 @@ static const char *role_name(int role) {
 
 /* What the spec passes as argument a, for messages. */
 static void arg_str(const spec *s, const spec_arg *a, char *buf, size_t len) {
-  if (a->kind == SPEC_ARG_BUFFER) {
+  if (a->kind == SPEC_ARG_TMAP) {
+    snprintf(buf, len, "tensor map '%s' of buffer '%s' (a CUtensorMap by value)", a->name,
+             s->bufs[a->buffer].name);
+  } else if (a->kind == SPEC_ARG_BUFFER) {
     const spec_buffer *b = &s->bufs[a->buffer];
     snprintf(buf, len, "buffer '%s' of type %s (role %s)", b->name, reference_type_name(b->type),
              role_name(b->role));
@@ -368,6 +371,10 @@ static int arg_fits(const spec *s, const spec_arg *a, const iface_type *p, const
     return !strcmp(p->base, "void") || type_fits(b->type, p->base, 1);
   }
   if (p->pointers) return 0;
+  if (a->kind == SPEC_ARG_TMAP) /* a struct by value: CUtensorMap, or the template's own */
+    return !one_of(p->base, ints) && !one_of(p->base, floats) && strcmp(p->base, "void") &&
+           !type_fits(REFERENCE_F16, p->base, 0) && !type_fits(REFERENCE_BF16, p->base, 0) &&
+           strcmp(p->base, "char") && strcmp(p->base, "bool");
   if (a->type >= 0) return type_fits(a->type, p->base, 0);
   return one_of(p->base, a->kind == SPEC_ARG_FLOAT ? floats : ints);
 }
@@ -400,17 +407,22 @@ int iface_check(const spec *s, const iface_sig *sig, const char *kernel, int ref
                    reference ? "reference.kernel" : "knobs", who, kernel, got, want,
                    want ? " (" : "", list, want ? ")" : "");
   }
-  if (sig->nparams != s->nargs) {
+  /* a reference kernel takes the arguments but the tensor maps: arg[i] is its i-th */
+  int arg[SPEC_MAX_ARGS], n = 0;
+  for (int a = 0; a < s->nargs; a++)
+    if (!reference || s->args[a].kind != SPEC_ARG_TMAP) arg[n++] = a;
+  if (sig->nparams != n) {
     params_str(sig, list, sizeof list);
     return tf_fail(e, TF_EXIT_INPUT, "spec '%s': key 'args': %s '%s' takes %d parameters (%s), "
-                   "the spec passes %d arguments", s->path, who, kernel, sig->nparams, list,
-                   s->nargs);
+                   "the spec passes %d arguments%s", s->path, who, kernel, sig->nparams, list, n,
+                   n < s->nargs ? " (its tensor maps are not a reference's)" : "");
   }
-  for (int a = 0; a < s->nargs; a++) {
+  for (int i = 0; i < n; i++) {
     const char *why;
-    if (arg_fits(s, &s->args[a], &sig->params[a], &why)) continue;
+    const int a = arg[i];
+    if (arg_fits(s, &s->args[a], &sig->params[i], &why)) continue;
     char t[IFACE_TYPE + 40], what[200];
-    iface_type_str(&sig->params[a], t, sizeof t);
+    iface_type_str(&sig->params[i], t, sizeof t);
     arg_str(s, &s->args[a], what, sizeof what);
     return tf_fail(e, TF_EXIT_INPUT, "spec '%s': key 'args[%d]': %s '%s' takes '%s', the spec "
                    "passes %s%s", s->path, a, who, kernel, t, what, why);

@@ -79,7 +79,11 @@ static void build_layout(job *j, const campaign *c) {
     j->arg_buffer[a] = s->args[a].buffer;
     j->arg_float[a] = s->args[a].f;
     j->arg_type[a] = s->args[a].type + 1;
+    j->arg_tmap[a] = s->args[a].tmap;
+    j->arg_rank[a] = s->args[a].rank;
+    j->arg_swizzle[a] = s->args[a].swizzle;
   }
+  j->ntmaps = s->ntmaps;
 }
 
 /* A committed kernel stands in for a template arm only where it takes the template's

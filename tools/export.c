@@ -978,6 +978,10 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
   if (check_name(w->name, e) || check_names(&w->c->tmpl, w->name, e)) return -1;
+  for (int a = 0; a < w->c->tmpl.nargs; a++)
+    if (w->c->tmpl.args[a].kind == SPEC_ARG_TMAP)
+      return tf_fail(e, TF_EXIT_INPUT, "template '%s': key 'args[%d]' is a tensor map: export "
+                     "does not write the code that encodes one yet", w->c->tmpl.path, a);
   const char *arch = cubin_arch(w, o);
   export_bin bin = {.size = 0};
   if (arch && export_cubin(w, arch, &bin, e)) {

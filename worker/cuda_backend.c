@@ -65,6 +65,7 @@
 #include "worker/cupti_timer.h" /* defines: cupti_timer_open/begin/collect/close */
 #include "worker/devcheck.h"    /* defines: devcheck_open, devcheck_compare, devcheck_same */
 #include "worker/nvml.h"        /* defines: nvml_load, nvml_device, nvml_sm_mhz, ... */
+#include "worker/tmap.h"        /* defines: tmap_encode */
 
 #define CB_MAX_SETS 8
 #define CB_MAX_SAMPLES 100000
@@ -85,6 +86,7 @@ typedef union cb_arg {
   float f;
   double d;
   unsigned char raw[8]; /* a typed scalar's bytes (job.arg_type) */
+  _Alignas(64) unsigned char tmap[SPEC_TMAP_BYTES]; /* a CUtensorMap (worker/tmap.h) */
 } cb_arg;
 
 /* Everything cudaLaunchKernel needs for one arm on one input set. */
@@ -441,13 +443,16 @@ static int cb_param_sizes(cuda_backend *s, int k, tf_err *e) {
                      "lists %d", arm_names[k], b->j.arm[k].name_expr, a, b->j.nargs);
     /* a typed scalar is exactly its type's size; an untyped one an int, a long long, a float
      * or a double */
-    int ok = b->j.arg_kind[a] == SPEC_ARG_BUFFER ? size == sizeof(void *)
-             : b->j.arg_type[a] > 0              ? size == reference_type_size(b->j.arg_type[a] - 1)
-                                                 : (size == 4 || size == 8);
+    const int kind = b->j.arg_kind[a];
+    int ok = kind == SPEC_ARG_BUFFER ? size == sizeof(void *)
+             : kind == SPEC_ARG_TMAP ? size == SPEC_TMAP_BYTES
+             : b->j.arg_type[a] > 0  ? size == reference_type_size(b->j.arg_type[a] - 1)
+                                     : (size == 4 || size == 8);
     if (!ok)
       return tf_fail(e, TF_EXIT_FAIL, "arm '%s' (%s): kernel parameter %d is %zu bytes, which "
                      "does not fit the spec's %s argument", arm_names[k], b->j.arm[k].name_expr,
-                     a, size, b->j.arg_kind[a] == SPEC_ARG_BUFFER ? "buffer" : "scalar");
+                     a, size, kind == SPEC_ARG_BUFFER ? "buffer"
+                              : kind == SPEC_ARG_TMAP ? "tensor map (128 bytes)" : "scalar");
     b->param_size[k][a] = size;
   }
   return 0;
@@ -618,17 +623,20 @@ static int cb_ref_run(cuda_backend *s, cudaKernel_t kern, int set, tf_err *e) {
                                             s->stream), e)
                : CUDA_CHECK(cudaMemsetAsync(dev[b], 0, bytes, s->stream), e);
   }
-  for (int a = 0; a < j->nargs && rc == 0; a++) {
-    memset(&store[a], 0, sizeof store[a]);
-    argv[a] = &store[a];
+  /* the reference takes the arguments but the tensor maps, in order: r counts its own */
+  for (int a = 0, r = 0; a < j->nargs && rc == 0; a++) {
+    if (j->arg_kind[a] == SPEC_ARG_TMAP) continue;
+    memset(&store[r], 0, sizeof store[r]);
+    argv[r] = &store[r];
     /* an untyped scalar goes as the reference's own parameter takes it (a double, a long
      * long), as it does for the arms; 0 where the runtime cannot say */
     size_t off = 0, size = 0;
     if (j->arg_kind[a] != SPEC_ARG_BUFFER &&
-        cudaFuncGetParamInfo((const void *)kern, (size_t)a, &off, &size) != cudaSuccess)
+        cudaFuncGetParamInfo((const void *)kern, (size_t)r, &off, &size) != cudaSuccess)
       (void)cudaGetLastError(), size = 0;
-    if (j->arg_kind[a] == SPEC_ARG_BUFFER) store[a].p = dev[j->arg_buffer[a]];
-    else rc = cb_scalar(j, a, g->iarg[a], size, &store[a], e);
+    if (j->arg_kind[a] == SPEC_ARG_BUFFER) store[r].p = dev[j->arg_buffer[a]];
+    else rc = cb_scalar(j, a, g->iarg[a], size, &store[r], e);
+    r++;
   }
   dim3 grid = {g->grid[0], g->grid[1], g->grid[2]}, block = {g->block[0], g->block[1], g->block[2]};
   /* over 48 KB a block, static and dynamic together, the dynamic part needs the opt-in */
@@ -844,7 +852,10 @@ static int cb_launch_args(cuda_backend *s, const placement *p, int set, cb_launc
     L->argv[a] = v;
     if (b->j.arg_kind[a] == SPEC_ARG_BUFFER)
       v->p = s->bufs.dev[set][p->bufs][b->j.arg_buffer[a]];
-    else if (cb_scalar(&b->j, a, g->iarg[a], size, v, e))
+    else if (b->j.arg_kind[a] == SPEC_ARG_TMAP) {
+      if (tmap_encode(&b->j, a, g, s->bufs.dev[set][p->bufs][b->j.arg_buffer[a]], v->tmap, e))
+        return tf_wrap(e, "arm '%s'", arm_names[k]);
+    } else if (cb_scalar(&b->j, a, g->iarg[a], size, v, e))
       return tf_wrap(e, "arm '%s'", arm_names[k]);
   }
   return 0;

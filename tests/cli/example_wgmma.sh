@@ -2,7 +2,8 @@
 # A Hopper-only kernel (examples/matmul_bf16, the wgmma template): with "arch_specific" the
 # farm compiles it for sm_90a, so `check` and `audit` accept it and the compile pool's program
 # carries the flag; without it, `check` refuses the campaign with exit 2, naming the spec,
-# the kernel and the portable target NVRTC refused it for.
+# the kernel and the portable target NVRTC refused it for. A problem TMA cannot map, a map of
+# no buffer, and a pointer where the spec passes a map: exit 2, naming the key.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 cp -r "$SRC/examples/matmul_bf16" root
@@ -10,12 +11,12 @@ camp=root/campaigns/matmul-bf16-wgmma-4096.json
 export TUNEFARM_CACHE="$WORK/cache"
 
 expect_exit 0 "$TF" check "$camp"
-grep -q "accepted:   26" last.out || { cat last.out; fail "check: not 26 accepted configurations"; }
-expect_exit 0 "$TF" audit --where 'BM == 128 && BN == 128' "$camp"
+grep -q "accepted:   126" last.out || { cat last.out; fail "check: not 126 accepted configurations"; }
+expect_exit 0 "$TF" audit --where 'BM == 128 && BN == 128 && GROUP == 8' "$camp"
 grep -q "failed 0" last.err last.out || { cat last.out last.err; fail "audit: a kernel failed"; }
 
 # the compile pool's program: arch_specific compiles for sm_90a, a cache entry of its own
-x='tf_matmul_bf16_wgmma<128, 128, 3, 1>'
+x='tf_matmul_bf16_wgmma<128, 128, 64, 3, 1, 0>'
 printf '{"root": "%s", "sources": ["templates/matmul_bf16_wgmma.cu"], "exprs": ["%s"], "arch_specific": true}\n' \
   "$WORK/root" "$x" > prog.json
 expect_exit 0 "$TF" compile --arch sm_90 < prog.json
@@ -23,6 +24,22 @@ grep -qE '"status": ?"(compiled|cached)"' last.out || { cat last.out last.err; f
 sed -i 's/, "arch_specific": true//' prog.json
 expect_exit 0 "$TF" compile --arch sm_90 < prog.json # a refusal is an outcome, exit 0
 grep -qE '"status": ?"refused"' last.out || { cat last.out; fail "wgmma compiled for plain sm_90"; }
+
+sed 's/"K": 4096}/"K": 4092}/' "$camp" > root/campaigns/k4092.json
+expect_exit 2 "$TF" check root/campaigns/k4092.json
+grep -q "key 'args\[3\].tensormap': a row (dims\[0\] elements) is not a multiple of 16 bytes" last.err ||
+  { cat last.err; fail "K 4092"; }
+tmpl=root/templates/matmul_bf16_wgmma.json
+cp "$tmpl" tmpl.orig
+sed -i 's/"buffer": "B", "dims"/"buffer": "Q", "dims"/' "$tmpl"
+expect_exit 2 "$TF" check "$camp"
+grep -q "key 'args\[4\].tensormap.buffer': no buffer is named 'Q'" last.err || { cat last.err; fail "no buffer"; }
+cp tmpl.orig "$tmpl"
+sed -i 's/\["A", "B", "C",/["A", "B",/; /"tmA"/ s/"swizzle": 128}},$/"swizzle": 128}}, "C",/' "$tmpl"
+expect_exit 2 "$TF" check "$camp"
+grep -q "key 'args\[2\]': kernel 'tf_matmul_bf16_wgmma<.*' takes 'float \*', the spec passes tensor map 'tmA'" last.err ||
+  { cat last.err; fail "map for a pointer"; }
+cp tmpl.orig "$tmpl"
 
 # without the key: refused by check, exit 2, naming file, key and target
 sed -i '/"arch_specific": true,/d' root/templates/matmul_bf16_wgmma.json

@@ -177,6 +177,8 @@ static void assert_arm_equal(const job *j, int a, const job_arm *x, const job_ar
     assert_int_equal(x->geom.clear[b], y->geom.clear[b]);
   }
   for (int i = 0; i < j->nargs; i++) assert_int_equal(x->geom.iarg[i], y->geom.iarg[i]);
+  assert_memory_equal(x->geom.tmap_dim, y->geom.tmap_dim, sizeof x->geom.tmap_dim);
+  assert_memory_equal(x->geom.tmap_box, y->geom.tmap_box, sizeof x->geom.tmap_box);
   assert_string_equal(x->fault, y->fault);
   assert_string_equal(x->library, y->library);
 }
@@ -209,7 +211,12 @@ static void assert_job_equal(const job *x, const job *y) {
     assert_int_equal(x->arg_kind[a], y->arg_kind[a]);
     assert_int_equal(x->arg_buffer[a], y->arg_buffer[a]);
     assert_true(x->arg_float[a] == y->arg_float[a]);
+    if (x->arg_kind[a] != SPEC_ARG_TMAP) continue;
+    assert_int_equal(x->arg_tmap[a], y->arg_tmap[a]);
+    assert_int_equal(x->arg_rank[a], y->arg_rank[a]);
+    assert_int_equal(x->arg_swizzle[a], y->arg_swizzle[a]);
   }
+  assert_int_equal(x->ntmaps, y->ntmaps);
   for (int a = 0; a < ARM_COUNT; a++) assert_arm_equal(x, a, &x->arm[a], &y->arm[a]);
   assert_true(x->tolerance == y->tolerance);
   const measure_opts *m = &x->measure, *n = &y->measure;
@@ -615,6 +622,46 @@ static void job_from_json_should_refuse_malformed_jobs(void **state) {
   cJSON_Delete(o);
 }
 
+/* The wgmma example's tensor maps travel; an arm without them, or out of range, is refused. */
+static void job_should_round_trip_tensor_maps(void **state) {
+  (void)state;
+  static campaign c;
+  static job j, b;
+  load_campaign("../examples/matmul_bf16/campaigns/matmul-bf16-wgmma-4096.json", &c);
+  config nw = c.start;
+  nw.v[spec_knob_index(&c.tmpl, "BM")] = 256;
+  tf_err e = {0};
+  if (job_build(&j, &c, 7, 1, &c.start, &nw, &e)) fail_msg("%s", e.msg);
+  campaign_release(&c);
+  assert_int_equal(j.ntmaps, 2);
+  assert_int_equal(j.arg_kind[4], SPEC_ARG_TMAP);
+  assert_int_equal(j.arg_buffer[4], 1);
+  assert_int_equal(j.arg_tmap[4], 1);
+  assert_int_equal(j.arg_swizzle[3], 128);
+  assert_int_equal(j.arm[ARM_NEW].geom.tmap_box[0][1], 256);
+  assert_int_equal(j.arm[ARM_BEST].geom.tmap_box[0][1], 128);
+  assert_int_equal(j.arm[ARM_BEST].geom.tmap_dim[1][0], 4096);
+  cJSON *o = through_text(job_to_json(&j));
+  if (job_from_json(o, &b, &e)) fail_msg("%s", e.msg);
+  cJSON_Delete(o);
+  assert_job_equal(&j, &b);
+  static const char *const bad[] = {"drop", "box", "swizzle"};
+  for (int i = 0; i < 3; i++) {
+    o = job_to_json(&j);
+    cJSON *arm = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "arms"), 1);
+    cJSON *arg = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "args"), 3);
+    if (i == 0) cJSON_DeleteItemFromObjectCaseSensitive(arm, "tmaps");
+    if (i == 1)
+      cJSON_ReplaceItemInArray(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(arm, "tmaps"), 0), 2,
+                               cJSON_CreateNumber(257));
+    if (i == 2) cJSON_ReplaceItemInObjectCaseSensitive(arg, "swizzle", cJSON_CreateNumber(96));
+    memset(&e, 0, sizeof e);
+    if (job_from_json(o, &b, &e) == 0) fail_msg("case '%s' was accepted", bad[i]);
+    assert_non_null(strstr(e.msg, i == 2 ? "tensor map" : "tmaps"));
+    cJSON_Delete(o);
+  }
+}
+
 /* A job's id is read as the whole number it was sent as, or refused: 2^64 must not read as
  * 0 and be answered as job 0; 2^53 + 1 reads as 2^53, a 16-digit id is written as another. */
 static void job_from_json_should_read_the_id_exactly_or_refuse_it(void **state) {
@@ -855,6 +902,7 @@ int main(void) {
       cmocka_unit_test(job_set_kernel_arm_should_take_one_kernel_of_the_interface),
       cmocka_unit_test(job_of_kernels_and_peers_should_carry_the_templates_reference),
       cmocka_unit_test(job_from_json_should_refuse_malformed_jobs),
+      cmocka_unit_test(job_should_round_trip_tensor_maps),
       cmocka_unit_test(job_from_json_should_read_the_id_exactly_or_refuse_it),
       cmocka_unit_test(result_should_round_trip_every_field),
       cmocka_unit_test(round_from_json_should_refuse_clock_reasons_that_are_no_bit_mask),

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/expr.h"
 #include "common/spec.h"
 #include "tests/unit/testutil.h"
 
@@ -1035,6 +1036,97 @@ static void spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key(void 
   free(good);
 }
 
+/* ------------------------------------------------------------------ tensor maps */
+
+/* The toy with two tensor maps: x as 4*U rows of N/4, box T/U x 4; y, box 8. */
+static char *tmap_json(void) {
+  char *a = subst(toy_json, "\"kernel\": \"toy_kernel\",",
+                  "\"kernel\": \"toy_kernel\", "
+                  "\"reference\": {\"kernel\": \"toy_ref\", \"source\": \"toy_ref.cu\", "
+                  "\"launch\": {\"grid\": [\"N\", \"1\", \"1\"], \"block\": [1, 1, 1]}},");
+  char *b = subst(a, "\"args\": [\"x\", \"y\", \"N\", \"T*U\", {\"float\": 0.5}]",
+                  "\"args\": [\"x\", {\"name\": \"tx\", \"tensormap\": {\"buffer\": \"x\", \"dims\": "
+                  "[\"N/4\", \"4*U\"], \"box\": [\"T/U\", 4], \"swizzle\": 128}}, \"y\", {\"name\": \"t1\", "
+                  "\"tensormap\": {\"buffer\": \"y\", \"dims\": [\"N\"], \"box\": [8]}}, \"N\"]");
+  free(a);
+  return b;
+}
+
+static void spec_should_load_tensor_maps_and_launch_them(void **state) {
+  fixture *f = *state;
+  static spec s;
+  tf_err e;
+  char *json = tmap_json();
+  int rc = load_typed(f, json, &s, &e);
+  free(json);
+  if (rc) fail_msg("tensor-map spec did not load: %s", e.msg);
+  assert_int_equal(s.ntmaps, 2);
+  assert_int_equal(s.args[1].kind, SPEC_ARG_TMAP);
+  assert_int_equal(s.args[1].buffer, 0);
+  assert_int_equal(s.args[1].rank, 2);
+  assert_int_equal(s.args[1].swizzle, 128);
+  assert_int_equal(s.args[3].tmap, 1);
+  assert_int_equal(s.args[3].swizzle, 0);
+  launch_geom g;
+  long long dims[1] = {4096};
+  config c = cfg2(32, 1);
+  if (spec_launch(&s, dims, &c, &g, &e)) fail_msg("launch: %s", e.msg);
+  assert_int_equal(g.tmap_dim[0][0], 1024);
+  assert_int_equal(g.tmap_dim[0][1], 4);
+  assert_int_equal(g.tmap_box[0][0], 32);
+  assert_int_equal(g.tmap_box[0][1], 4);
+  assert_int_equal(g.tmap_dim[1][0], 4096);
+  assert_int_equal(g.tmap_box[1][0], 8);
+  static const struct {
+    long long n, t, u;
+    const char *want;
+  } bad[] = {{4100, 32, 1, "a row (dims[0] elements) is not a multiple of 16 bytes"},
+             {4096, 64, 1, "the box's inner extent exceeds the swizzle"},
+             {4096, 32, 2, "its dimensions hold more elements than the buffer"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    dims[0] = bad[i].n;
+    c = cfg2(bad[i].t, bad[i].u);
+    assert_int_equal(spec_launch(&s, dims, &c, &g, &e), -1);
+    assert_int_equal(e.code, TF_EXIT_INPUT);
+    if (!strstr(e.msg, "key 'args[1].tensormap'") || !strstr(e.msg, bad[i].want))
+      fail_msg("case %zu: %s", i, e.msg);
+  }
+  char err[128];
+  expr_free(s.args[3].box[0]);
+  s.args[3].box[0] = expr_parse("3", err, sizeof err); /* 12 bytes */
+  dims[0] = 4096;
+  c = cfg2(32, 1);
+  assert_int_equal(spec_launch(&s, dims, &c, &g, &e), -1);
+  if (!strstr(e.msg, "key 'args[3].tensormap': the box's inner extent is not a multiple of 16"))
+    fail_msg("box of 12 bytes: %s", e.msg);
+  spec_release(&s);
+}
+
+static const bad_case tmap_bad_cases[] = {
+    {"no buffer", "\"buffer\": \"x\"", "\"buffer\": \"q\"", {"key 'args[1].tensormap.buffer': no buffer is named 'q'", NULL}},
+    {"unknown key", "\"swizzle\": 128", "\"swizzle\": 128, \"fill\": 0", {"unknown key 'args[1].tensormap.fill'", NULL}},
+    {"bad swizzle", "\"swizzle\": 128", "\"swizzle\": 16", {"key 'args[1].tensormap.swizzle' must be 0, 32, 64 or 128", NULL}},
+    {"box of another rank", "\"box\": [\"T/U\", 4]", "\"box\": [\"T/U\"]", {"key 'args[1].tensormap.box' must list as many", NULL}},
+    {"six dimensions", "\"dims\": [\"N\"]", "\"dims\": [1, 1, 1, 1, 1, \"N\"]", {"key 'args[3].tensormap.dims' must list 1 to 5", NULL}},
+};
+
+static void spec_should_refuse_each_bad_tensor_map_naming_the_file_and_key(void **state) {
+  fixture *f = *state;
+  char *good = tmap_json();
+  for (size_t i = 0; i < sizeof tmap_bad_cases / sizeof tmap_bad_cases[0]; i++) {
+    const bad_case *b = &tmap_bad_cases[i];
+    static spec s;
+    tf_err e;
+    char *text = subst(good, b->from, b->to);
+    int rc = load_typed(f, text, &s, &e);
+    free(text);
+    if (rc == 0) fail_msg("%s: the spec loaded", b->what);
+    if (e.code != TF_EXIT_INPUT || !strstr(e.msg, f->path) || !strstr(e.msg, b->want[0]))
+      fail_msg("%s: %s", b->what, e.msg);
+  }
+  free(good);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_should_load_the_matmul_template),
@@ -1043,6 +1135,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(spec_launch_should_refuse_an_int_fill_beyond_its_type, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_typed_spec_naming_the_file_and_key,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_should_load_tensor_maps_and_launch_them, setup, teardown),
+      cmocka_unit_test_setup_teardown(spec_should_refuse_each_bad_tensor_map_naming_the_file_and_key,
                                       setup, teardown),
       cmocka_unit_test(spec_should_load_the_layernorm_template),
       cmocka_unit_test(spec_should_load_every_committed_kernel_without_knobs),

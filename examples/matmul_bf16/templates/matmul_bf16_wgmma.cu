@@ -1,22 +1,19 @@
 // BF16 matrix multiply on Hopper's warpgroup tensor cores (wgmma), FP32 accumulate and output:
-// C[M][N] = A[M][K] * B[N][K]^T, A and B row-major with k contiguous (the "TN" GEMM that
-// cublasGemmEx computes with op(B) = T). wgmma needs sm_90a, the target the farm compiles for
-// on an H200.
+// C[M][N] = A[M][K] * B[N][K]^T, A and B row-major with k contiguous (the "TN" GEMM of
+// cublasGemmEx with op(B) = T). wgmma and setmaxnreg need sm_90a ("arch_specific").
 //
-// A block computes a BM x BN tile of C with BM/64 warpgroups, each a 64 x BN strip: per k16
-// step one wgmma m64nBNk16 reads its A rows and all of B straight from shared memory (no
-// registers in between), accumulating in registers (BN/2 floats a thread). Tiles of depth 64
-// (128 bytes of a row: one 128-byte swizzle atom) move global -> shared with 16-byte cp.async
-// copies into a ring of STAGES buffers, written at the swizzled position wgmma's descriptor
-// expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so its reads are conflict-free.
-// Each k-tile: wait for its copies, fence them to the async proxy that wgmma reads through,
-// one barrier, the tile's four wgmmas, the copies of the tile STAGES-1 ahead into the buffer
-// the previous tile used (every warpgroup waited for its wgmmas before the barrier), then wait
-// for the wgmmas. MINB blocks an SM let one block's barrier hide behind another's tensor work.
-// wgmmas kept in flight across the barrier, or a producer warpgroup with mbarriers, measured
-// no faster on the H200 (docs/results.md, Examples).
-// Copies past M, N or K are zero-filled by the copy itself; K must be a multiple of 8.
-#include <cuda_bf16.h>
+// Warpgroup 0 is the producer: its first thread moves each 64-deep k-tile of A and B into a
+// ring of STAGES stages by TMA (tensor maps tmA, tmB: boxes of 64 x BM and 64 x BN, 128-byte
+// swizzled, the layout wgmma's descriptors read). BM/WM consumer warpgroups each multiply a
+// WM x BN strip straight from shared memory. Per stage, barrier full takes the producer's
+// expected bytes, completed by the TMA; empty one arrive per consumer warp once the wgmmas
+// that read the stage completed. setmaxnreg moves registers from producer to consumers. Tiles
+// go in groups of GROUP along M for L2 reuse; GRID > 0 blocks stride over the tiles, the
+// producer loading a next tile while the consumers store the last. A and B (the maps'
+// buffers) are for the reference; past M, N or K the TMA reads zeros; K % 8 == 0.
+
+// The CUtensorMap of cuda.h, which NVRTC cannot include: 128 opaque bytes, 64-byte aligned.
+struct __align__(64) tf_tensormap { unsigned long long opaque[16]; };
 
 // d += A * B^T over k16 (scale_d 0: d = A * B^T): one m64nNk16 across the warpgroup, A and B
 // K-major in shared memory, 128-byte swizzled, given by their descriptors; d holds N/2 floats.
@@ -52,7 +49,6 @@ __device__ __forceinline__ void wgmma_n256(float *d, unsigned long long da,
         WG_F8(120)
       : "l"(da), "l"(db), "r"(scale_d));
 }
-
 // The shared-memory descriptor of a K-major operand tile at byte address `addr` (1024-byte
 // aligned plus the k step's 32 bytes): start >> 4, leading byte offset 16 (unused by the
 // swizzled K-major layout), stride byte offset 1024 (eight 128-byte rows, the next 8 rows of
@@ -62,91 +58,151 @@ __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr) {
          (1ull << 62);
 }
 
-// One staged tile, 64 deep: four k16 steps, the descriptors' start 32 bytes further each.
-template <int BN>
-__device__ __forceinline__ void wgmma_tile(float *acc, unsigned a, unsigned b) {
+// Pins the accumulators here in the instruction stream: not read before a wait_group, not
+// written across a fence.
+template <int NF> __device__ __forceinline__ void acc_fence(float *acc) {
 #pragma unroll
-  for (int k = 0; k < 4; k++) {
-    if constexpr (BN == 128) wgmma_n128(acc, wgmma_desc(a + 32 * k), wgmma_desc(b + 32 * k), 1);
-    else wgmma_n256(acc, wgmma_desc(a + 32 * k), wgmma_desc(b + 32 * k), 1);
-  }
+  for (int i = 0; i < NF; i++) asm volatile("" : "+f"(acc[i])::"memory");
 }
 
-template <int BM, int BN, int STAGES, int MINB>
-__global__ void __launch_bounds__(2 * BM, MINB)
-tf_matmul_bf16_wgmma(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
-                     float *__restrict__ C, int M, int N, int K) {
-  constexpr int NT = 2 * BM;             // BM / 64 warpgroups of 128 threads
-  constexpr int STAGE = (BM + BN) * 128; // bytes: BM rows of A, BN of B, 64 k each
+__device__ __forceinline__ void mbar_init(unsigned a, unsigned n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(n) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned a) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(unsigned a, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(a), "r"(bytes)
+               : "memory");
+}
+// Returns once the barrier's phase of this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned a, unsigned parity) {
+  asm volatile("{\n.reg .pred p;\nWAIT_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               "@!p bra WAIT_%=;\n}\n" ::"r"(a), "r"(parity) : "memory");
+}
+// The box at (k element c0, row c1) into shared memory at dst, its bytes counted on bar.
+__device__ __forceinline__ void tma_load(unsigned dst, const tf_tensormap *tm, int c0, int c1,
+                                         unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst), "l"(tm), "r"(c0), "r"(c1), "r"(bar)
+               : "memory");
+}
+
+// Registers: the launch bounds give each of the block's threads R0; setmaxnreg moves what
+// the producer gives up (down to RP) to the consumers (up to RC), and must not ask for more
+// than the block holds, or it waits forever. One consumer warpgroup already has 255.
+template <int BM, int WM> struct tf_regs {
+  static constexpr int NC = BM / WM, THREADS = 128 * (NC + 1);
+  static constexpr int R0 = 65536 / THREADS / 8 * 8 > 255 ? 255 : 65536 / THREADS / 8 * 8;
+  static constexpr bool MOVE = 65536 / THREADS < 248;
+  static constexpr int RP = NC <= 2 ? 40 : 24;
+  static constexpr int RC = (R0 + (R0 - RP) / NC) / 8 * 8 > 240 ? 240 : (R0 + (R0 - RP) / NC) / 8 * 8;
+  static_assert(!MOVE || NC * (RC - R0) <= R0 - RP, "the consumers ask for more than the producer frees");
+};
+
+template <int BM, int BN, int WM, int STAGES, int GROUP, int GRID>
+__global__ void __launch_bounds__(tf_regs<BM, WM>::THREADS, 1)
+tf_matmul_bf16_wgmma(const void *A, const void *B, float *__restrict__ C,
+                     const __grid_constant__ tf_tensormap tmA,
+                     const __grid_constant__ tf_tensormap tmB, int M, int N, int K) {
+  using R = tf_regs<BM, WM>;
+  constexpr int NC = R::NC, MI = WM / 64, NF = BN / 2; // NF: floats per m64 block a thread
+  constexpr int A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  // The swizzle is of address bits, so every tile starts 1024-byte aligned (the launch asks
-  // for 1 KiB more than the ring).
-  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw);
-  const unsigned base = (raw + 1023u) & ~1023u;
-
+  // The swizzle is of address bits: every tile starts 1024-byte aligned (the launch asks for
+  // 1 KiB more than the ring and its barriers).
+  const unsigned base = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u;
+  const unsigned full0 = base + STAGES * STAGE, empty0 = full0 + 8 * STAGES;
   const int tid = threadIdx.x, wg = tid >> 7;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, ntiles = tiles_m * tiles_n;
   const int ktiles = (K + 63) / 64;
-
-  auto load = [&](int stage, int kt) {
-    const unsigned sb = base + stage * STAGE;
-#pragma unroll
-    for (int c = tid; c < (BM + BN) * 8; c += NT) {
-      const int row = c >> 3, ch = c & 7;
-      const bool isa = row < BM;
-      const int r = isa ? row : row - BM;
-      const int grow = (isa ? m0 : n0) + r, gk = kt * 64 + ch * 8;
-      const bool ok = grow < (isa ? M : N) && gk < K;
-      const __nv_bfloat16 *src = (isa ? A : B) + (ok ? (size_t)grow * K + gk : 0);
-      const unsigned dst = sb + row * 128 + ((ch ^ (r & 7)) << 4);
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                   "r"(ok ? 16 : 0));
-    }
+  // tile t -> (m tile, n tile): groups of GROUP m tiles, down the group first
+  auto tile_of = [&](int t, int &tm, int &tn) {
+    const int g = t / (GROUP * tiles_n), first = g * GROUP, gm = min(tiles_m - first, GROUP);
+    const int r = t - g * GROUP * tiles_n;
+    tm = first + r % gm, tn = r / gm;
   };
-
-  float acc[BN / 2];
-#pragma unroll
-  for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
-
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
-    if (s < ktiles) load(s, s);
-    asm volatile("cp.async.commit_group;\n" ::);
+  (void)A, (void)B;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) mbar_init(full0 + 8 * s, 1), mbar_init(empty0 + 8 * s, 4 * NC);
+    // the barriers, visible to the TMA's completions
+    asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
   }
-
-  for (int kt = 0; kt < ktiles; kt++) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();
-    const unsigned sb = base + (kt % STAGES) * STAGE;
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    wgmma_tile<BN>(acc, sb + wg * 64 * 128, sb + BM * 128);
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    const int next = kt + STAGES - 1;
-    if (next < ktiles) load(next % STAGES, next);
-    asm volatile("cp.async.commit_group;\n" ::);
+  __syncthreads();
+  // A global k-tile count `it` over the block's tiles: stage it % STAGES, its use's phase
+  // (it / STAGES) & 1; the producer waits for the previous use's release.
+  if (wg == 0) {
+    if constexpr (R::MOVE) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R::RP));
+    if (tid != 0) return;
+    unsigned it = 0;
+    for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+      int tm, tn;
+      tile_of(t, tm, tn);
+      for (int kt = 0; kt < ktiles; kt++, it++) {
+        const unsigned s = it % STAGES, sb = base + s * STAGE, fb = full0 + 8 * s;
+        if (it >= (unsigned)STAGES) mbar_wait(empty0 + 8 * s, ((it / STAGES) & 1) ^ 1);
+        mbar_expect(fb, STAGE);
+        tma_load(sb, &tmA, kt * 64, tm * BM, fb);
+        tma_load(sb + A_BYTES, &tmB, kt * 64, tn * BN, fb);
+      }
+    }
+    return;
+  }
+  if constexpr (R::MOVE) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R::RC));
+  const int cw = wg - 1, lane = tid & 31, w = (tid >> 5) & 3;
+  float acc[MI * NF];
+  unsigned it = 0;
+  for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    int tm, tn;
+    tile_of(t, tm, tn);
+    for (int kt = 0; kt < ktiles; kt++, it++) {
+      const unsigned s = it % STAGES;
+      mbar_wait(full0 + 8 * s, (it / STAGES) & 1);
+      const unsigned sa = base + s * STAGE + cw * WM * 128, sb = base + s * STAGE + A_BYTES;
+      acc_fence<MI * NF>(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++) {
+          const unsigned long long da = wgmma_desc(sa + mi * 64 * 128 + 32 * k);
+          const unsigned long long db = wgmma_desc(sb + 32 * k);
+          const int add = kt > 0 || k > 0; // the tile's first step overwrites
+          if constexpr (BN == 128) wgmma_n128(acc + mi * NF, da, db, add);
+          else wgmma_n256(acc + mi * NF, da, db, add);
+        }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      acc_fence<MI * NF>(acc);
+      // this k-tile's wgmmas stay in flight; the previous one's stage goes back
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      acc_fence<MI * NF>(acc);
+      if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % STAGES));
+    }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  }
-  asm volatile("cp.async.wait_group 0;\n" ::);
-
-  // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16w..16w+15; for each
-  // n8 block j, acc[4j], acc[4j+1] at (lane/4, 8j + 2(lane%4) + {0,1}), acc[4j+2], acc[4j+3]
-  // eight rows below.
-  const int lane = tid & 31, w = (tid >> 5) & 3;
-  const int r0 = m0 + wg * 64 + w * 16 + (lane >> 2);
+    acc_fence<MI * NF>(acc);
+    if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % STAGES));
+    // m64nN's layout: warp w holds rows 16w..16w+15; per n8 block j, acc[4j], acc[4j+1] at
+    // (lane/4, 8j + 2(lane%4) + {0,1}), acc[4j+2], acc[4j+3] eight rows below
 #pragma unroll
-  for (int j = 0; j < BN / 8; j++) {
-    const int c = n0 + j * 8 + (lane & 3) * 2;
+    for (int mi = 0; mi < MI; mi++) {
+      const int r0 = tm * BM + cw * WM + mi * 64 + w * 16 + (lane >> 2);
+      const float *a = acc + mi * NF;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-      const int r = r0 + h * 8;
-      if (r >= M) continue;
-      float *p = C + (size_t)r * N + c;
-      if (c + 1 < N && (N & 1) == 0) {
-        *reinterpret_cast<float2 *>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      } else {
-        if (c < N) p[0] = acc[4 * j + 2 * h];
-        if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
+      for (int j = 0; j < BN / 8; j++) {
+        const int c = tn * BN + j * 8 + (lane & 3) * 2;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          const int r = r0 + h * 8;
+          if (r >= M) continue;
+          float *p = C + (size_t)r * N + c;
+          if (c + 1 < N && (N & 1) == 0) {
+            *reinterpret_cast<float2 *>(p) = make_float2(a[4 * j + 2 * h], a[4 * j + 2 * h + 1]);
+          } else {
+            if (c < N) p[0] = a[4 * j + 2 * h];
+            if (c + 1 < N) p[1] = a[4 * j + 2 * h + 1];
+          }
+        }
       }
     }
   }
