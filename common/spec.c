@@ -255,29 +255,40 @@ static int load_text_expr(spec *s, const cJSON *obj, const char *where, const ch
   return (*out = load_expr(s, text, k, e)) ? 0 : -1;
 }
 
-/* Three expressions (x, y, z) under where.key ("launch.grid", "reference.launch.block"). */
-static int load_triple(spec *s, const cJSON *launch, const char *where, const char *key,
-                       char text[3][128], expr **out, tf_err *e) {
+/* lo to hi expressions under where.key into out[] (*n of them), each text in text + i * tlen;
+ * `count` says how many for the message ("3 expressions (x, y, z)"). */
+static int load_exprs(spec *s, const cJSON *obj, const char *where, const char *key, int lo,
+                      int hi, const char *count, char *text, size_t tlen, expr **out, int *n,
+                      tf_err *e) {
   const cJSON *arr;
-  if (jsonio_child(s->path, WHAT, launch, where, key, 1, cJSON_Array, &arr, e)) return -1;
-  if (cJSON_GetArraySize(arr) != 3)
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must list 3 expressions (x, y, z)",
-                   s->path, where, key);
-  for (int i = 0; i < 3; i++) {
+  if (jsonio_child(s->path, WHAT, obj, where, key, 1, cJSON_Array, &arr, e)) return -1;
+  *n = cJSON_GetArraySize(arr);
+  if (*n < lo || *n > hi)
+    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must list %s", s->path, where, key,
+                   count);
+  for (int i = 0; i < *n; i++) {
     const cJSON *it = cJSON_GetArrayItem(arr, i);
-    char k[64];
+    char k[128], *t = text + (size_t)i * tlen;
     snprintf(k, sizeof k, "%s.%s[%d]", where, key, i);
     if (cJSON_IsNumber(it)) {
-      if (number_text(s, k, it, text[i], 128, e)) return -1;
-    } else if (cJSON_IsString(it) && strlen(it->valuestring) < 128) {
-      snprintf(text[i], 128, "%s", it->valuestring);
+      if (number_text(s, k, it, t, tlen, e)) return -1;
+    } else if (cJSON_IsString(it) && strlen(it->valuestring) < tlen) {
+      snprintf(t, tlen, "%s", it->valuestring);
     } else {
       return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression string",
                      s->path, k);
     }
-    if (!(out[i] = load_expr(s, text[i], k, e))) return -1;
+    if (!(out[i] = load_expr(s, t, k, e))) return -1;
   }
   return 0;
+}
+
+/* Three expressions (x, y, z) under where.key ("launch.grid", "reference.launch.block"). */
+static int load_triple(spec *s, const cJSON *launch, const char *where, const char *key,
+                       char text[3][128], expr **out, tf_err *e) {
+  int n;
+  return load_exprs(s, launch, where, key, 3, 3, "3 expressions (x, y, z)", text[0], 128, out,
+                    &n, e);
 }
 
 static int load_launch(spec *s, const cJSON *root, tf_err *e) {
@@ -517,34 +528,6 @@ static int load_typed_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, 
   return load_text_expr(s, it, k, "value", 1, NULL, a->text, sizeof a->text, &a->e, e);
 }
 
-/* where.key: 1 to SPEC_TMAP_RANK expressions, or exactly *n when *n > 0. */
-static int load_tmap_list(spec *s, const cJSON *tm, const char *where, const char *key,
-                          char text[][64], expr **out, int *n, tf_err *e) {
-  const cJSON *arr, *it;
-  if (jsonio_child(s->path, WHAT, tm, where, key, 1, cJSON_Array, &arr, e)) return -1;
-  int got = cJSON_GetArraySize(arr);
-  if (got < 1 || got > SPEC_TMAP_RANK || (*n > 0 && got != *n))
-    return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s.%s' must list %s expressions",
-                   s->path, where, key, *n > 0 ? "as many" : "1 to 5");
-  int i = 0;
-  cJSON_ArrayForEach(it, arr) {
-    char k[128];
-    snprintf(k, sizeof k, "%s.%s[%d]", where, key, i);
-    if (cJSON_IsNumber(it)) {
-      if (number_text(s, k, it, text[i], 64, e)) return -1;
-    } else if (cJSON_IsString(it) && strlen(it->valuestring) < 64) {
-      snprintf(text[i], 64, "%s", it->valuestring);
-    } else {
-      return tf_fail(e, TF_EXIT_INPUT, WHAT " '%s': key '%s' must be an expression (< 64 "
-                     "bytes)", s->path, k);
-    }
-    if (!(out[i] = load_expr(s, text[i], k, e))) return -1;
-    i++;
-  }
-  *n = got;
-  return 0;
-}
-
 /* {"name": "tmA", "tensormap": {"buffer": "A", "dims": [...], "box": [...], "swizzle": 128}} */
 static int load_tmap_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, tf_err *e) {
   static const char *const keys[] = {"name", "tensormap", NULL};
@@ -568,9 +551,11 @@ static int load_tmap_arg(spec *s, const cJSON *it, const char *k, spec_arg *a, t
                    s->path, w, buf);
   a->kind = SPEC_ARG_TMAP;
   a->tmap = s->ntmaps++;
-  a->rank = 0;
-  if (load_tmap_list(s, tm, w, "dims", a->dim_text, a->dim, &a->rank, e) ||
-      load_tmap_list(s, tm, w, "box", a->box_text, a->box, &a->rank, e))
+  int nbox;
+  if (load_exprs(s, tm, w, "dims", 1, SPEC_TMAP_RANK, "1 to 5 expressions", a->dim_text[0], 64,
+                 a->dim, &a->rank, e) ||
+      load_exprs(s, tm, w, "box", a->rank, a->rank, "as many expressions as dims", a->box_text[0],
+                 64, a->box, &nbox, e))
     return -1;
   const cJSON *sw = cJSON_GetObjectItemCaseSensitive(tm, "swizzle");
   a->swizzle = sw ? (int)cJSON_GetNumberValue(sw) : 0;
