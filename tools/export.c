@@ -18,6 +18,7 @@
 #include "coordinator/ledger.h" /* defines: ledger_scan */
 #include "coordinator/replay.h" /* defines: ledger_best_* */
 #include "worker/backend.h"     /* defines: backend_simulated */
+#include "worker/tmap.h"        /* defines: tmap_type_name */
 
 #define EXPORT_EXPR 4096
 
@@ -209,6 +210,12 @@ static int uses_type(const spec *s, int t) {
   return 0;
 }
 
+static int has_tmaps(const spec *s) {
+  for (int a = 0; a < s->nargs; a++)
+    if (s->args[a].kind == SPEC_ARG_TMAP) return 1;
+  return 0;
+}
+
 static void buffer_params(FILE *f, const spec *s, int define) {
   for (int b = 0; b < s->nbuffers; b++) {
     char t[32];
@@ -264,10 +271,14 @@ static int valid_arch(const char *a) {
 }
 
 /* nvcc's flags for arch: an arch-specific one ("sm_90a") as -gencode, since nvcc's -arch=sm_90a
- * also embeds plain compute_90 PTX, which a kernel using wgmma does not assemble to. */
-static void nvcc_arch(const char *arch, char *out, size_t len) {
+ * also embeds plain compute_90 PTX, which a kernel using wgmma does not assemble to; for an
+ * arch-specific template and no GPU named ("native", which is portable), that form with the
+ * GPU's digits left to fill in. */
+static void nvcc_arch(const char *arch, int specific, char *out, size_t len) {
   size_t n = strlen(arch);
-  if (n > 3 && (arch[n - 1] == 'a' || arch[n - 1] == 'f'))
+  if (specific && strcmp(arch, "native") == 0)
+    snprintf(out, len, "-gencode arch=compute_XXa,code=sm_XXa");
+  else if (n > 3 && (arch[n - 1] == 'a' || arch[n - 1] == 'f'))
     snprintf(out, len, "-gencode arch=compute_%s,code=%s", arch + 3, arch);
   else
     snprintf(out, len, "-arch=%s", arch);
@@ -278,11 +289,13 @@ static int write_header(FILE *f, const export_what *w) {
   const char *nm = w->name;
   const char *arch = w->build_arch && valid_arch(w->build_arch) ? w->build_arch : "native";
   char flags[80];
-  nvcc_arch(arch, flags, sizeof flags);
+  nvcc_arch(arch, s->arch_specific, flags, sizeof flags);
   fprintf(f, "/* %s: a kernel exported by `tunefarm export`; it needs nothing of tunefarm.\n", nm);
   provenance(f, w);
   fprintf(f, " * Build: nvcc -std=c++17 %s -c %s.cu (%s).\n", flags, nm,
-          strcmp(arch, "native") == 0
+          strcmp(arch, "native") == 0 && s->arch_specific
+              ? "XX the GPU's compute capability: the template is arch-specific"
+          : strcmp(arch, "native") == 0
               ? "the GPU of the machine that builds; name one, like -arch=sm_90, where it has none"
               : "the architecture it was tuned for; nvcc's default is older, and may lack what "
                 "the kernel uses");
@@ -290,6 +303,9 @@ static int write_header(FILE *f, const export_what *w) {
     fprintf(f, " * %s.cubin is NVRTC's build of it as the farm compiles it; %s_use_cubin loads it\n"
                " * (CUDA 12.6 or newer; older, it says cudaErrorNotSupported).\n", nm, nm);
   buffer_list(f, s);
+  if (has_tmaps(s))
+    fprintf(f, "/* Its tensor maps are made at each launch, by the driver's cuTensorMapEncodeTiled\n"
+               " * through the runtime (no libcuda to link; CUDA 12.5 or newer to build). */\n");
   fprintf(f, "#ifndef %s_H\n#define %s_H\n\n#include <cuda_runtime.h>\n\n", nm, nm);
   fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   fprintf(f, "/* NULL when this configuration accepts the problem sizes, else why it refuses them. */\n");
@@ -326,6 +342,99 @@ static const char helpers[] =
     "[[maybe_unused]] long long tf_max(long long a, long long b) { return a > b ? a : b; }\n"
     "}  // namespace\n\n";
 
+static int geom_expr(FILE *f, const names_ctx *n, const expr *g, const char *what, char *x,
+                     tf_err *e);
+
+/* A tensor map as the farm's measure process makes it (worker/tmap.c): cuTensorMapEncodeTiled
+ * through the runtime's entry point, so the launcher links no libcuda; and the farm's
+ * refusals of a map TMA cannot take, for NAME_check. */
+static const char tmap_helpers[] =
+    "#if CUDART_VERSION < 12050\n"
+    "#error \"a tensor-map argument needs CUDA 12.5 or newer (cudaGetDriverEntryPointByVersion)\"\n"
+    "#endif\n"
+    "namespace {\n"
+    "typedef CUresult (*tf_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,\n"
+    "    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,\n"
+    "    CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);\n"
+    "// Extents d and box x, innermost first, of es-byte elements: why TMA cannot take them, or 0.\n"
+    "const char *tf_tmap_fit(int rank, const long long *d, const long long *x, long long es,\n"
+    "                        long long swizzle, long long count) {\n"
+    "  double n = 1;\n"
+    "  for (int i = 0; i < rank; i++) {\n"
+    "    if (d[i] < 1 || d[i] > 4294967296LL) return \"a tensor map's extent is outside [1, 2^32]\";\n"
+    "    if (x[i] < 1 || x[i] > 256) return \"a tensor map's box is outside [1, 256]\";\n"
+    "    n *= (double)d[i];\n"
+    "  }\n"
+    "  if (n > (double)count) return \"a tensor map's dimensions hold more elements than its buffer\";\n"
+    "  if (rank > 1 && d[0] * es % 16) return \"a tensor map's row is not a multiple of 16 bytes\";\n"
+    "  if (x[0] * es % 16) return \"a tensor map's box is not a multiple of 16 bytes wide\";\n"
+    "  if (swizzle && x[0] * es > swizzle) return \"a tensor map's box is wider than its swizzle\";\n"
+    "  return 0;\n"
+    "}\n"
+    "// The map into out (128 bytes, 64-byte aligned): unit element strides, 256-byte L2\n"
+    "// promotion, zeros past the extents.\n"
+    "cudaError_t tf_tmap(void *out, CUtensorMapDataType t, long long es, int rank, const void *p,\n"
+    "                    const long long *d, const long long *x, CUtensorMapSwizzle sw) {\n"
+    "  static tf_encode_fn fn;\n"
+    "  if (!fn) {\n"
+    "    void *q = 0;\n"
+    "    cudaDriverEntryPointQueryResult r = cudaDriverEntryPointSymbolNotFound;\n"
+    "    cudaError_t err = cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &q, 12000,\n"
+    "                                                       cudaEnableDefault, &r);\n"
+    "    if (err != cudaSuccess) return err;\n"
+    "    if (r != cudaDriverEntryPointSuccess) return cudaErrorNotSupported;\n"
+    "    fn = (tf_encode_fn)q;\n"
+    "  }\n"
+    "  cuuint64_t dim[5], stride[5], s = (cuuint64_t)es;\n"
+    "  cuuint32_t box[5], unit[5];\n"
+    "  for (int i = 0; i < rank; i++) {\n"
+    "    dim[i] = (cuuint64_t)d[i], box[i] = (cuuint32_t)x[i], unit[i] = 1;\n"
+    "    stride[i] = s *= dim[i]; // stride[i] is dimension i+1's\n"
+    "  }\n"
+    "  return fn((CUtensorMap *)out, t, (cuuint32_t)rank, const_cast<void *>(p), dim, stride, box,\n"
+    "            unit, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,\n"
+    "            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS ? cudaSuccess\n"
+    "                                                             : cudaErrorInvalidValue;\n"
+    "}\n"
+    "}  // namespace\n\n";
+
+/* Tensor-map argument a's extents and box as the arrays tf_l_d and tf_l_x. */
+static int tmap_arrays(FILE *f, const names_ctx *n, int a, char *x, tf_err *e) {
+  const spec_arg *arg = &n->s->args[a];
+  char what[48];
+  for (int k = 0; k < 2; k++) {
+    fprintf(f, k ? ", tf_l_x[] = {" : "    long long tf_l_d[] = {");
+    for (int i = 0; i < arg->rank; i++) {
+      snprintf(what, sizeof what, "args[%d].tensormap.%s[%d]", a, k ? "box" : "dims", i);
+      if (i) fprintf(f, ", ");
+      if (geom_expr(f, n, k ? arg->box[i] : arg->dim[i], what, x, e)) return -1;
+    }
+    fprintf(f, "}");
+  }
+  fprintf(f, ";\n");
+  return 0;
+}
+
+/* NAME_check's refusal of sizes at which a tensor map cannot be made, as the farm refuses them. */
+static int check_tmaps(FILE *f, const names_ctx *n, char *x, tf_err *e) {
+  for (int a = 0; a < n->s->nargs; a++) {
+    const spec_arg *arg = &n->s->args[a];
+    if (arg->kind != SPEC_ARG_TMAP) continue;
+    const spec_buffer *b = &n->s->bufs[arg->buffer];
+    char what[48];
+    fprintf(f, "  {\n    tf_ev *ev = tf_l_pev;\n");
+    if (tmap_arrays(f, n, a, x, e)) return -1;
+    snprintf(what, sizeof what, "buffers[%d].count", arg->buffer);
+    fprintf(f, "    const char *tf_l_why = tf_tmap_fit(%d, tf_l_d, tf_l_x, %d, %d, ", arg->rank,
+            (int)reference_type_size(b->type), arg->swizzle);
+    if (geom_expr(f, n, b->count, what, x, e)) return -1;
+    fprintf(f, ");\n    if (tf_l_why || ev->bad) return tf_l_why ? tf_l_why : ");
+    c_string(f, "a tensor map's extents divide by zero");
+    fprintf(f, ";\n  }\n");
+  }
+  return 0;
+}
+
 static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *x, tf_err *e) {
   const spec *s = &w->c->tmpl;
   fprintf(f, "extern \"C\" const char *%s_check(", w->name);
@@ -355,6 +464,7 @@ static int write_check(FILE *f, const export_what *w, const names_ctx *n, char *
     c_string(f, why);
     fprintf(f, ";\n  }\n");
   }
+  if (check_tmaps(f, n, x, e)) return -1;
   fprintf(f, "  return 0;\n}\n\n");
   return 0;
 }
@@ -420,6 +530,16 @@ static int write_args(FILE *f, const names_ctx *n, char *x, tf_err *e) {
       const char *t = c_type(b->type);
       fprintf(f, "  %s *tf_l_a%d = static_cast<%s *>(const_cast<void *>(static_cast<const void *>("
                  EXPORT_PARAM "%s)));\n", t, a, t, b->name);
+    } else if (arg->kind == SPEC_ARG_TMAP) {
+      const spec_buffer *b = &s->bufs[arg->buffer];
+      fprintf(f, "  alignas(64) unsigned char tf_l_a%d[128];\n  {\n", a);
+      if (tmap_arrays(f, n, a, x, e)) return -1;
+      fprintf(f, "    tf_l_r = tf_tmap(tf_l_a%d, %s, %d, %d, " EXPORT_PARAM "%s, tf_l_d, tf_l_x, "
+                 "CU_TENSOR_MAP_SWIZZLE_", a, tmap_type_name(b->type),
+              (int)reference_type_size(b->type), arg->rank, b->name);
+      if (arg->swizzle) fprintf(f, "%dB);\n", arg->swizzle);
+      else fprintf(f, "NONE);\n");
+      fprintf(f, "    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n");
     } else if (arg->kind == SPEC_ARG_FLOAT) {
       float_arg(f, a, arg);
     } else if (int_arg(f, n, a, arg, x, e)) {
@@ -517,6 +637,13 @@ static int write_launch(FILE *f, const export_what *w, const names_ctx *n, char 
   fprintf(f, "  if (tf_l_smem > 48 * 1024) {\n    tf_l_r = cudaFuncSetAttribute(%s, "
              "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tf_l_smem);\n"
              "    if (tf_l_r != cudaSuccess) return tf_l_r;\n  }\n", kname);
+  if (has_tmaps(s)) { /* a map is the template's own 128-byte struct: passed as bytes */
+    fprintf(f, "  void *tf_l_args[] = {");
+    for (int a = 0; a < s->nargs; a++) fprintf(f, "%s&tf_l_a%d", a ? ", " : "", a);
+    fprintf(f, "};\n  return cudaLaunchKernel((const void *)%s, tf_l_grid, tf_l_block, tf_l_args, "
+               "(size_t)tf_l_smem, tf_l_stream);\n}\n", kname);
+    return 0;
+  }
   fprintf(f, "  %s<<<tf_l_grid, tf_l_block, (size_t)tf_l_smem, tf_l_stream>>>(", kname);
   for (int a = 0; a < s->nargs; a++) fprintf(f, "%stf_l_a%d", a ? ", " : "", a);
   fprintf(f, ");\n  return cudaGetLastError();\n}\n");
@@ -534,11 +661,14 @@ static int write_source(FILE *f, const void *ctx, tf_err *e) {
   /* the element types of the launcher's locals, which the template may not include itself */
   if (uses_type(s, REFERENCE_F16)) fprintf(f, "#include <cuda_fp16.h>\n");
   if (uses_type(s, REFERENCE_BF16)) fprintf(f, "#include <cuda_bf16.h>\n");
+  /* CUtensorMap's types only: the encoder comes through the runtime */
+  if (has_tmaps(s)) fprintf(f, "#include <cuda.h>\n");
   fprintf(f, "\n// ---- the template, as the farm measured it ----\n");
   fwrite(src, 1, len, f);
   free(src);
   fprintf(f, "\n// ---- the exported configuration ----\n");
   fputs(helpers, f);
+  if (has_tmaps(s)) fputs(tmap_helpers, f);
   names_ctx n = {.s = s, .cfg = &w->cfg};
   char *x = malloc(EXPORT_EXPR);
   if (!x) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
@@ -963,9 +1093,9 @@ static void say_written(const export_opts *o, const export_what *w, const char *
            : w->dev                                         ? "the ledger's device is simulated"
                                                             : "no GPU named");
   char flags[80];
-  nvcc_arch(w->build_arch, flags, sizeof flags);
-  fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 %s -c %s/%s.cu\n", flags, o->dir,
-          w->name);
+  nvcc_arch(w->build_arch, w->c->tmpl.arch_specific, flags, sizeof flags);
+  fprintf(o->out, "tunefarm export: build with: nvcc -std=c++17 %s -c %s/%s.cu%s\n", flags, o->dir,
+          w->name, strstr(flags, "XX") ? " (XX: the GPU's compute capability; --arch sm_XY fills it in)" : "");
 }
 
 static int render_named(export_what *w, const export_opts *o, tf_err *e) {
@@ -978,10 +1108,6 @@ static int render_named(export_what *w, const export_opts *o, tf_err *e) {
     return tf_fail(e, TF_EXIT_INPUT, "the configuration breaks constraint '%s' at the "
                    "campaign's problem: %s", w->c->tmpl.cons[bad].name, w->c->tmpl.cons[bad].reason);
   if (check_name(w->name, e) || check_names(&w->c->tmpl, w->name, e)) return -1;
-  for (int a = 0; a < w->c->tmpl.nargs; a++)
-    if (w->c->tmpl.args[a].kind == SPEC_ARG_TMAP)
-      return tf_fail(e, TF_EXIT_INPUT, "template '%s': key 'args[%d]' is a tensor map: export "
-                     "does not write the code that encodes one yet", w->c->tmpl.path, a);
   const char *arch = cubin_arch(w, o);
   export_bin bin = {.size = 0};
   if (arch && export_cubin(w, arch, &bin, e)) {

@@ -33,18 +33,23 @@ static encode_fn encoder(tf_err *e) {
   return fn;
 }
 
+/* A buffer's element type as TMA's: one list for the value and its name. TMA copies bytes, so
+ * a signed byte travels as an unsigned one; anything else not listed is FLOAT32. */
+#define TMAP_TYPES(X)                                                                      \
+  X(REFERENCE_F64, FLOAT64) X(REFERENCE_F16, FLOAT16) X(REFERENCE_BF16, BFLOAT16)         \
+  X(REFERENCE_I8, UINT8) X(REFERENCE_U8, UINT8) X(REFERENCE_I32, INT32)                   \
+  X(REFERENCE_U32, UINT32) X(REFERENCE_I64, INT64)
+
 static CUtensorMapDataType data_type(int t) {
-  switch (t) {
-    case REFERENCE_F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
-    case REFERENCE_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case REFERENCE_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    case REFERENCE_I8: /* TMA copies bytes: a signed byte travels as an unsigned one */
-    case REFERENCE_U8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    case REFERENCE_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
-    case REFERENCE_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
-    case REFERENCE_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
-    default: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  }
+#define TMAP_VALUE(r, n) if (t == r) return CU_TENSOR_MAP_DATA_TYPE_##n;
+  TMAP_TYPES(TMAP_VALUE)
+  return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+
+const char *tmap_type_name(int t) {
+#define TMAP_NAME(r, n) if (t == r) return "CU_TENSOR_MAP_DATA_TYPE_" #n;
+  TMAP_TYPES(TMAP_NAME)
+  return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
 }
 
 static CUtensorMapSwizzle swizzle(int bytes) {

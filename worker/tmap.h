@@ -12,4 +12,8 @@
  * with e naming it (TF_EXIT_FAIL: a driver without TMA, or a map it refuses). */
 int tmap_encode(const job *j, int a, const launch_geom *g, void *dev, void *out, tf_err *e);
 
+/* The name of the CUtensorMapDataType that tmap_encode gives a buffer of reference_type t
+ * ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"), for code that encodes the same map (tools/export). */
+const char *tmap_type_name(int t);
+
 #endif

@@ -3,7 +3,8 @@
 # farm compiles it for sm_90a, so `check` and `audit` accept it and the compile pool's program
 # carries the flag; without it, `check` refuses the campaign with exit 2, naming the spec,
 # the kernel and the portable target NVRTC refused it for. A problem TMA cannot map, a map of
-# no buffer, and a pointer where the spec passes a map: exit 2, naming the key.
+# no buffer, and a pointer where the spec passes a map: exit 2, naming the key. `export` writes
+# a launcher that makes the two maps as the farm does, and refuses K 4092 in its check.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
 cp -r "$SRC/examples/matmul_bf16" root
@@ -24,6 +25,21 @@ grep -qE '"status": ?"(compiled|cached)"' last.out || { cat last.out last.err; f
 sed -i 's/, "arch_specific": true//' prog.json
 expect_exit 0 "$TF" compile --arch sm_90 < prog.json # a refusal is an outcome, exit 0
 grep -qE '"status": ?"refused"' last.out || { cat last.out; fail "wgmma compiled for plain sm_90"; }
+
+expect_exit 0 "$TF" export -o out --name bf --config BM=128,BN=128,WM=64,STAGES=4,GROUP=8,GRID=0 "$camp"
+grep -q 'build with: nvcc -std=c++17 -gencode arch=compute_XXa,code=sm_XXa' last.out ||
+  { cat last.out; fail "export: the arch-specific build line with no GPU named"; }
+grep -q 'tf_tmap(tf_l_a4, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, tf_p_B, tf_l_d, tf_l_x, CU_TENSOR_MAP_SWIZZLE_128B)' out/bf.cu &&
+  grep -q 'long long tf_l_d\[\] = {tf_p_K, tf_p_M}, tf_l_x\[\] = {64LL, 128LL};' out/bf.cu &&
+  grep -q 'tf_tmap_fit(2, tf_l_d, tf_l_x, 2, 128, (tf_p_N \* tf_p_K))' out/bf.cu &&
+  grep -q 'return cudaLaunchKernel((const void \*)tf_matmul_bf16_wgmma<128, 128, 64, 4, 8, 0>' out/bf.cu ||
+  { cat out/bf.cu; fail "export: the tensor maps"; }
+if nvcc --version >/dev/null 2>&1; then
+  nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c -o bf.o out/bf.cu 2>nvcc.log ||
+    { cat nvcc.log; fail "the wgmma export does not build with nvcc"; }
+else
+  echo "SKIP: no nvcc here: the wgmma export is not built"
+fi
 
 sed 's/"K": 4096}/"K": 4092}/' "$camp" > root/campaigns/k4092.json
 expect_exit 2 "$TF" check root/campaigns/k4092.json

@@ -3,7 +3,9 @@
  * poisoned first, relative L2 error within the template's tolerance, 1e-5; nvcc's builds
  * first, then, given their paths (MM_CUBIN LN_CUBIN), the exported cubins through
  * NAME_use_cubin. Every size must be accepted by the export's check. Built by
- * tests/gpu/export.sh with nvcc, beside common/reference.c (the input generator). */
+ * tests/gpu/export.sh with nvcc, beside common/reference.c (the input generator). With
+ * TF_BF (sm_90), also the wgmma example (tf_bf: BF16, two tensor maps, FP32 out) against
+ * the product of the rounded inputs in double, as the template checks it (1e-3). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,9 @@
 #include "common/reference.h"
 #include "tf_ln.h"
 #include "tf_mm.h"
+#ifdef TF_BF
+#include "tf_bf.h"
+#endif
 
 #define CHECK(call)                                                                   \
   do {                                                                                \
@@ -127,6 +132,64 @@ static int layernorm(long long R, long long D, unsigned long long seed, int must
   return ok;
 }
 
+#ifdef TF_BF
+/* n uniform values rounded to BF16: f holds their values, the result their bits. */
+static unsigned short *bf16_host(float *f, size_t n) {
+  unsigned short *h = (unsigned short *)malloc(n * sizeof *h);
+  if (!h) exit(1);
+  for (size_t i = 0; i < n; i++) {
+    h[i] = reference_f32_to_bf16(f[i]);
+    unsigned int u = (unsigned int)h[i] << 16;
+    memcpy(&f[i], &u, sizeof u);
+  }
+  return h;
+}
+
+/* C = A B^T, A[M][K] and B[N][K] in BF16. */
+static int matmul_bf16(long long M, long long N, long long K, unsigned long long seed) {
+  if (tf_bf_check(M, N, K)) {
+    printf("bf16 M=%lld N=%lld K=%lld refused: %s\n", M, N, K, tf_bf_check(M, N, K));
+    return 0;
+  }
+  float *a = random_host((size_t)(M * K), seed), *b = random_host((size_t)(N * K), seed + 1);
+  unsigned short *ha = bf16_host(a, (size_t)(M * K)), *hb = bf16_host(b, (size_t)(N * K));
+  void *da = NULL, *db = NULL;
+  CHECK(cudaMalloc(&da, (size_t)(M * K) * 2));
+  CHECK(cudaMalloc(&db, (size_t)(N * K) * 2));
+  CHECK(cudaMemcpy(da, ha, (size_t)(M * K) * 2, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(db, hb, (size_t)(N * K) * 2, cudaMemcpyHostToDevice));
+  float *dc = upload(NULL, (size_t)(M * N));
+  CHECK(tf_bf_launch(da, db, dc, M, N, K, 0));
+  CHECK(cudaDeviceSynchronize());
+  double *ref = (double *)malloc((size_t)(M * N) * sizeof(double));
+  if (!ref) exit(1);
+  for (long long m = 0; m < M; m++)
+    for (long long n = 0; n < N; n++) {
+      double c = 0.0;
+      for (long long k = 0; k < K; k++) c += (double)a[m * K + k] * b[n * K + k];
+      ref[m * N + n] = c;
+    }
+  char what[96];
+  snprintf(what, sizeof what, "bf16 M=%lld N=%lld K=%lld", M, N, K);
+  int ok = compare(what, ref, dc, (size_t)(M * N), 1e-3);
+  cudaFree(da), cudaFree(db), cudaFree(dc), free(a), free(b), free(ha), free(hb), free(ref);
+  return ok;
+}
+
+/* The tuned size is accepted (too large to check on a CPU here); K 4092 makes rows TMA cannot
+ * map: refused by the check, and nothing launched. */
+static int suite_bf16(unsigned long long seed) {
+  int ok = tf_bf_check(4096, 4096, 4096) == NULL;
+  ok &= matmul_bf16(256, 384, 512, seed);
+  ok &= matmul_bf16(255, 257, 136, seed + 1);
+  ok &= matmul_bf16(130, 200, 72, seed + 2);
+  const char *why = tf_bf_check(512, 512, 4092);
+  printf("bf16 K=4092: %s\n", why ? why : "accepted");
+  ok &= why != NULL && tf_bf_launch(NULL, NULL, NULL, 512, 512, 4092, 0) == cudaErrorInvalidValue;
+  return ok;
+}
+#endif
+
 /* The tuned sizes, and others the configurations accept or refuse at run time. */
 static int suite(unsigned long long seed) {
   int ok = 1;
@@ -142,7 +205,15 @@ static int suite(unsigned long long seed) {
 int main(int argc, char **argv) {
   printf("nvcc's builds:\n");
   int ok = suite(11);
-  if (argc == 3) {
+#ifdef TF_BF
+  ok &= suite_bf16(41);
+  if (argc == 4) {
+    CHECK(tf_bf_use_cubin(argv[3]));
+    printf("the exported bf16 cubin:\n");
+    ok &= suite_bf16(51);
+  }
+#endif
+  if (argc >= 3) {
     printf("the exported cubins:\n");
     /* a missing file, and a cubin without this kernel, are refused; the nvcc build stays */
     ok &= tf_mm_use_cubin("/nonexistent.cubin") != cudaSuccess;
