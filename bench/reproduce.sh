@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the figures of docs/results.md on a GPU machine: builds tunefarm with cmake, runs
-# `tunefarm run`, `bench`, `audit --run`, bench/peers.py and bench/rowcopy.cu as each figure
+# `tunefarm run`, `bench`, `audit --run` and bench/peers.py as each figure
 # needs, keeps every raw output under the output folder and prints a short table last.
 # `bash bench/reproduce.sh --help` lists the figures; it needs no GPU.
 set -uo pipefail
@@ -22,9 +22,6 @@ FIGURE
                 `targets --ledgers DIR/ledgers` then benches what they found
   seed          layernorm-4096x768 searched again with measure.seed 7 on every GPU, its
                 finals benched twice beside the best known forms and Triton
-  rowcopy       16384x4096: bench/rowcopy.cu (row-shaped copies, TMA, the driver copy's
-                probe) at both layernorm shapes, then its block-per-row sweep beside the
-                layernorm template at the same shapes, twice
   limits        ncu on the 1024^3 matmul best: issue rate and stall reasons per instruction
   correctness   `tunefarm audit --run`: every reachable configuration launched and checked
                 against the templates' references at the sweep shapes of matmul and layernorm
@@ -76,7 +73,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#FIGURES[@]} -gt 0 ] || { usage >&2; exit 2; }
-ALL=(targets campaigns seed rowcopy limits correctness faults aa placement gain study scaling examples gpu-tests)
+ALL=(targets campaigns seed limits correctness faults aa placement gain study scaling examples gpu-tests)
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
@@ -229,34 +226,6 @@ fig_seed() {
     TUNEFARM_ROOT=$PWD bench "seed7-layernorm-4096x768-$i" "${a[@]}" "$f"
     peers layernorm "seed7-layernorm-$i"
   done
-}
-
-fig_rowcopy() {
-  local shape i s v c t a shapes=()
-  nvcc -O3 -arch=sm_90 -o "$BUILD/rowcopy" bench/rowcopy.cu >"$OUTDIR/rowcopy-build.log" 2>&1 ||
-    { say "rowcopy: build failed (nvcc, see rowcopy-build.log)"; return; }
-  for shape in "16384 4096" "4096 768"; do
-    CUDA_VISIBLE_DEVICES=0 "$BUILD/rowcopy" $shape >"$OUTDIR/rowcopy-${shape/ /x}.md" 2>&1
-    say "rowcopy $shape: rc=$?"
-    rows "$OUTDIR/rowcopy-${shape/ /x}.md" >/dev/null
-    grep '^probe' "$OUTDIR/rowcopy-${shape/ /x}.md" | tee -a "$SUMMARY"
-  done
-  # The layernorm template at every block-per-row shape the sweep copies (VEC, CACHE, BLOCK).
-  for s in 1,16,256 1,8,512 1,4,1024 2,16,128 2,8,256 2,4,512 2,2,1024 4,16,64 4,8,128 4,4,256 4,2,512 4,1,1024; do
-    IFS=, read -r v c t <<<"$s"
-    shapes+=("FORM=2,BLOCK=$t,VEC=$v,CACHE=$c,RSQRT=1")
-  done
-  for i in 1 2; do
-    CUDA_VISIBLE_DEVICES=0 "$BUILD/rowcopy" 16384 4096 sweep >"$OUTDIR/rowcopy-sweep-$i.md" 2>&1
-    say "rowcopy 16384 4096 sweep: rc=$?"
-    mapfile -t a < <(configs "${shapes[@]}")
-    bench "layernorm-16384x4096-shapes-$i" "${a[@]}" campaigns/layernorm-16384x4096.json
-  done
-  peers copy rowcopy-copy
-  say ""
-  say "| rowcopy 16384x4096 | GB/s |"
-  say "|---|---:|"
-  awk -F'|' '/row copy|cudaMemcpy|TMA/ && NF > 4 { printf "|%s|%s|\n", $2, $(NF - 1) }' "$OUTDIR/rowcopy-16384x4096.md" | tee -a "$SUMMARY"
 }
 
 fig_limits() {

@@ -15,7 +15,8 @@
 # device; another GPU refuses it). Exit status 0 when that space is complete (run it again
 # for the next one; it says "every space is recorded" at the end), 75
 # when the step ran out of time (run it again to resume), else the sweep's. Each space compiles
-# into its own empty cubin cache (DIR/NAME.cache), so every compile time is recorded.
+# into its own empty cubin cache (DIR/NAME.cache) and NVRTC's own (DIR/NAME.nvcache, the
+# driver's compute cache), so every compile time recorded is a compile.
 # compare: scripts/compare-strategies.sh --space for each space, N seeds (default 100) of
 # coordinate, random, annealing and model at the campaign's budget (about a tenth of the
 # space), the last column one past it: the runs' final answers, since a duel due when the
@@ -60,7 +61,7 @@ record() {
     [ -f "$out/$n.tfspace" ] && continue
     echo "bench/spaces.sh: sweeping $n ($("$tf" check "campaigns/$n.json" | sed -n 's/ *reachable: *\([0-9]*\).*/\1/p') configurations) on GPU ${DEVICE:-0}" >&2
     local rc=0
-    TUNEFARM_CACHE="$out/$n.cache" timeout --kill-after=15 "${STEP_S:-540}" \
+    CUDA_CACHE_PATH="$out/$n.nvcache" TUNEFARM_CACHE="$out/$n.cache" timeout --kill-after=15 "${STEP_S:-540}" \
       "$tf" sweep --backend "${BACKEND:-cuda}" --device "${DEVICE:-0}" -o "$out/$n.tfspace" "campaigns/$n.json" || rc=$?
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
       echo "bench/spaces.sh: $n is not finished; the same command resumes it" >&2
