@@ -319,6 +319,38 @@ static int check_launch(const campaign *c, const space_view *v, tf_err *e) {
   return rc;
 }
 
+/* A warning line per tensor-map argument that TMA cannot map at some accepted configuration
+ * (spec_launch's last test, after every launch value passed): `run` refuses each such
+ * candidate as well. Templates with tensor maps only, whose spaces are small: each accepted
+ * point's launch is computed. */
+static void check_tmaps(const campaign *c, const space_view *v) {
+  const spec *s = &c->tmpl;
+  long long count[SPEC_MAX_ARGS] = {0}, first[SPEC_MAX_ARGS];
+  char why[SPEC_MAX_ARGS][sizeof(((tf_err *)0)->msg)];
+  for (long long i = 0; s->ntmaps > 0 && i < v->size; i++) {
+    config cfg;
+    launch_geom g;
+    tf_err e = {0};
+    if (v->first_broken[i] != SPACE_ACCEPTED) continue;
+    space_config_at(s, i, &cfg);
+    if (spec_launch(s, c->dims, &cfg, &g, &e) == 0) continue;
+    const char *k = strstr(e.msg, "key 'args[");
+    int a = k ? atoi(k + 10) : -1;
+    if (a < 0 || a >= s->nargs || s->args[a].kind != SPEC_ARG_TMAP) continue;
+    if (count[a]++ == 0) first[a] = i, snprintf(why[a], sizeof why[a], "%s", e.msg);
+  }
+  for (int a = 0; a < s->nargs; a++) {
+    if (count[a] == 0) continue;
+    config cfg;
+    char at[512];
+    space_config_at(s, first[a], &cfg);
+    spec_config_str(s, &cfg, at, sizeof at);
+    fprintf(stderr, "tunefarm check: warning: key 'args[%d].tensormap' fails at %lld of %lld "
+            "accepted configurations (`run` refuses each as a candidate); the first, %s: %s\n",
+            a, count[a], v->accepted, at, why[a]);
+  }
+}
+
 static int check_campaign(campaign *c) {
   tf_err e = {0};
   space_view v = {0};
@@ -329,6 +361,7 @@ static int check_campaign(campaign *c) {
   if (rc == 0) print_space(stdout, c, &v);
   if (rc == 0) rc = check_launch(c, &v, &e);
   else fprintf(stderr, "tunefarm check: %s\n", e.msg);
+  if (rc == 0) check_tmaps(c, &v);
   space_release(&v);
   return rc ? tf_exit_status(&e) : 0;
 }

@@ -3,7 +3,8 @@
 # farm compiles it for sm_90a, so `check` and `audit` accept it and the compile pool's program
 # carries the flag; without it, `check` refuses the campaign with exit 2, naming the spec,
 # the kernel and the portable target NVRTC refused it for. A problem TMA cannot map, a map of
-# no buffer, and a pointer where the spec passes a map: exit 2, naming the key. `export` writes
+# no buffer, and a pointer where the spec passes a map: exit 2, naming the key; `check` warns of
+# configurations whose map TMA cannot take. `export` writes
 # a launcher that makes the two maps as the farm does, and refuses K 4092 in its check.
 source "$(dirname "$0")/../lib.sh"
 cd "$WORK"
@@ -55,6 +56,13 @@ sed -i 's/\["A", "B", "C",/["A", "B",/; /"tmA"/ s/"swizzle": 128}},$/"swizzle": 
 expect_exit 2 "$TF" check "$camp"
 grep -q "key 'args\[2\]': kernel 'tf_matmul_bf16_wgmma<.*' takes 'float \*', the spec passes tensor map 'tmA'" last.err ||
   { cat last.err; fail "map for a pointer"; }
+cp tmpl.orig "$tmpl"
+# a box that grows with a knob: check counts the configurations TMA cannot map (run refuses them)
+sed -i 's/"box": \["64", "BN"\]/"box": ["BN\/2", "BN"]/' "$tmpl"
+sed 's/"control": {"BM": 128, "BN": 256/"control": {"BM": 128, "BN": 128/' "$camp" > root/campaigns/box.json
+expect_exit 0 "$TF" check root/campaigns/box.json
+grep -q "warning: key 'args\[4\].tensormap' fails at 18 of 126 accepted configurations .*BN=256.*exceeds the swizzle" last.err ||
+  { cat last.err; fail "check: the maps a knob breaks"; }
 cp tmpl.orig "$tmpl"
 
 # without the key: refused by check, exit 2, naming file, key and target
