@@ -29,14 +29,17 @@ grep -qF '* sizeof(unsigned int), tf_l_stream);' out/hg.cu || fail "histogram: b
 grep -qF 'int tf_l_a3 = (int)tf_l_v3;' out/tp.cu || fail "transpose: the i32 scalar R"
 
 # Every other element and scalar type: bf16 and f16 buffers (void pointers in the header),
-# i64 and i8 buffers, f16, bf16, f64, i64 and i8 scalars with the very bits the farm passes.
+# i64 and i8 buffers, f16, bf16, f64, i64 and i8 scalars with the very bits the farm passes,
+# and a tensor map of rank 1 without swizzle.
 mkdir -p all/templates all/campaigns
 cat >all/templates/all.cu <<'CU'
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+struct __align__(64) tmap { unsigned char b[128]; };
 template <int B>
 __global__ void tf_all(const __half *x, __nv_bfloat16 *y, long long *z, const signed char *w,
-                       __half s, __nv_bfloat16 t, double d, long long big, signed char k) {
+                       __half s, __nv_bfloat16 t, double d, long long big, signed char k,
+                       const __grid_constant__ tmap m) {
   int i = blockIdx.x * B + threadIdx.x;
   y[i] = __float2bfloat16(__half2float(x[i]) * __half2float(s) + __bfloat162float(t) + (float)d);
   z[i] = big + w[i] + k;
@@ -60,7 +63,8 @@ cat >all/templates/all.json <<'JSON'
              {"name": "w", "count": "N", "role": "input", "type": "i8"}],
  "args": ["x", "y", "z", "w", {"name": "s", "type": "f16", "value": "0.1"},
           {"name": "t", "type": "bf16", "value": -2.5}, {"name": "d", "type": "f64", "value": 1e-300},
-          {"name": "big", "type": "i64", "value": "N*N*N*N"}, {"name": "k", "type": "i8", "value": "N/16 - 100"}]}
+          {"name": "big", "type": "i64", "value": "N*N*N*N"}, {"name": "k", "type": "i8", "value": "N/16 - 100"},
+          {"name": "m", "tensormap": {"buffer": "z", "dims": ["N"], "box": ["B"]}}]}
 JSON
 cat >all/campaigns/all.json <<'JSON'
 {"template": "all", "problem": {"N": 1024}, "start": {"B": 32}, "control": {"B": 64},
@@ -78,6 +82,8 @@ grep -qF 'double tf_l_a6 = 1e-300;' out/al.cu || fail "all: the f64 scalar"
 grep -qF 'long long tf_l_a7 = (long long)tf_l_v7;' out/al.cu || fail "all: the i64 scalar"
 grep -qF 'if (tf_l_v8 < -128LL || tf_l_v8 > 127LL) ev->bad = 1;' out/al.cu || fail "all: the i8 scalar's range"
 grep -qF '* sizeof(long long), tf_l_stream);' out/al.cu || fail "all: z cleared by the wrong size"
+grep -qF 'tf_l_r = tf_tmap(tf_l_a9, CU_TENSOR_MAP_DATA_TYPE_INT64, 8, 1, tf_p_z, tf_l_d, tf_l_x, CU_TENSOR_MAP_SWIZZLE_NONE);' out/al.cu &&
+  grep -qF 'tf_tmap_fit(1, tf_l_d, tf_l_x, 8, 0, tf_p_N);' out/al.cu || { grep -n tmap out/al.cu; fail "all: the tensor map"; }
 
 nvcc --version >/dev/null 2>&1 || { echo "SKIP: no working nvcc here: the exported code is not built"; exit 77; }
 for n in sm hg tp al; do
