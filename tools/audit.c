@@ -334,9 +334,12 @@ static void check_tmaps(const campaign *c, const space_view *v) {
     if (v->first_broken[i] != SPACE_ACCEPTED) continue;
     space_config_at(s, i, &cfg);
     if (spec_launch(s, c->dims, &cfg, &g, &e) == 0) continue;
-    const char *k = strstr(e.msg, "key 'args[");
-    int a = k ? atoi(k + 10) : -1;
-    if (a < 0 || a >= s->nargs || s->args[a].kind != SPEC_ARG_TMAP) continue;
+    /* the map's own refusal, not one of its extents' (check_launch warns of those) */
+    const char *k = strstr(e.msg, "key 'args["), *b = k ? strchr(k, ']') : NULL;
+    int a = b ? atoi(k + 10) : -1;
+    if (a < 0 || a >= s->nargs || s->args[a].kind != SPEC_ARG_TMAP ||
+        strncmp(b, "].tensormap':", 13) != 0)
+      continue;
     if (count[a]++ == 0) first[a] = i, snprintf(why[a], sizeof why[a], "%s", e.msg);
   }
   for (int a = 0; a < s->nargs; a++) {
