@@ -69,10 +69,14 @@ typedef struct run_curve {
   double *ratio;        /* [m - 1]: the answer's true time / optimum after m measured */
   double *gpu_s;        /* [m - 1]: GPU seconds of recorded rounds up to it; on a recorded
                          * space the records' wall_s, the recorded device's time */
+  double seen;          /* the nearest to the optimum of the configurations it measured (true
+                         * time / optimum, best's and new's arms): a run whose answer is
+                         * farther did not keep what it measured */
 } run_curve;
 
 typedef struct scan_ctx {
   truth *t;
+  const char *path;
   ledger_best b;
   run_curve *r;
   double gpu_s;
@@ -104,6 +108,20 @@ static double rounds_gpu_s(const record_gen *g) {
   return us * 1e-6;
 }
 
+/* The measured generation's arms, for the run's nearest measured configuration. */
+static int note_seen(scan_ctx *x, const record_gen *g, tf_err *e) {
+  const record_cfg *arm[2] = {&g->best, &g->new_cfg};
+  double opt = truth_optimum(x->t, x->seed);
+  for (int a = 0; a < 2; a++) {
+    config c;
+    if (record_cfg_config(&x->t->c->tmpl, arm[a], x->path, a ? "new" : "best", &c, e))
+      return -1;
+    double ratio = truth_us(x->t, &c, x->seed) / opt;
+    if (ratio < x->r->seen) x->r->seen = ratio;
+  }
+  return 0;
+}
+
 static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
   (void)line;
   scan_ctx *x = ctx;
@@ -120,6 +138,7 @@ static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
     x->have_seed = 1;
   }
   x->gpu_s += x->t->sf ? rec->gen.res.wall_s : rounds_gpu_s(&rec->gen);
+  if (note_seen(x, &rec->gen, e)) return -1;
   if (x->b.s->measured == measured_before) return 0; /* not in the budget: no new count */
   const config *answer = search_answer(x->b.s, NULL, NULL);
   double ratio = truth_us(x->t, answer, x->seed) / truth_optimum(x->t, x->seed);
@@ -127,7 +146,8 @@ static int on_record(void *ctx, long line, const record *rec, tf_err *e) {
 }
 
 static int read_run(truth *t, const char *path, run_curve *r, tf_err *e) {
-  scan_ctx x = {.t = t, .r = r};
+  scan_ctx x = {.t = t, .path = path, .r = r};
+  r->seen = INFINITY;
   ledger_best_init(&x.b, &t->c->tmpl, path);
   int rc = ledger_scan(path, stderr, on_record, &x, e);
   ledger_best_release(&x.b);
@@ -182,6 +202,13 @@ static double fraction_at(const group *g, int gen, double within) {
   return g->n ? (double)k / g->n : 0.0;
 }
 
+/* The fraction of g's runs that measured a configuration within `within`. */
+static double fraction_seen(const group *g, double within) {
+  int k = 0;
+  for (int r = 0; r < g->n; r++) k += g->runs[r].seen <= within;
+  return g->n ? (double)k / g->n : 0.0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -212,16 +239,18 @@ static void print_table(const group *gs, int ng, const int *at, int nat, double 
   fprintf(out, "\nWithin %.0f%% of the optimum: fraction of runs after G measured generations\n\n"
           "| strategy | runs |", (within - 1) * 100);
   for (int a = 0; a < nat; a++) fprintf(out, " G=%d |", at[a]);
-  fprintf(out, " median G to reach | median %s to reach |\n|---|---:|", time_name);
+  fprintf(out, " median G to reach | median %s to reach | measured one |\n|---|---:|",
+          time_name);
   for (int a = 0; a < nat; a++) fprintf(out, "---:|");
-  fprintf(out, "---:|---:|\n");
+  fprintf(out, "---:|---:|---:|\n");
   for (int i = 0; i < ng; i++) {
     const group *g = &gs[i];
     fprintf(out, "| %s | %d |", g->name, g->n);
     for (int a = 0; a < nat; a++) fprintf(out, " %.2f |", fraction_at(g, at[a], within));
     double mg = median_to(g, within, 1), ms = median_to(g, within, 0);
-    if (isfinite(mg)) fprintf(out, " %.0f | %.3f |\n", mg, ms);
-    else fprintf(out, " - | - |\n");
+    if (isfinite(mg)) fprintf(out, " %.0f | %.3f |", mg, ms);
+    else fprintf(out, " - | - |");
+    fprintf(out, " %.2f |\n", fraction_seen(g, within));
   }
 }
 
@@ -278,16 +307,18 @@ static void page_table(FILE *f, const group *gs, int ng, const int *at, int nat,
                        const char *time_name) {
   fputs("<table><tr><th>strategy</th><th>runs</th>", f);
   for (int a = 0; a < nat; a++) fprintf(f, "<th>G=%d</th>", at[a]);
-  fprintf(f, "<th>median G to reach %.0f%%</th><th>median %s to reach it</th></tr>\n",
-          (within - 1) * 100, time_name);
+  fprintf(f, "<th>median G to reach %.0f%%</th><th>median %s to reach it</th>"
+          "<th>measured one within %.0f%%</th></tr>\n", (within - 1) * 100, time_name,
+          (within - 1) * 100);
   for (int i = 0; i < ng; i++) {
     fputs("<tr><td>", f);
     escape_html(f, gs[i].name);
     fprintf(f, "</td><td>%d</td>", gs[i].n);
     for (int a = 0; a < nat; a++) fprintf(f, "<td>%.2f</td>", fraction_at(&gs[i], at[a], within));
     double mg = median_to(&gs[i], within, 1), ms = median_to(&gs[i], within, 0);
-    if (isfinite(mg)) fprintf(f, "<td>%.0f</td><td>%.3f</td></tr>\n", mg, ms);
-    else fputs("<td>-</td><td>-</td></tr>\n", f);
+    if (isfinite(mg)) fprintf(f, "<td>%.0f</td><td>%.3f</td>", mg, ms);
+    else fputs("<td>-</td><td>-</td>", f);
+    fprintf(f, "<td>%.2f</td></tr>\n", fraction_seen(&gs[i], within));
   }
   fputs("</table>\n", f);
 }
@@ -357,7 +388,8 @@ static int help(void) {
         "strategy's runs, every ledger under DIR one run; after each measured generation a\n"
         "run's answer is looked up in the truth. Printed: the truth and its optimum, then per\n"
         "strategy the fraction of runs within 1% and 3% of the optimum after G measured\n"
-        "generations, the median G to get there and the median time spent.\n\n"
+        "generations, the median G to get there, the median time spent, and the fraction\n"
+        "that measured a configuration within it at all (\"measured one\").\n\n"
         "  --truth sim         the simulated device's cost model under each run's seed, the\n"
         "                      time GPU seconds of recorded rounds (default)\n"
         "  --truth SPACE_FILE  a space `tunefarm sweep` recorded, which the runs replayed; the\n"

@@ -14,7 +14,8 @@
  * measured generations. The table gives, per strategy, the fraction of runs whose answer is
  * within 1% and within 3% of the optimum after G measured generations (a run that ended
  * before G counts with its final answer), the median generations to reach 1% and 3% (runs that
- * never did: "-"), and the median time to reach them. --html FILE also writes them as a page
+ * never did: "-"), the median time to reach them, and the fraction of runs that measured (as
+ * best or new, at any time) a configuration within each threshold. --html FILE also writes them as a page
  * (tools/svgplot.h): per threshold a plot of the fraction against G, a line per strategy, and
  * its table; the page replaces only a page of its own (never a ledger, a folder or another
  * file) and is written whole (beside the file, then renamed).

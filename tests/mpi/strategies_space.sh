@@ -33,14 +33,44 @@ want="$(best_passing "$space")"
   { cat cmp.out; fail "optimum is not the space's best passing configuration ($want)"; }
 grep -q "truth: the space '$space'" cmp.out || { cat cmp.out; fail "the table does not name the space"; }
 for s in coordinate random; do
-  grep -qE "^\| $s \| 2 \| [01]\.[0-9]{2} \| [01]\.[0-9]{2} \| ([0-9]+|-) \| ([0-9.]+|-) \|$" cmp.out ||
+  grep -qE "^\| $s \| 2 \| [01]\.[0-9]{2} \| [01]\.[0-9]{2} \| ([0-9]+|-) \| ([0-9.]+|-) \| [01]\.[0-9]{2} \|$" cmp.out ||
     { cat cmp.out; fail "no $s row of two runs"; }
 done
-[ "$(grep -c 'median G to reach | median simulated s to reach' cmp.out)" -eq 2 ] ||
+[ "$(grep -c 'median G to reach | median simulated s to reach | measured one' cmp.out)" -eq 2 ] ||
   { cat cmp.out; fail "wanted the 1% and 3% tables with generations and simulated seconds"; }
 [ "$(ls "$WORK"/cmp/ledgers/*/*/*.jsonl | wc -l)" -eq 4 ] || fail "wanted one ledger per run"
 grep -qh '"backend":"replay"' "$WORK"/cmp/ledgers/random/*/*.jsonl || fail "the runs did not replay the space"
 echo "ok: compare-strategies --space prints both tables, optimum $want"
+
+# "measured one": the fraction of runs that measured (as best or new) a configuration within
+# the threshold, computed here from the ledgers and the space; never below the fraction whose
+# answer is within it at the end.
+python3 - "$space" cmp.out "$WORK/cmp/ledgers" <<'PY' || fail "the 'measured one' column is not what the ledgers measured"
+import glob, gzip, json, re, sys
+lines = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")]
+head = lines[0]
+level = {tuple(l["values"]): l["ratio"] * head["reference_us"] for l in lines[1:]
+         if l["type"] == "config" and l["check"] == "pass"}
+opt = min(level.values())
+tables = open(sys.argv[2]).read().split("Within 3%")
+for within, table in ((1.01, tables[0]), (1.03, tables[1])):
+    for s in ("coordinate", "random"):
+        seen = []
+        for f in sorted(glob.glob(f"{sys.argv[3]}/{s}/*/*.jsonl")):
+            near = float("inf")
+            for r in map(json.loads, open(f)):
+                if r.get("type") != "generation" or r.get("decision") == "refused":
+                    continue
+                for arm in ("best", "new"):
+                    c = tuple(r[arm][k] for k in head["knobs"])
+                    near = min(near, level.get(c, float("inf")) / opt)
+            seen.append(near <= within)
+        row = re.search(rf"^\| {s} \|(.*)$", table, re.M).group(1).strip(" |").split("|")
+        got, end = float(row[-1]), float(row[-4])
+        want = sum(seen) / len(seen)
+        assert abs(got - want) < 0.006 and got >= end, (s, within, got, want, end)
+PY
+echo "ok: 'measured one' is the fraction of runs that measured a configuration within the threshold"
 
 # The page: per threshold a plot with one line per strategy, its numbers those of the tables;
 # it never replaces a ledger or a file that is not a page of its own, and it replaces its own.
