@@ -72,6 +72,16 @@ for within, table in ((1.01, tables[0]), (1.03, tables[1])):
 PY
 echo "ok: 'measured one' is the fraction of runs that measured a configuration within the threshold"
 
+# bench/basins.py on the same space: every configuration that passed takes part and every
+# descent ends within 1000% of the optimum; at 0% it still prints a fraction and a median.
+python3 "$SRC/bench/basins.py" "$space" --starts 20 --within 10 >basins.out &&
+  grep -q "372 configurations passed; 20 descents end within 1000% from 100% of starts" basins.out ||
+  { cat basins.out; fail "bench/basins.py: not every descent ends within 1000%"; }
+python3 "$SRC/bench/basins.py" "$space" --starts 20 --within 0 >basins0.out &&
+  grep -qE "from [0-9]+% of starts, measuring a median [0-9]+ configurations" basins0.out ||
+  { cat basins0.out; fail "bench/basins.py printed no fraction"; }
+echo "ok: bench/basins.py descends on the CI space"
+
 # The page: per threshold a plot with one line per strategy, its numbers those of the tables;
 # it never replaces a ledger or a file that is not a page of its own, and it replaces its own.
 groups=(coordinate="$WORK/cmp/ledgers/coordinate" random="$WORK/cmp/ledgers/random")
