@@ -15,10 +15,10 @@
  * within 1% and within 3% of the optimum after G measured generations (a run that ended
  * before G counts with its final answer), the median generations to reach 1% and 3% (runs that
  * never did: "-"), the median time to reach them, and the fraction of runs that measured (as
- * best or new, at any time) a configuration within each threshold. --html FILE also writes them as a page
- * (tools/svgplot.h): per threshold a plot of the fraction against G, a line per strategy, and
- * its table; the page replaces only a page of its own (never a ledger, a folder or another
- * file) and is written whole (beside the file, then renamed).
+ * best or new, at any time) a configuration within each threshold. --html FILE also writes
+ * them as a page (tools/svgplot.h): per threshold a plot of the fraction against G, a line per
+ * strategy, and its table; the page replaces only a page of its own (never a ledger, a folder
+ * or another file) and is written whole (beside the file, then renamed).
  *
  * The truth: "sim" is the simulated device's cost model (worker/simcost.h) under each run's
  * own measure.seed, read from its jobs, so runs of several seeds are several landscapes, each
