@@ -45,7 +45,7 @@ static void run_usage(FILE *f) {
           "  --backend B   cuda, sim or replay; default: cuda where a worker sees a GPU, else\n"
           "                sim (the simulated device), said on the first line\n"
           "  --space FILE  the replay backend: every round drawn from a space recorded by\n"
-          "                `tunefarm sweep` (docs/reference/sweep.md), seeded by measure.seed"
+          "                `tunefarm sweep` (docs/reference/sweep.md), seeded by measure.seed\n"
           "  --ledgers D   ledgers folder (default: ledgers)\n"
           "  --fresh       move existing ledgers aside and start again (needed after the\n"
           "                campaign file changed)\n"

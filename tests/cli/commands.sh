@@ -18,6 +18,8 @@ for c in $cmds compile; do
   expect_exit 0 "$TF" "$c" --help
   grep -q "tunefarm $c" last.out || { cat last.out; fail "'$c --help' is not $c's usage"; }
   cp last.out own.help
+  # an option's line begins with it: one glued to the line before is a missing newline
+  grep -E '[^ ]  +--[a-z]' own.help && fail "'$c --help': an option does not begin its line"
   expect_exit 0 "$TF" help "$c"
   cmp -s last.out own.help || fail "'help $c' differs from '$c --help'"
 done
