@@ -41,6 +41,9 @@ FIGURE
   examples      the examples (examples/*): every configuration checked (audit --run),
                 each campaign tuned on GPU 0, its best benched (beside cublasGemmEx for BF16),
                 bench/peers.py for their peers and copies, and bench/mma_ceiling.cu
+  floor         the copy of the softmax example's bytes (examples/copy): every configuration
+                swept, the fastest benched twice beside the softmax's best (and at the
+                transpose's bytes, beside its best), then bench/peers.py for Triton's and torch's softmax
   gpu-tests     ctest -L gpu on GPU 0
   all           every figure above that needs a GPU, in that order
 
@@ -73,7 +76,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#FIGURES[@]} -gt 0 ] || { usage >&2; exit 2; }
-ALL=(targets campaigns seed limits correctness faults aa placement gain study scaling examples gpu-tests)
+ALL=(targets campaigns seed limits correctness faults aa placement gain study scaling examples floor gpu-tests)
 for f in "${FIGURES[@]}"; do
   case " ${ALL[*]} sim-scaling all " in *" $f "*) ;; *) echo "reproduce.sh: unknown figure '$f'" >&2; exit 2 ;; esac
 done
@@ -328,6 +331,29 @@ fig_examples() {
   for t in softmax transpose bf16; do rows "$OUTDIR/peers-$t.md" >/dev/null; done
   nvcc -O3 -arch=sm_90a -o "$BUILD/mma_ceiling" bench/mma_ceiling.cu >"$OUTDIR/mma-build.log" 2>&1 &&
     CUDA_VISIBLE_DEVICES=0 "$BUILD/mma_ceiling" | tee "$OUTDIR/mma-ceiling.md" | tee -a "$SUMMARY"
+}
+
+fig_floor() {
+  local c=examples/copy/campaigns/copy-4096x1000.json best i
+  CUDA_VISIBLE_DEVICES=0 "$TF" sweep --quiet -o "$OUTDIR/copy.tfspace" "$c" >"$OUTDIR/sweep-copy.log" 2>&1
+  say "tunefarm sweep $c: rc=$?"
+  best=$(python3 - "$OUTDIR/copy.tfspace" <<'PY'
+import gzip, json, sys
+lines = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")]
+ok = [c for c in lines[1:] if c.get("check") == "pass"]
+print(",".join(f"{k}={v}" for k, v in zip(lines[0]["knobs"], min(ok, key=lambda c: c["ratio"])["values"])))
+PY
+  )
+  say "fastest copy of the sweep: $best"
+  for i in 1 2; do
+    bench "copy-$i" --rounds 20 --config "$best" "$c"
+    bench "softmax-$i" --rounds 20 --config BLOCK=32,VEC=4,ROWS=8,HOLD=8,LOAD=1 \
+      examples/softmax/campaigns/softmax-4096x1000.json
+  done
+  bench copy-transpose --rounds 20 --dims N=12288000 --config "$best" "$c"
+  bench transpose --rounds 20 --config TILE=64,ROWS=4,PAD=1,VEC=2 examples/transpose/campaigns/transpose-4096x3000.json
+  peers softmax floor
+  rows "$OUTDIR/peers-floor.md" >/dev/null
 }
 
 fig_gpu_tests() {
