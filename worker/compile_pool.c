@@ -139,11 +139,23 @@ static void plan(compile_pool *p, const program_ref *list, int n, const program_
   program_ref *kern = malloc(sizeof(program_ref) * POOL_MAX_QUEUE);
   int nk = kern ? kernels_of(list, n, kern) : 0;
   program_ref cur[ARM_COUNT];
+  int missing[ARM_COUNT], nmissing = 0;
   p->ncurrent = current ? program_kernels(current, cur) : 0;
-  for (int i = 0; i < p->ncurrent; i++) key_of(p, &cur[i], p->current_keys[i]);
+  for (int i = 0; i < p->ncurrent; i++)
+    if (!key_of(p, &cur[i], p->current_keys[i]) && p->current_keys[i][0]) missing[nmissing++] = i;
   for (int r = 0; r < p->nrun; r++) p->run[r].wanted = is_current(p, p->run[r].key);
   p->nqueue = p->qhead = 0;
-  for (int i = 0; i < nk; i++) {
+  /* The child compiles the current job's kernels in order: the pool takes those after the first
+   * the cache lacks, so that a job that needs several (a campaign's first) waits for its
+   * slowest, not for their sum. */
+  for (int m = 1; m < nmissing; m++) {
+    const char *key = p->current_keys[missing[m]];
+    if (running_index(p, key) >= 0) continue;
+    p->queue[p->nqueue].prog = cur[missing[m]];
+    memcpy(p->queue[p->nqueue].key, key, CACHE_KEY_HEX);
+    p->nqueue++;
+  }
+  for (int i = 0; i < nk && p->nqueue < POOL_MAX_QUEUE; i++) {
     char key[CACHE_KEY_HEX];
     int cached = key_of(p, &kern[i], key);
     int r = key[0] ? running_index(p, key) : -1;

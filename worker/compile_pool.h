@@ -58,8 +58,8 @@ compile_pool *compile_pool_start(const compile_pool_opts *o, tf_err *e);
 
 /* The programs wanted next, most likely first (n may be 0: nothing more). `current` (may be
  * NULL) is the program of the job the measure child is preparing now: a compile of one of its
- * kernels that is running is left to finish, since the child waits for it; the pool never
- * starts one. */
+ * kernels that is running is left to finish, since the child waits for it; of those the cache
+ * lacks, the child compiles the first and the pool starts the others before any of the list. */
 void compile_pool_want(compile_pool *p, const program_ref *current, const program_ref *next,
                        int n);
 
