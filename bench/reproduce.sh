@@ -43,7 +43,8 @@ FIGURE
                 bench/peers.py for their peers and copies, and bench/mma_ceiling.cu
   floor         the copy of the softmax example's bytes (examples/copy): every configuration
                 swept, the fastest benched twice beside the softmax's best (and at the
-                transpose's bytes, beside its best), then bench/peers.py for Triton's and torch's softmax
+                transpose's bytes, beside its best), then bench/peers.py for Triton's and
+                torch's softmax
   gpu-tests     ctest -L gpu on GPU 0
   all           every figure above that needs a GPU, in that order
 
