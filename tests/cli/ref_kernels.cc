@@ -22,7 +22,9 @@ static unsigned atomicAdd(unsigned *p, unsigned v) {
   return old;
 }
 
+#include "examples/copy/templates/ref_copy.cu"
 #include "examples/histogram/templates/ref_histogram.cu"
+#include "examples/matmul_bf16/templates/ref_matmul_bf16.cu"  // cuda_bf16.h: the shim of ref_kernels.sh
 #include "examples/softmax/templates/ref_softmax.cu"
 #include "examples/transpose/templates/ref_transpose.cu"
 #include "templates/ref_layernorm.cu"
@@ -145,6 +147,35 @@ static void transpose(int R, int C) {
              (long long)c * R + r, out[(size_t)c * R + r], in[(size_t)r * C + c]);
 }
 
+// examples/copy: grid ceil_div(N, 256), block 256; values move exactly.
+static void copy(long long N) {
+  auto in = uniform((size_t)N, 10);
+  std::vector<float> out((size_t)N, NAN);
+  launch({ceil_div(N, 256), 1, 1}, {256, 1, 1}, [&] { ref_copy(in.data(), out.data(), N); });
+  for (long long i = 0; i < N; i++) expect(out[i] == in[i], "ref_copy", i, out[i], in[i]);
+}
+
+// examples/matmul_bf16: grid ceil_div(M*N, 256), block 256; A is M x K and B is N x K (both
+// K-contiguous), as matmul_bf16.json's buffers say; products and sum in double.
+static void matmul_bf16(int M, int N, int K) {
+  auto a = uniform((size_t)M * K, 11), b = uniform((size_t)N * K, 12);
+  std::vector<__nv_bfloat16> A(a.size()), B(b.size());
+  for (size_t i = 0; i < a.size(); i++) A[i] = __float2bfloat16(a[i]);
+  for (size_t i = 0; i < b.size(); i++) B[i] = __float2bfloat16(b[i]);
+  std::vector<float> C((size_t)M * N, NAN);
+  launch({ceil_div((long long)M * N, 256), 1, 1}, {256, 1, 1},
+         [&] { ref_matmul_bf16(A.data(), B.data(), C.data(), M, N, K); });
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double want = 0.0;
+      for (int k = 0; k < K; k++)
+        want += (double)__bfloat162float(A[(size_t)m * K + k]) *
+                (double)__bfloat162float(B[(size_t)n * K + k]);
+      const float got = C[(size_t)m * N + n];
+      expect(got == (float)want, "ref_matmul_bf16", (long long)m * N + n, got, want);
+    }
+}
+
 // examples/histogram: grid ceil_div(N, 256), block 256; the bins start zeroed (scratch-like
 // output the reference adds into) and count every value below nbins.
 static void histogram(unsigned N, int nbins) {
@@ -168,6 +199,8 @@ int main() {
   softmax(129, 100);
   transpose(37, 300);
   histogram(5000, 200);
+  copy(1000);
+  matmul_bf16(37, 53, 61);
   if (failures) {
     std::printf("%d elements wrong\n", failures);
     return 1;
