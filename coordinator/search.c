@@ -349,6 +349,7 @@ static void count(search *s, const search_fact *f) {
     s->stale++;
     s->faults += f->status != RESULT_OK;
     s->rejects += f->decision == DECISION_REJECT;
+    s->near_rejects += f->decision == DECISION_REJECT && f->ratio < PROPOSE_NEAR_MISS;
     s->refused += f->decision == DECISION_REFUSED;
     s->ambiguous += f->decision == DECISION_AMBIGUOUS;
   }
@@ -566,15 +567,19 @@ static int is_pending(const search_step *pending, const config *best, const conf
   return pending && config_equal(best, &pending->best) && config_equal(cand, &pending->cand);
 }
 
-/* The first `depth` measurements of c (not changed) had step st been kept, each after the
+/* The first `depth` measurements of c (not changed) had step st been kept (`near` 0) or
+ * rejected as a near miss (`near` 1: a ratio of 1, as most near misses measure within a percent
+ * of best; it opens informed moves that a plain reject does not, propose.h), each after the
  * ones before it were rejected: how many were written to out. */
-static int after_keep(const search *c, const search_step *st, int depth, search_guess *out) {
+static int branch(const search *c, const search_step *st, int near, int depth,
+                  search_guess *out) {
   search b;
   tf_err ignored = {0};
   search_fact f;
   int found = 0;
   clone(c, &b);
-  assumed(&b, st, DECISION_KEEP, &f);
+  assumed(&b, st, near ? DECISION_REJECT : DECISION_KEEP, &f);
+  if (near) f.ratio = 1.0;
   for (int steps = 0;
        found < depth && steps < 8 * depth + 64 && search_apply(&b, &f, &ignored) == 0; steps++) {
     search_step next;
@@ -587,14 +592,29 @@ static int after_keep(const search *c, const search_step *st, int depth, search_
   return found;
 }
 
+/* The chances a walk ahead weighs its guesses by: p that a generation is kept, q that a
+ * rejected one is a near miss. */
+typedef struct peek_odds {
+  double p, q;
+} peek_odds;
+
+/* Append the branch guesses b[0..nb) to out[*k], the j-th weighted w (1 - p)^j. */
+static void add_branch(const search_guess *b, int nb, double w, double p, weighted *out,
+                       int *k) {
+  for (int j = 0; j < nb; j++, w *= 1.0 - p) {
+    out[*k] = (weighted){b[j], w, *k};
+    ++*k;
+  }
+}
+
 /* From c (changed), every candidate rejected: up to n guesses appended to out[*k], the i-th
- * weighted w0 (1 - p)^i. With `branches`, each guess's own kept branch too: the first
- * SEARCH_PEEK_BRANCH guesses after it, had it been kept instead, the j-th weighted p (1 - p)^j
- * times its own weight. A keep further down the path thus finds the programs of the
- * generations after it compiled, not only the first: a compile takes several generations.
- * Static refusals and restarts are followed, bounded so that a space of refusals ends the
- * walk. */
-static void follow(search *c, const search_step *pending, int n, double w0, double p,
+ * weighted w0 (1 - p)^i. With `branches`, each guess's own branches too: the first
+ * SEARCH_PEEK_BRANCH guesses after it had it been kept instead, the j-th weighted p (1 - p)^j
+ * times its own weight, and had it been rejected as a near miss, (1 - p) q (1 - p)^j times it.
+ * A keep or a near miss further down the path thus finds the programs of the generations
+ * after it compiled, not only the first: a compile takes several generations. Static
+ * refusals and restarts are followed, bounded so that a space of refusals ends the walk. */
+static void follow(search *c, const search_step *pending, int n, double w0, peek_odds o,
                    int branches, weighted *out, int *k) {
   tf_err ignored = {0};
   double w = w0;
@@ -606,13 +626,12 @@ static void follow(search *c, const search_step *pending, int n, double w0, doub
       search_guess b[SEARCH_PEEK_BRANCH];
       out[*k] = (weighted){{st.best, st.cand}, w, *k};
       ++*k;
-      int nb = branches ? after_keep(c, &st, SEARCH_PEEK_BRANCH, b) : 0;
-      double wb = w * p;
-      for (int j = 0; j < nb; j++, wb *= 1.0 - p) {
-        out[*k] = (weighted){b[j], wb, *k};
-        ++*k;
+      if (branches) {
+        add_branch(b, branch(c, &st, 0, SEARCH_PEEK_BRANCH, b), w * o.p, o.p, out, k);
+        add_branch(b, branch(c, &st, 1, SEARCH_PEEK_BRANCH, b), w * (1.0 - o.p) * o.q, o.p,
+                   out, k);
       }
-      w *= 1.0 - p;
+      w *= 1.0 - o.p;
       got++;
     }
     assumed(c, &st, DECISION_REJECT, &f);
@@ -620,16 +639,20 @@ static void follow(search *c, const search_step *pending, int n, double w0, doub
   }
 }
 
-/* s with pending decided d (or s itself without a pending step), then followed. */
-static void path(const search *s, const search_step *pending, decision_kind d, int n, double w0,
-                 double p, int branches, weighted *out, int *k) {
+/* s with pending decided d (rejected as a near miss with `near`), or s itself without a
+ * pending step, then followed. */
+static void path(const search *s, const search_step *pending, decision_kind d, int near, int n,
+                 double w0, peek_odds o, int branches, weighted *out, int *k) {
   search c;
   clone(s, &c);
   search_fact f;
   tf_err ignored = {0};
-  if (pending) assumed(s, pending, d, &f);
+  if (pending) {
+    assumed(s, pending, d, &f);
+    if (near) f.ratio = 1.0;
+  }
   if (!pending || search_apply(&c, &f, &ignored) == 0)
-    follow(&c, pending, n, w0, p, branches, out, k);
+    follow(&c, pending, n, w0, o, branches, out, k);
   tried_release(&c.tried);
 }
 
@@ -640,13 +663,16 @@ static int heavier_first(const void *a, const void *b) {
 }
 
 /* The guesses in the order of how likely each is to be asked for, repeats dropped (a guess
- * found twice keeps its heavier place): with p the chance that a generation is kept, the
- * rejected path's i-th guess is needed after i + 1 rejects, (1 - p)^(i+1); the kept path's
- * after a keep and i rejects, p (1 - p)^i; the j-th guess (from 0) of the kept branch of the
- * rejected path's i-th, after i + 1 rejects, a keep and j rejects, p (1 - p)^(i+1+j), for
- * j < SEARCH_PEEK_BRANCH. A pool that compiles the list's head thus spends
- * its cores on the rejects most generations end in, and on the keeps in order of their
- * chance, each as early as the path ahead is known. */
+ * found twice keeps its heavier place): with p the chance that a generation is kept and q
+ * that a reject is a near miss, the rejected path's i-th guess is needed after i + 1 rejects,
+ * (1 - p)^(i+1); the kept path's after a keep and i rejects, p (1 - p)^i; the near-miss
+ * path's (1 - p) q (1 - p)^i; the j-th guess (from 0) of the kept branch of the rejected
+ * path's i-th, after i + 1 rejects, a keep and j rejects, p (1 - p)^(i+1+j), and of its
+ * near-miss branch (1 - p)^(i+1) (1 - p) q (1 - p)^j, for j < SEARCH_PEEK_BRANCH. A pool
+ * that compiles the list's head thus spends its cores on the rejects most generations end
+ * in, and on the keeps and the moves near misses open in order of their chance, each as early
+ * as the path ahead is known. (A near miss changes nothing until the search prefers informed
+ * moves: its guesses are then the rejected path's, and drop as repeats.) */
 static int by_likelihood(weighted *w, int k, const search_step *pending, search_guess *out) {
   qsort(w, (size_t)k, sizeof *w, heavier_first);
   int n = 0;
@@ -671,10 +697,13 @@ int search_peek(const search *s, const search_step *pending, int n, search_guess
   weighted *w = malloc(sizeof *w * (size_t)(SEARCH_PEEK_PER * n));
   if (!w) return tf_fail(e, TF_EXIT_FAIL, "out of memory");
   int k = 0;
-  double p = search_keep_chance(s);
+  peek_odds o = {search_keep_chance(s), (s->near_rejects + 1.0) / (s->rejects + 2.0)};
   int measuring = pending && pending->kind == SEARCH_MEASURE;
-  path(s, pending, DECISION_REJECT, n, measuring ? 1.0 - p : 1.0, p, 1, w, &k);
-  if (measuring) path(s, pending, DECISION_KEEP, n, p, p, 0, w, &k);
+  path(s, pending, DECISION_REJECT, 0, n, measuring ? 1.0 - o.p : 1.0, o, 1, w, &k);
+  if (measuring) {
+    path(s, pending, DECISION_KEEP, 0, n, o.p, o, 0, w, &k);
+    path(s, pending, DECISION_REJECT, 1, n, (1.0 - o.p) * o.q, o, 0, w, &k);
+  }
   k = by_likelihood(w, k, pending, out);
   free(w);
   return k;

@@ -147,6 +147,7 @@ typedef struct search {
   int again;             /* measure the candidate again: its process was not trusted */
   int done;
   int keeps, rejects, refused, ambiguous, faults;
+  int near_rejects;      /* rejects with a ratio under PROPOSE_NEAR_MISS */
   int ran;               /* measured generations whose job ran (status ok), trusted or not */
   double best_us;        /* best's median in the latest decided generation (0 before one) */
   double start_us;       /* the first such median: the start configuration's */
@@ -194,14 +195,16 @@ typedef struct search_guess {
  * programs ahead (which changes no proposal and no decision: nothing here is applied to s).
  * `pending` (NULL: none) is the step whose job is in flight, its record not yet applied. Up
  * to n guesses assuming pending is rejected, each with the first SEARCH_PEEK_BRANCH guesses
- * of its own kept branch (had that one been kept instead), and up to n assuming pending is
- * kept, each path followed with every later candidate rejected; most likely first, by the
- * chance that each guess is asked for, with search_keep_chance as a generation's chance of a
- * keep (see search.c); pending's own pair and repeats left out.
+ * of its own kept branch (had that one been kept instead) and of its near-miss branch (had it
+ * been rejected as a near miss, which opens informed moves: propose.h), up to n assuming
+ * pending is kept, and up to n assuming it is a near miss, each path followed with every later
+ * candidate rejected; most likely first, by the chance that each guess is asked for, with
+ * search_keep_chance as a generation's chance of a keep and the share of rejects that were
+ * near misses (see search.c); pending's own pair and repeats left out.
  * Returns how many were written to out (room for SEARCH_PEEK_PER * n), -1 only when out of
  * memory. */
 #define SEARCH_PEEK_BRANCH 2
-#define SEARCH_PEEK_PER (SEARCH_PEEK_BRANCH + 2)
+#define SEARCH_PEEK_PER (2 * SEARCH_PEEK_BRANCH + 3)
 double search_keep_chance(const search *s);
 int search_peek(const search *s, const search_step *pending, int n, search_guess *out,
                 tf_err *e);

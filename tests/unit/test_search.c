@@ -768,11 +768,12 @@ static void search_should_refuse_a_refusal_record_of_a_launchable_candidate(void
 /* A campaign names its proposer (search.proposer); one there is none of is refused. */
 /* ---- peek: what the search would measure next, without changing it ---- */
 
-/* Apply pending decided d (ratio unknown, as search_peek assumes), then follow the search
- * with every candidate rejected but the keep_at-th (-1: none), which is kept: the first n
- * measured candidates into out. */
-static int decided_path(search *s, const search_step *pending, decision_kind d, int keep_at,
-                        int n, search_guess *out) {
+/* Apply pending decided d (ratio unknown, as search_peek assumes, or 1 with `near`: a near
+ * miss), then follow the search with every candidate rejected but the keep_at-th (-1: none),
+ * which is kept, and the near_at-th (-1: none), a near miss: the first n measured candidates
+ * into out. */
+static int near_path(search *s, const search_step *pending, decision_kind d, int near,
+                     int keep_at, int near_at, int n, search_guess *out) {
   tf_err e = {0};
   int k = 0;
   search_step st = *pending;
@@ -781,7 +782,7 @@ static int decided_path(search *s, const search_step *pending, decision_kind d, 
     if (st.kind == SEARCH_MEASURE) {
       int mine = st.generation == pending->generation;
       f.decision = mine ? d : k == keep_at ? DECISION_KEEP : DECISION_REJECT;
-      f.ratio = NAN;
+      f.ratio = (mine && near) || (!mine && k == near_at) ? 1.0 : NAN;
       f.untrusted = !search_trusts(s, &f);
       if (!mine) out[k++] = (search_guess){st.best, st.cand};
     }
@@ -790,6 +791,11 @@ static int decided_path(search *s, const search_step *pending, decision_kind d, 
     if (st.kind == SEARCH_END || st.kind == SEARCH_DONE) break;
   }
   return k;
+}
+
+static int decided_path(search *s, const search_step *pending, decision_kind d, int keep_at,
+                        int n, search_guess *out) {
+  return near_path(s, pending, d, 0, keep_at, -1, n, out);
 }
 
 /* The search of the fixture after `steps` plain generations, with its next step. */
@@ -830,19 +836,24 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
   search_step again;
   if (search_next(s, &again, &e)) fail_msg("%s", e.msg);
   assert_true(config_equal(&again.cand, &pending.cand));
-  /* three kinds of guess, merged by how likely each is to be needed: the rejected path's
-   * i-th (1-p)^(i+1), the kept path's p (1-p)^i, and the rejected path's i-th kept instead,
-   * its j-th guess after that p (1-p)^(i+1+j), j < SEARCH_PEEK_BRANCH */
-  enum { B = SEARCH_PEEK_BRANCH, N = 4 * (B + 2) };
-  assert_int_equal(n, N);
-  double p = search_keep_chance(s);
-  assert_true(p > 0.0 && p < 1.0);
-  search_guess rej[4], kept[4], branch[4][B];
+  /* five kinds of guess, merged by how likely each is to be needed, with p the chance of a
+   * keep and q that a reject is a near miss: the rejected path's i-th (1-p)^(i+1); the kept
+   * path's p (1-p)^i; the near-miss path's (1-p) q (1-p)^i; the rejected path's i-th kept
+   * instead, its j-th guess after that (1-p)^(i+1) p (1-p)^j, and the same i-th rejected as a
+   * near miss, (1-p)^(i+1) (1-p) q (1-p)^j, j < SEARCH_PEEK_BRANCH; a guess found again keeps
+   * its heavier place (a near miss changes nothing before the search prefers informed moves) */
+  enum { B = SEARCH_PEEK_BRANCH, N = 4 * (2 * B + 3) };
+  double p = search_keep_chance(s), q = (s->near_rejects + 1.0) / (s->rejects + 2.0);
+  assert_true(p > 0.0 && p < 1.0 && q > 0.0 && q < 1.0);
+  search_guess rej[4], kept[4], near[4], branch[4][B], nbranch[4][B];
   search_step st;
   search *r = after(&f->cfg, 7, &st);
   assert_int_equal(decided_path(r, &st, DECISION_REJECT, -1, 4, rej), 4);
   free_search(r);
   assert_int_equal(decided_path(twin, &pending, DECISION_KEEP, -1, 4, kept), 4);
+  r = after(&f->cfg, 7, &st);
+  assert_int_equal(near_path(r, &st, DECISION_REJECT, 1, -1, -1, 4, near), 4);
+  free_search(r);
   for (int i = 0; i < 4; i++) {
     search_guess path[4 + B];
     search *b = after(&f->cfg, 7, &st);
@@ -853,13 +864,18 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
       branch[i][j] = path[i + 1 + j];
     }
     free_search(b);
+    b = after(&f->cfg, 7, &st);
+    assert_int_equal(near_path(b, &st, DECISION_REJECT, 0, -1, i, i + 1 + B, path), i + 1 + B);
+    assert_true(same_guess(&path[i], &rej[i]));
+    for (int j = 0; j < B; j++) nbranch[i][j] = path[i + 1 + j];
+    free_search(b);
   }
   /* the exact order: heavier first, ties in the order the walks find them (each rejected
-   * guess, then its kept branch; then the kept path), the weights multiplied out as the walks
-   * do, so that ties are ties */
+   * guess, its kept branch, its near-miss branch; then the kept path; then the near-miss
+   * path), the weights multiplied out as the walks do, so that ties are ties */
   weighed x[N];
   int m = 0;
-  double wr = 1.0 - p, wk = p;
+  double wr = 1.0 - p, wk = p, wn = (1.0 - p) * q;
   for (int i = 0; i < 4; i++, wr *= 1.0 - p) {
     x[m] = (weighed){rej[i], wr, m};
     m++;
@@ -868,13 +884,65 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
       x[m] = (weighed){branch[i][j], wb, m};
       m++;
     }
+    wb = wr * (1.0 - p) * q;
+    for (int j = 0; j < B; j++, wb *= 1.0 - p) {
+      x[m] = (weighed){nbranch[i][j], wb, m};
+      m++;
+    }
   }
   for (int i = 0; i < 4; i++, wk *= 1.0 - p) {
     x[m] = (weighed){kept[i], wk, m};
     m++;
   }
+  for (int i = 0; i < 4; i++, wn *= 1.0 - p) {
+    x[m] = (weighed){near[i], wn, m};
+    m++;
+  }
+  assert_int_equal(m, N);
   qsort(x, N, sizeof *x, heavier);
-  for (int k = 0; k < N; k++) assert_true(same_guess(&g[k], &x[k].g));
+  search_guess want[N];
+  int nw = 0;
+  for (int k = 0; k < N; k++) {
+    int seen = same_guess(&x[k].g, &(search_guess){pending.best, pending.cand});
+    for (int i = 0; i < nw && !seen; i++) seen = same_guess(&want[i], &x[k].g);
+    if (!seen) want[nw++] = x[k].g;
+  }
+  assert_int_equal(n, nw);
+  for (int k = 0; k < n; k++) assert_true(same_guess(&g[k], &want[k]));
+  /* the near misses open guesses the plain walks lack */
+  int opened = 0;
+  for (int k = 0; k < n; k++) {
+    int plain = 0;
+    for (int i = 0; i < 4 && !plain; i++) {
+      plain |= same_guess(&g[k], &rej[i]) || same_guess(&g[k], &kept[i]);
+      for (int j = 0; j < B; j++) plain |= same_guess(&g[k], &branch[i][j]);
+    }
+    opened += !plain;
+  }
+  assert_true(opened > 0);
+  /* and the guess that follows the job in flight should it be a near miss is in the list (the
+   * pool keeps compiling it): at the first state where that guess is not the plain one */
+  int shown = 0;
+  for (int steps = 8; steps < 40 && !shown; steps++) {
+    search_guess a[1], b1[1], list[SEARCH_PEEK_PER * 4];
+    search *u = after(&f->cfg, steps, &st);
+    if (st.kind != SEARCH_MEASURE) {
+      free_search(u);
+      continue;
+    }
+    int nl = search_peek(u, &st, 4, list, &e);
+    search_step st2;
+    search *v = after(&f->cfg, steps, &st2), *w2 = after(&f->cfg, steps, &st2);
+    if (near_path(v, &st2, DECISION_REJECT, 1, -1, -1, 1, a) == 1 &&
+        decided_path(w2, &st2, DECISION_REJECT, -1, 1, b1) == 1 && !same_guess(&a[0], &b1[0])) {
+      for (int k = 0; k < nl; k++) shown |= same_guess(&list[k], &a[0]);
+      assert_true(shown);
+    }
+    free_search(u);
+    free_search(v);
+    free_search(w2);
+  }
+  assert_true(shown);
   free_search(s);
   free_search(twin);
 }
