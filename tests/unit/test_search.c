@@ -921,10 +921,11 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
   }
   assert_true(opened > 0);
   /* and the guess that follows the job in flight should it be a near miss is in the list (the
-   * pool keeps compiling it): at the first state where that guess is not the plain one */
+   * pool keeps compiling it): at the first state where the rejected path's first four guesses
+   * lack it */
   int shown = 0;
   for (int steps = 8; steps < 40 && !shown; steps++) {
-    search_guess a[1], b1[1], list[SEARCH_PEEK_PER * 4];
+    search_guess a[1], b4[4], list[SEARCH_PEEK_PER * 4];
     search *u = after(&f->cfg, steps, &st);
     if (st.kind != SEARCH_MEASURE) {
       free_search(u);
@@ -933,10 +934,13 @@ static void search_peek_should_guess_both_paths_and_change_nothing(void **state)
     int nl = search_peek(u, &st, 4, list, &e);
     search_step st2;
     search *v = after(&f->cfg, steps, &st2), *w2 = after(&f->cfg, steps, &st2);
-    if (near_path(v, &st2, DECISION_REJECT, 1, -1, -1, 1, a) == 1 &&
-        decided_path(w2, &st2, DECISION_REJECT, -1, 1, b1) == 1 && !same_guess(&a[0], &b1[0])) {
-      for (int k = 0; k < nl; k++) shown |= same_guess(&list[k], &a[0]);
-      assert_true(shown);
+    int nb4 = decided_path(w2, &st2, DECISION_REJECT, -1, 4, b4), plain = 0;
+    if (near_path(v, &st2, DECISION_REJECT, 1, -1, -1, 1, a) == 1) {
+      for (int i = 0; i < nb4; i++) plain |= same_guess(&a[0], &b4[i]);
+      if (!plain) {
+        for (int k = 0; k < nl; k++) shown |= same_guess(&list[k], &a[0]);
+        assert_true(shown);
+      }
     }
     free_search(u);
     free_search(v);
